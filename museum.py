@@ -1,0 +1,1162 @@
+"""The museum service: opening hours, special events and tickets over HTTP/JSON.
+
+One WSGI application (Falcon) behind HTTP Basic auth, all API paths under /v1.1, served by
+waitress from the `museum` command. Sections, in order: configuration, passwords, validation,
+problem errors, middleware, resources, the application, the command line.
+"""
+
+import argparse
+import base64
+import binascii
+import collections
+import configparser
+import functools
+import getpass
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import math
+import os
+import re
+import secrets
+import signal
+import sys
+import threading
+import time
+import unicodedata
+import uuid
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from http import HTTPStatus
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import falcon
+
+import storage
+import ticket_image
+
+__version__ = "1.1.1"
+API = "/v1.1"
+log = logging.getLogger("museum")
+access_log = logging.getLogger("museum.access")
+
+
+# ============================================================================================
+# Configuration
+# ============================================================================================
+
+class ConfigError(Exception):
+    """A config value is wrong; the message names the file, section and key."""
+
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+ROLES = ("admin", "visitor")
+TIME_RANGE = re.compile(r"(\d\d):(\d\d)-(\d\d):(\d\d)")
+
+
+def _text(value):
+    return value
+
+
+def _positive_int(value):
+    number = int(value)
+    if number < 1:
+        raise ValueError("must be a whole number >= 1")
+    return number
+
+
+def _port(value):
+    number = int(value)
+    if not 0 <= number <= 65535:
+        raise ValueError("must be a port number 0..65535")
+    return number
+
+
+def _time_zone(value):
+    if not value:
+        return None
+    try:
+        return ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {value!r} (use an IANA name such as Europe/Paris)")
+
+
+def _opening_hours(value):
+    """`closed` or `HH:MM-HH:MM` -> None or ("HH:MM", "HH:MM")."""
+    if value.lower() == "closed":
+        return None
+    match = TIME_RANGE.fullmatch(value)
+    if not match:
+        raise ValueError(f"{value!r} is neither 'closed' nor a range like 09:00-18:00")
+    hours_open, minutes_open, hours_close, minutes_close = map(int, match.groups())
+    if max(hours_open, hours_close) > 23 or max(minutes_open, minutes_close) > 59:
+        raise ValueError(f"{value!r} is not a valid time of day")
+    if (hours_open, minutes_open) >= (hours_close, minutes_close):
+        raise ValueError(f"{value!r} closes before it opens")
+    return value[:5], value[6:]
+
+
+@dataclass(frozen=True)
+class Option:
+    default: str
+    parse: callable
+    help: str
+
+
+# The one description of every fixed option: it checks files, fills defaults and renders help.
+SCHEMA = {
+    "server": {
+        "host": Option("127.0.0.1", _text, "address to listen on; 127.0.0.1 keeps the service "
+                       "on this machine (put a TLS proxy in front to publish it)"),
+        "port": Option("8080", _port, "TCP port to listen on (0 picks a free one)"),
+        "threads": Option("4", _positive_int, "worker threads answering requests"),
+        "connection_limit": Option("100", _positive_int, "open connections accepted at once"),
+        "channel_timeout": Option("30", _positive_int,
+                                  "seconds an idle or stalled connection is kept open"),
+        "ident": Option("museum", _text, "the Server header sent with every response"),
+        "trusted_proxy": Option("", _text, "address of a reverse proxy whose X-Forwarded-* "
+                                "headers are trusted (empty: none)"),
+    },
+    "storage": {
+        "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path)"),
+    },
+    "museum": {
+        "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
+                           "server's local zone)"),
+    },
+    "tickets": {
+        "qr_secret": Option("", _text, "key that signs ticket QR codes (empty: generated at "
+                            "first start and kept in the database)"),
+    },
+    "auth": {
+        "max_failures": Option("10", _positive_int,
+                               "failed logins from one address before it is locked out"),
+        "failure_window": Option("60", _positive_int, "seconds over which failures count"),
+        "lockout": Option("300", _positive_int, "seconds a locked-out address gets 429"),
+    },
+    "hours": {
+        day: Option("closed" if day == "monday" else "10:00-16:00" if day == "friday"
+                    else "09:00-18:00", _opening_hours, f"{day}: 'closed' or HH:MM-HH:MM")
+        for day in WEEKDAYS
+    },
+}
+# Sections whose keys are names or dates chosen by the museum.
+FREE_SECTIONS = ("users", "exceptions")
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    role: str
+    password_hash: str
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Weekly opening hours plus dated exceptions; each day is None (closed) or (open, close)."""
+
+    weekly: tuple
+    exceptions: dict = field(default_factory=dict)
+
+    def hours_on(self, day):
+        return self.exceptions.get(day, self.weekly[day.weekday()])
+
+
+@dataclass(frozen=True)
+class Config:
+    settings: dict
+    users: dict
+    schedule: Schedule
+    source: str = "built-in defaults"
+
+    def __getitem__(self, section):
+        return self.settings[section]
+
+
+def parse_config(text="", source="<text>", environ=None, overrides=None):
+    """Build a `Config` from INI text; `MUSEUM_<SECTION>_<KEY>` variables and `overrides`
+    ({(section, key): raw value}) win over the file, in that order."""
+    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+    parser.optionxform = str  # user names keep their case
+    try:
+        parser.read_string(text, source=source)
+    except configparser.Error as error:
+        raise ConfigError(f"{source}: {error.message.splitlines()[0]}") from None
+    for section in parser.sections():
+        if section not in SCHEMA and section not in FREE_SECTIONS:
+            raise ConfigError(f"{source}: unknown section [{section}]")
+    raw = {section: dict(parser[section]) if parser.has_section(section) else {}
+           for section in SCHEMA}
+    for section, key in _environment_overrides(environ or {}):
+        raw[section][key] = environ[f"MUSEUM_{section}_{key}".upper()]
+    for (section, key), value in (overrides or {}).items():
+        raw[section][key] = value
+    settings = {section: _parse_section(source, section, options, raw[section])
+                for section, options in SCHEMA.items()}
+    users = _parse_users(source, parser["users"] if parser.has_section("users") else {})
+    exceptions = _parse_exceptions(
+        source, parser["exceptions"] if parser.has_section("exceptions") else {})
+    schedule = Schedule(tuple(settings["hours"][day] for day in WEEKDAYS), exceptions)
+    return Config(settings, users, schedule, source)
+
+
+def _environment_overrides(environ):
+    for section, options in SCHEMA.items():
+        for key in options:
+            if f"MUSEUM_{section}_{key}".upper() in environ:
+                yield section, key
+
+
+def _parse_section(source, section, options, values):
+    parsed = {}
+    for key in values:
+        if key not in options:
+            raise ConfigError(f"{source}: [{section}] {key}: unknown option")
+    for key, option in options.items():
+        value = values.get(key, option.default).strip()
+        try:
+            parsed[key] = option.parse(value)
+        except ValueError as error:
+            raise ConfigError(f"{source}: [{section}] {key}: {error}") from None
+    return parsed
+
+
+def _parse_users(source, entries):
+    users = {}
+    for name, value in entries.items():
+        role, _, password_hash = value.strip().partition(":")
+        if role not in ROLES:
+            raise ConfigError(f"{source}: [users] {name}: role must be admin or visitor, "
+                              f"as 'role:hash'")
+        if not _hash_is_readable(password_hash):
+            raise ConfigError(f"{source}: [users] {name}: unreadable password hash "
+                              f"(make one with 'museum hash-password')")
+        users[name] = User(name, role, password_hash)
+    return users
+
+
+def _parse_exceptions(source, entries):
+    exceptions = {}
+    for key, value in entries.items():
+        try:
+            day = date.fromisoformat(key) if DATE.fullmatch(key) else None
+            if day is None:
+                raise ValueError("is not a date YYYY-MM-DD")
+            exceptions[day] = _opening_hours(value.strip())
+        except ValueError as error:
+            raise ConfigError(f"{source}: [exceptions] {key}: {error}") from None
+    return exceptions
+
+
+def load_config(path=None, environ=None, overrides=None):
+    """Read the config file: `path`, else `$MUSEUM_CONFIG`, else ./museum.ini if present
+    (built-in defaults when absent)."""
+    environ = os.environ if environ is None else environ
+    path = path or environ.get("MUSEUM_CONFIG")
+    if path is None and not os.path.exists("museum.ini"):
+        return parse_config("", "built-in defaults", environ, overrides)
+    path = path or "museum.ini"
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read the config file ({error})") from None
+    return parse_config(text, path, environ, overrides)
+
+
+def help_for_config():
+    """The config reference, from the schema."""
+    lines = []
+    for section, options in SCHEMA.items():
+        lines.append(f"[{section}]")
+        lines += [f"  {key} = {option.default:<14} {option.help}" for key, option in options.items()]
+    lines += ["[users]", "  NAME = ROLE:HASH  role admin or visitor; hash from 'museum hash-password'",
+              "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]"]
+    return "\n".join(lines)
+
+
+# ============================================================================================
+# Passwords
+# ============================================================================================
+
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+DEMO_PASSWORD = "museum"
+
+
+def hash_password(password):
+    """A self-describing scrypt hash: scrypt$n$r$p$salt$key (base64)."""
+    salt = secrets.token_bytes(16)
+    key = hashlib.scrypt(password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P)
+    return _scrypt_hash(salt, key)
+
+
+def _scrypt_hash(salt, key):
+    encode = base64.b64encode
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${encode(salt).decode()}${encode(key).decode()}"
+
+
+def _split_hash(password_hash):
+    scheme, n, r, p, salt, key = password_hash.split("$")
+    if scheme != "scrypt":
+        raise ValueError(scheme)
+    return int(n), int(r), int(p), base64.b64decode(salt, validate=True), \
+        base64.b64decode(key, validate=True)
+
+
+def _hash_is_readable(password_hash):
+    try:
+        n, r, p, salt, key = _split_hash(password_hash)
+    except (ValueError, binascii.Error):
+        return False
+    return n > 1 and n & (n - 1) == 0 and r > 0 and p > 0 and bool(salt and key)
+
+
+def check_password(password, password_hash):
+    n, r, p, salt, key = _split_hash(password_hash)
+    candidate = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(key),
+                               maxmem=256 * r * n + 2**20)
+    return hmac.compare_digest(candidate, key)
+
+
+# Unknown users are checked against this hash (no password has an all-zero key) so that
+# they cost one scrypt like real users.
+UNKNOWN_USER_HASH = _scrypt_hash(b"\0" * 16, b"\0" * 32)
+
+
+# ============================================================================================
+# Validation
+# ============================================================================================
+
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+PHONE = re.compile(r"[0-9 +\-().]{7,20}")
+IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
+BODY_LIMIT = 64 * 1024
+
+
+class Validator:
+    """Collects every (field, message) of one input and raises them together."""
+
+    def __init__(self):
+        self.errors = []
+
+    def error(self, name, message):
+        self.errors.append({"field": name, "message": message})
+
+    def raise_if_invalid(self, detail="The request is not valid; see errors."):
+        if self.errors:
+            raise Problem(400, detail, errors=self.errors)
+
+    def date(self, name, value):
+        if isinstance(value, str) and DATE.fullmatch(value):
+            try:
+                return date.fromisoformat(value)
+            except ValueError:
+                pass
+        self.error(name, "must be a real calendar date YYYY-MM-DD")
+        return None
+
+    def uuid(self, name, value):
+        if isinstance(value, str) and UUID_TEXT.fullmatch(value):
+            return value.lower()
+        self.error(name, "must be a UUID like 3fa85f64-5717-4562-b3fc-2c963f66afa6")
+        return None
+
+    def text(self, name, value, max_length, multiline=False):
+        """A trimmed string of 1..max_length characters: valid Unicode, no control characters
+        (but tabs and line breaks where `multiline`)."""
+        if not isinstance(value, str):
+            self.error(name, "must be a string")
+            return None
+        value = value.strip()
+        if not 1 <= len(value) <= max_length:
+            self.error(name, f"must be 1 to {max_length} characters long")
+        elif not _printable(value, multiline):
+            self.error(name, "must not contain control characters or invalid Unicode")
+        else:
+            return value
+        return None
+
+    def integer(self, name, value, low, high):
+        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 10:
+            number = int(value)
+            if low <= number <= high:
+                return number
+        self.error(name, f"must be a whole number from {low} to {high}")
+        return None
+
+    def number(self, name, value, low, high):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) and low <= value <= high:
+            return float(value)  # as the store gives it back
+        self.error(name, f"must be a number from {low} to {high}")
+        return None
+
+    def choice(self, name, value, choices):
+        if value in choices:
+            return value
+        self.error(name, f"must be one of {', '.join(choices)}")
+        return None
+
+    def email(self, name, value):
+        if isinstance(value, str) and _plausible_email(value):
+            return value
+        self.error(name, "must be an email address like visitor@example.org")
+        return None
+
+    def phone(self, name, value):
+        if isinstance(value, str) and PHONE.fullmatch(value) \
+                and sum(c.isdigit() for c in value) >= 7:
+            return value
+        self.error(name, "must be 7 to 20 digits, spaces or +-() with at least 7 digits")
+        return None
+
+
+def _printable(text, multiline):
+    allowed = "\t\n\r" if multiline else ""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape
+        return False
+    return not any(unicodedata.category(c) == "Cc" and c not in allowed for c in text)
+
+
+def _plausible_email(value):
+    local, at, domain = value.partition("@")
+    labels = domain.split(".")
+    return (at and local and len(value) <= 254 and "@" not in domain and len(labels) > 1
+            and all(labels) and value.isprintable() and not any(c.isspace() for c in value)
+            and _printable(value, False))
+
+
+SERVICE_FIELDS = ("eventId", "ticketId", "confirmationCode")
+
+
+def check_fields(body, rules, required, validator):
+    """Check a JSON object against `rules` ({field: check(validator, name, value)}): unknown
+    fields, nulls and missing required fields are errors; returns the checked values."""
+    if not isinstance(body, dict):
+        raise Problem(400, "The request body must be a JSON object.")
+    for name in body:
+        if name not in rules:
+            validator.error(name, "is assigned by the service" if name in SERVICE_FIELDS
+                            else "is not a known field")
+    values = {}
+    for name, check in rules.items():
+        if name not in body:
+            if name in required:
+                validator.error(name, "is required")
+        elif body[name] is None:
+            validator.error(name, "must not be null")
+        else:
+            values[name] = check(validator, name, body[name])
+    return values
+
+
+def _event_dates(validator, name, value):
+    if not isinstance(value, list) or not 1 <= len(value) <= 366:
+        validator.error(name, "must be a list of 1 to 366 dates")
+        return None
+    days = [validator.date(f"{name}[{index}]", item) for index, item in enumerate(value)]
+    return sorted({day.isoformat() for day in days if day})
+
+
+EVENT_RULES = {
+    "name": lambda v, name, value: v.text(name, value, 200),
+    "location": lambda v, name, value: v.text(name, value, 200),
+    "eventDescription": lambda v, name, value: v.text(name, value, 5000, multiline=True),
+    "dates": _event_dates,
+    "price": lambda v, name, value: v.number(name, value, 0, 1_000_000),
+}
+
+TICKET_RULES = {
+    "ticketType": lambda v, name, value: v.choice(name, value, ("general", "event")),
+    "ticketDate": Validator.date,
+    "email": Validator.email,
+    "phone": Validator.phone,
+    "eventId": Validator.uuid,
+}
+
+
+def parse_query(req, validator, name, parse, default):
+    """One query parameter, given at most once, through `parse(validator, name, text)`."""
+    value = req.params.get(name)
+    if value is None:
+        return default
+    if isinstance(value, list):
+        validator.error(name, "must be given once")
+        return None
+    return parse(validator, name, value)
+
+
+def paging(req, validator):
+    """The `page` and `limit` query parameters."""
+    page = parse_query(req, validator, "page", lambda v, n, t: v.integer(n, t, 1, 10**6), 1)
+    limit = parse_query(req, validator, "limit", lambda v, n, t: v.integer(n, t, 1, 30), 10)
+    return page, limit
+
+
+# ============================================================================================
+# Problem errors (RFC 9457)
+# ============================================================================================
+
+PROBLEM_JSON = "application/problem+json"
+DEFAULT_DETAILS = {
+    404: "There is nothing at this path.",
+    405: "This method is not allowed on this path; the Allow header lists those that are.",
+}
+
+
+class Problem(falcon.HTTPError):
+    """An HTTP error answered as application/problem+json; `errors` lists bad fields."""
+
+    def __init__(self, status, detail, errors=None, headers=None):
+        super().__init__(status, title=HTTPStatus(status).phrase, description=detail,
+                         headers=headers)
+        self.errors = errors
+
+
+def write_problem(req, resp, error):
+    """The one error serializer: every HTTPError, ours or Falcon's, as problem+json."""
+    status = error.status_code
+    body = {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": error.description or DEFAULT_DETAILS.get(status, HTTPStatus(status).phrase + "."),
+    }
+    if getattr(error, "errors", None):
+        body["errors"] = error.errors
+    resp.content_type = PROBLEM_JSON
+    resp.data = json.dumps(body).encode()
+
+
+def storage_error_as_problem(req, resp, error, params):
+    """Domain errors from the store, mapped to HTTP in this one place."""
+    if isinstance(error, storage.NotFound):
+        raise Problem(404, "No such record (it may have been cancelled).")
+    if isinstance(error, storage.DateNotOffered):
+        raise Problem(400, f"The event does not take place on that date; valid dates: "
+                      f"{', '.join(error.dates)}.",
+                      errors=[{"field": "ticketDate",
+                               "message": f"must be one of {', '.join(error.dates)}"}])
+    if isinstance(error, storage.IdempotencyConflict):
+        raise Problem(409, "This Idempotency-Key was already used with a different request.")
+    log.error("storage unavailable: %s", error)
+    raise Problem(503, "The database is unavailable; try again shortly.",
+                  headers={"Retry-After": "5"})
+
+
+def unexpected_error(req, resp, error, params):
+    log.error("unexpected error on %s %s", req.method, req.path, exc_info=error)
+    raise Problem(500, "Something went wrong on our side; it has been logged.")
+
+
+def read_json(req):
+    """The request body as JSON: 415 unless a JSON media type, 413 over BODY_LIMIT, 400 if
+    malformed. Reads at most BODY_LIMIT + 1 bytes whatever Content-Length claims."""
+    media_type = (req.content_type or "").partition(";")[0].strip().lower()
+    if media_type != "application/json" and not (
+            media_type.startswith("application/") and media_type.endswith("+json")):
+        raise Problem(415, "Send the body as application/json.")
+    if (req.content_length or 0) > BODY_LIMIT:
+        raise Problem(413, f"The body is larger than {BODY_LIMIT} bytes.")
+    raw = req.bounded_stream.read(BODY_LIMIT + 1)
+    if len(raw) > BODY_LIMIT:
+        raise Problem(413, f"The body is larger than {BODY_LIMIT} bytes.")
+    try:
+        return json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        raise Problem(400, "The body is not valid JSON.") from None
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+# ============================================================================================
+# Middleware
+# ============================================================================================
+
+class AccessLog:
+    """One line per request on `museum.access` (waitress writes none): method, path, status,
+    duration. Never headers, query strings or bodies, which may carry credentials or emails."""
+
+    def process_request(self, req, resp):
+        req.context.started = time.perf_counter()
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        elapsed = (time.perf_counter() - req.context.started) * 1000
+        access_log.info("%s %s %s %s %.1fms", req.remote_addr, req.method, req.path,
+                        resp.status_code, elapsed)
+
+
+class SafeHeaders:
+    """No sniffing anywhere; JSON answers are never cached by browsers or proxies."""
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        resp.set_header("X-Content-Type-Options", "nosniff")
+        if resp.get_header("Cache-Control") is None:
+            resp.set_header("Cache-Control", "no-store")
+
+
+class Authenticator:
+    """HTTP Basic auth against the configured users, with roles and a lock-out of addresses
+    that fail too often.
+
+    Every check of an uncached password pays one scrypt, unknown users included. Verified
+    credentials are remembered as keyed digests (never the password) for the life of this
+    app, so a changed password stops working at the next reload or restart.
+    """
+
+    CHALLENGE = {"WWW-Authenticate": 'Basic realm="museum", charset="UTF-8"'}
+    CACHE_LIMIT = 1024
+
+    def __init__(self, users, max_failures, failure_window, lockout, clock=time.monotonic):
+        self.users = users
+        self.max_failures = max_failures
+        self.failure_window = failure_window
+        self.lockout = lockout
+        self.clock = clock
+        self._cache_key = secrets.token_bytes(32)
+        self._verified = set()
+        self._failures = collections.defaultdict(collections.deque)
+        self._locked_until = {}
+        self._lock = threading.Lock()
+
+    def process_resource(self, req, resp, resource, params):
+        if resource is None or not getattr(resource, "auth_required", True):
+            return
+        address = req.remote_addr
+        self._refuse_if_locked(address)
+        user = self.authenticate(req.get_header("Authorization"))
+        if user is None:
+            self._count_failure(address)
+            raise Problem(401, "Valid credentials are required.", headers=self.CHALLENGE)
+        if req.method in getattr(resource, "admin_methods", ()) and user.role != "admin":
+            raise Problem(403, "This needs the admin role.")
+        req.context.user = user
+
+    def authenticate(self, header):
+        """The User for a Basic Authorization header, or None."""
+        credentials = _basic_credentials(header)
+        if credentials is None:
+            return None
+        name, password = credentials
+        digest = hmac.digest(self._cache_key, f"{name}\0{password}".encode("utf-8", "surrogatepass"),
+                             "sha256")
+        user = self.users.get(name)
+        if digest in self._verified:
+            return user
+        valid = check_password(password, user.password_hash if user else UNKNOWN_USER_HASH)
+        if not (valid and user):
+            return None
+        with self._lock:
+            if len(self._verified) >= self.CACHE_LIMIT:
+                self._verified.clear()
+            self._verified.add(digest)
+        return user
+
+    def _refuse_if_locked(self, address):
+        remaining = self._locked_until.get(address, 0) - self.clock()
+        if remaining > 0:
+            raise Problem(429, "Too many failed logins from this address; wait and retry.",
+                          headers={"Retry-After": str(math.ceil(remaining))})
+
+    def _count_failure(self, address):
+        now = self.clock()
+        with self._lock:
+            failures = self._failures[address]
+            failures.append(now)
+            while failures and failures[0] <= now - self.failure_window:
+                failures.popleft()
+            if len(failures) >= self.max_failures:
+                self._locked_until[address] = now + self.lockout
+                del self._failures[address]
+
+
+def _basic_credentials(header):
+    """(name, password) from `Basic base64(name:password)`, or None if malformed."""
+    scheme, _, encoded = (header or "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    name, colon, password = decoded.partition(":")
+    return (name, password) if colon else None
+
+
+# ============================================================================================
+# Resources, one class per path
+# ============================================================================================
+
+def json_response(resp, value, status=200):
+    resp.status = status
+    resp.data = json.dumps(value, separators=(",", ":")).encode()
+
+
+class Health:
+    auth_required = False
+
+    def __init__(self, store):
+        self.store = store
+
+    def on_get(self, req, resp):
+        self.store.check()  # Unavailable becomes a 503 problem
+        json_response(resp, {"status": "ok"})
+
+
+class MuseumHours:
+    HORIZON_DAYS = 366
+
+    def __init__(self, schedule, today):
+        self.schedule = schedule
+        self.today = today
+        self.open_days = functools.lru_cache(maxsize=64)(self._open_days)
+
+    def _open_days(self, start):
+        """Every open day in [start, start + HORIZON_DAYS) as an API dict."""
+        days = []
+        for offset in range(self.HORIZON_DAYS):
+            try:
+                day = start + timedelta(days=offset)
+            except OverflowError:
+                break
+            hours = self.schedule.hours_on(day)
+            if hours:
+                days.append({"date": day.isoformat(), "timeOpen": hours[0], "timeClose": hours[1]})
+        return days
+
+    def on_get(self, req, resp):
+        validator = Validator()
+        start = parse_query(req, validator, "startDate", Validator.date, None) or self.today()
+        page, limit = paging(req, validator)
+        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        offset = (page - 1) * limit
+        json_response(resp, self.open_days(start)[offset:offset + limit])
+
+
+class SpecialEvents:
+    admin_methods = ("POST",)
+
+    def __init__(self, store, today, new_id):
+        self.store = store
+        self.today = today
+        self.new_id = new_id
+
+    def on_post(self, req, resp):
+        validator = Validator()
+        event = check_fields(read_json(req), EVENT_RULES, EVENT_RULES, validator)
+        validator.raise_if_invalid()
+        event = self.store.create_event({"eventId": self.new_id(), **event})
+        json_response(resp, event, 201)
+        resp.location = f"{API}/special-events/{event['eventId']}"
+
+    def on_get(self, req, resp):
+        validator = Validator()
+        start = parse_query(req, validator, "startDate", Validator.date, None) or self.today()
+        end = parse_query(req, validator, "endDate", Validator.date, None)
+        page, limit = paging(req, validator)
+        if start and end and end < start:
+            validator.error("endDate", "must not be before startDate")
+        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        events, total = self.store.list_events(
+            start.isoformat(), end and end.isoformat(), (page - 1) * limit, limit)
+        json_response(resp, events)
+        resp.set_header("X-Total-Count", str(total))
+        links = _page_links(req, page, limit, total)
+        if links:
+            resp.set_header("Link", links)
+
+
+def _page_links(req, page, limit, total):
+    """RFC 8288 next/prev links that keep the other query parameters."""
+    last_page = max(1, math.ceil(total / limit))
+    targets = [("next", page + 1)] if page < last_page else []
+    if page > 1:
+        targets.append(("prev", min(page - 1, last_page)))
+    query = {name: value for name, value in req.params.items() if name != "page"}
+    return ", ".join(
+        f'<{req.prefix}{req.path}?{urlencode({**query, "page": number}, doseq=True)}>; rel="{rel}"'
+        for rel, number in targets)
+
+
+class SpecialEvent:
+    admin_methods = ("PATCH", "DELETE")
+
+    def __init__(self, store):
+        self.store = store
+
+    def on_get(self, req, resp, event_id):
+        json_response(resp, self.store.get_event(_path_uuid(event_id, "eventId")))
+
+    def on_patch(self, req, resp, event_id):
+        event_id = _path_uuid(event_id, "eventId")
+        validator = Validator()
+        changes = check_fields(read_json(req), EVENT_RULES, (), validator)
+        validator.raise_if_invalid()
+        event = self.store.update_event(event_id, changes) if changes \
+            else self.store.get_event(event_id)
+        json_response(resp, event)
+
+    def on_delete(self, req, resp, event_id):
+        self.store.cancel_event(_path_uuid(event_id, "eventId"))
+        resp.status = 204
+
+
+def _path_uuid(value, name):
+    validator = Validator()
+    checked = validator.uuid(name, value)
+    validator.raise_if_invalid(f"The {name} in the path is not a UUID.")
+    return checked
+
+
+class Tickets:
+    MESSAGES = {"general": "Museum general entry ticket purchased",
+                "event": "Museum special event ticket purchased"}
+
+    def __init__(self, store, schedule, today, new_id):
+        self.store = store
+        self.schedule = schedule
+        self.today = today
+        self.new_id = new_id
+
+    def on_post(self, req, resp):
+        key = self._idempotency_key(req)
+        body = read_json(req)
+        ticket = self._check(body)
+        idempotency = key and (req.context.user.name, key, _fingerprint(body))
+        for _ in range(3):  # a fresh code on the rare clash with an existing one
+            try:
+                stored, _ = self.store.create_ticket(
+                    {**ticket, "confirmationCode": _confirmation_code(ticket["ticketType"])},
+                    idempotency)
+                break
+            except storage.DuplicateCode:
+                continue
+        else:
+            raise Problem(503, "Could not draw a unique confirmation code; try again.")
+        json_response(resp, self._receipt(stored), 201)
+        resp.location = f"{API}/tickets/{stored['ticketId']}/qr"
+
+    @staticmethod
+    def _idempotency_key(req):
+        key = req.get_header("Idempotency-Key")
+        if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
+            raise Problem(400, "Idempotency-Key must be 1 to 200 visible ASCII characters.",
+                          errors=[{"field": "Idempotency-Key", "message": "is malformed"}])
+        return key
+
+    def _check(self, body):
+        validator = Validator()
+        ticket = check_fields(body, TICKET_RULES, ("ticketType", "ticketDate", "email"),
+                              validator)
+        kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
+        if day and day < self.today():
+            validator.error("ticketDate", "must not be in the past")
+        if kind == "event" and "eventId" not in body:
+            validator.error("eventId", "is required for an event ticket")
+        if kind == "general" and "eventId" in body:
+            validator.error("eventId", "must not be given for a general ticket")
+        if kind == "general" and day and day >= self.today() and not self.schedule.hours_on(day):
+            validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
+        validator.raise_if_invalid()
+        return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
+                "eventId": ticket.get("eventId")}
+
+    def _receipt(self, ticket):
+        receipt = {"message": self.MESSAGES[ticket["ticketType"]]}
+        receipt.update((name, ticket[name]) for name in
+                       ("ticketId", "ticketType", "ticketDate", "confirmationCode"))
+        if ticket["ticketType"] == "event":
+            receipt.update(eventName=ticket["eventName"], eventId=ticket["eventId"])
+        return receipt
+
+
+def _fingerprint(body):
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8", "surrogatepass")) \
+        .hexdigest()
+
+
+def _confirmation_code(kind):
+    return f"ticket-{kind}-{secrets.token_hex(3)}-{secrets.randbits(20):05x}"
+
+
+def qr_text(secret, ticket_id, code):
+    """What the ticket's QR code says: the ticket, its code and an HMAC tag over both."""
+    return f"MUSEUM1:{ticket_id}:{code}:{_qr_tag(secret, ticket_id, code)}"
+
+
+def _qr_tag(secret, ticket_id, code):
+    return hmac.new(secret.encode(), f"{ticket_id}:{code}".encode(), "sha256").hexdigest()[:20]
+
+
+def read_qr_text(secret, text):
+    """(ticket_id, code) when `text` is a genuine ticket QR text, else None."""
+    parts = text.strip().split(":")
+    if len(parts) != 4 or parts[0] != "MUSEUM1":
+        return None
+    _, ticket_id, code, tag = parts
+    return (ticket_id, code) if hmac.compare_digest(tag, _qr_tag(secret, ticket_id, code)) \
+        else None
+
+
+class TicketCode:
+    """The ticket's image with its QR code; rendered once per ticket per process."""
+
+    CACHE_LIMIT = 2048
+
+    def __init__(self, store, secret):
+        self.store = store
+        self.secret = secret
+        self._images = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def on_get(self, req, resp, ticket_id):
+        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        if ticket["cancelled"]:
+            raise Problem(410, "The event of this ticket was cancelled.")
+        png, etag = self._image(ticket)
+        resp.etag = etag
+        resp.cache_control = ["private", "max-age=86400"]
+        if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
+            resp.status = 304
+            return
+        resp.content_type = "image/png"
+        resp.data = png
+
+    def _image(self, ticket):
+        # The key holds everything drawn, so a renamed event gets a new image, never a stale one.
+        key = (ticket["ticketId"], ticket["eventName"])
+        with self._lock:
+            if key in self._images:
+                self._images.move_to_end(key)
+                return self._images[key]
+        png = ticket_image.render_ticket("MUSEUM TICKET", _ticket_lines(ticket),
+                                         qr_text(self.secret, ticket["ticketId"],
+                                                 ticket["confirmationCode"]))
+        entry = png, falcon.ETag(hashlib.sha256(png).hexdigest()[:32])
+        with self._lock:
+            self._images[key] = entry
+            if len(self._images) > self.CACHE_LIMIT:
+                self._images.popitem(last=False)
+        return entry
+
+
+def _ticket_lines(ticket):
+    lines = [("Type", "Special event" if ticket["ticketType"] == "event" else "General entry"),
+             ("Date", ticket["ticketDate"])]
+    if ticket["eventName"]:
+        lines.append(("Event", ticket["eventName"]))
+    lines.append(("Code", ticket["confirmationCode"]))
+    return lines
+
+
+# ============================================================================================
+# The application
+# ============================================================================================
+
+def museum_today(time_zone, clock):
+    """A function giving today's date in the museum's time zone (None: the server's zone)."""
+    return lambda: clock().astimezone(time_zone).date()
+
+
+def qr_secret(config, store):
+    return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
+
+
+def create_app(config, store=None, clock=None, new_id=None):
+    """The WSGI app for `config`. Tests inject `store`, `clock` (aware datetime) and `new_id`;
+    by default the store is opened from the config's storage url."""
+    store = store or storage.open_store(config["storage"]["url"])
+    today = museum_today(config["museum"]["timezone"], clock or (lambda: datetime.now(timezone.utc)))
+    new_id = new_id or (lambda: str(uuid.uuid4()))
+    auth = config["auth"]
+    app = falcon.App(middleware=[
+        AccessLog(), SafeHeaders(),
+        Authenticator(config.users, auth["max_failures"], auth["failure_window"], auth["lockout"]),
+    ])
+    app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
+    app.set_error_serializer(write_problem)
+    app.add_error_handler(Exception, unexpected_error)
+    app.add_error_handler(storage.StorageError, storage_error_as_problem)
+    app.add_route("/healthz", Health(store))
+    app.add_route(f"{API}/museum-hours", MuseumHours(config.schedule, today))
+    app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id))
+    app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
+    app.add_route(f"{API}/tickets", Tickets(store, config.schedule, today, new_id))
+    app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketCode(store, qr_secret(config, store)))
+    return app
+
+
+_default_app = None
+_default_app_lock = threading.Lock()
+
+
+def app(environ, start_response):
+    """WSGI entry point for other hosts (`museum:app`): built from the default config on the
+    first request, not at import."""
+    global _default_app
+    if _default_app is None:
+        with _default_app_lock:
+            if _default_app is None:
+                _default_app = create_app(load_config())
+    return _default_app(environ, start_response)
+
+
+# ============================================================================================
+# Command line
+# ============================================================================================
+
+def demo_users(config):
+    """Names of users whose password is still the shipped demo password."""
+    return [user.name for user in config.users.values()
+            if check_password(DEMO_PASSWORD, user.password_hash)]
+
+
+def _is_loopback(host):
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def command_serve(args):
+    import waitress
+
+    overrides = {("server", "host"): args.host, ("server", "port"): args.port,
+                 ("storage", "url"): args.db}
+    config = load_config(args.config, overrides={k: v for k, v in overrides.items() if v})
+    server_settings = config["server"]
+    demo = demo_users(config)
+    if demo and not _is_loopback(server_settings["host"]):
+        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password "
+                          f"is still set; refusing to listen on {server_settings['host']}. "
+                          f"Set new passwords with 'museum hash-password' first.")
+    if demo:
+        log.warning("demo password in use for %s: fine on this machine, replace it before "
+                    "publishing the service", ", ".join(demo))
+    server = waitress.create_server(create_app(config), **waitress_settings(server_settings))
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    log.info("museum service %s listening on http://%s:%s (database %s)", __version__,
+             server.effective_host, server.effective_port, config["storage"]["url"])
+    server.run()  # returns after SIGTERM/SIGINT, once the worker threads have drained
+    log.info("stopped")
+    return 0
+
+
+def waitress_settings(server_settings):
+    settings = {name: server_settings[name] for name in
+                ("host", "port", "threads", "connection_limit", "channel_timeout", "ident")}
+    # A backstop for memory and disk only: the app answers bodies over BODY_LIMIT itself.
+    settings["max_request_body_size"] = 16 * BODY_LIMIT
+    settings["clear_untrusted_proxy_headers"] = True
+    if server_settings["trusted_proxy"]:
+        settings["trusted_proxy"] = server_settings["trusted_proxy"]
+        settings["trusted_proxy_headers"] = {"x-forwarded-for", "x-forwarded-proto",
+                                             "x-forwarded-host"}
+    return settings
+
+
+def _exit_on_signal(signum, frame):
+    raise SystemExit(0)
+
+
+def command_hash_password(args):
+    password = getpass.getpass("Password: ") if sys.stdin.isatty() \
+        else sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        print("museum: empty password", file=sys.stderr)
+        return 2
+    print(hash_password(password))
+    return 0
+
+
+def command_verify_ticket(args):
+    overrides = {("storage", "url"): args.db} if args.db else {}
+    config = load_config(args.config, overrides=overrides)
+    store = storage.open_store(config["storage"]["url"])
+    verdict = verify_ticket(args.text, qr_secret(config, store), store,
+                            museum_today(config["museum"]["timezone"],
+                                         lambda: datetime.now(timezone.utc))())
+    print(verdict)
+    return 0 if verdict.startswith("valid") else 1
+
+
+def verify_ticket(text, secret, store, today):
+    """The gate's verdict on a scanned QR text: `valid …`, `forged`, `unknown`,
+    `cancelled` or `wrong date …`."""
+    genuine = read_qr_text(secret, text)
+    if genuine is None:
+        return "forged"
+    ticket_id, code = genuine
+    try:
+        ticket = store.get_ticket(ticket_id)
+    except storage.NotFound:
+        return "unknown"
+    if ticket["confirmationCode"] != code:
+        return "forged"
+    if ticket["cancelled"]:
+        return "cancelled"
+    if ticket["ticketDate"] != today.isoformat():
+        return f"wrong date: ticket is for {ticket['ticketDate']}"
+    what = f"event {ticket['eventName']}" if ticket["eventName"] else "general entry"
+    return f"valid: {what}, {ticket['ticketDate']}"
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="museum", description="The museum service.")
+    parser.add_argument("--version", action="version", version=f"museum {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser(
+        "serve", help="serve the API with waitress",
+        description="Serve the API. Settings come from the config file, then MUSEUM_<SECTION>_"
+                    "<KEY> environment variables, then these flags.",
+        epilog="config reference:\n" + help_for_config(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    _config_flags(serve)
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", help="TCP port (default 8080; 0 picks a free port)")
+    serve.set_defaults(run=command_serve)
+
+    hash_cmd = commands.add_parser(
+        "hash-password", help="read a password from stdin, print a hash for [users]")
+    hash_cmd.set_defaults(run=command_hash_password)
+
+    verify = commands.add_parser(
+        "verify-ticket", help="check a scanned ticket QR text at the door (exit 0 if valid)")
+    verify.add_argument("text", help="the text the scanner read from the QR code")
+    _config_flags(verify)
+    verify.set_defaults(run=command_verify_ticket)
+    return parser
+
+
+def _config_flags(parser):
+    parser.add_argument("--config", help="config file (default: $MUSEUM_CONFIG or ./museum.ini)")
+    parser.add_argument("--db", help="database file (default from the config: museum.sqlite3)")
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return args.run(args)
+    except ConfigError as error:
+        print(f"museum: {error}", file=sys.stderr)
+        return 2
+    except storage.StorageError as error:
+        print(f"museum: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

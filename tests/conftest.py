@@ -1,0 +1,87 @@
+"""Shared fixtures: a WebTest client over a fresh sqlite file per test, with a fixed clock."""
+
+import base64
+import json
+from datetime import datetime, timezone
+
+import pytest
+import webtest
+
+import museum
+import storage
+
+# Sunday 22 November 2026, noon in the museum's zone (UTC in the tests).
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+TODAY = NOW.date().isoformat()
+PASSWORDS = {"admin": "admin-pass", "visitor": "visitor-pass"}
+
+
+@pytest.fixture(scope="session")
+def password_hashes():
+    return {name: museum.hash_password(password) for name, password in PASSWORDS.items()}
+
+
+@pytest.fixture
+def config_text(password_hashes):
+    """A config with one admin and one visitor, UTC, and the default opening hours."""
+    return (
+        "[museum]\ntimezone = UTC\n"
+        "[users]\n"
+        f"admin = admin:{password_hashes['admin']}\n"
+        f"visitor = visitor:{password_hashes['visitor']}\n"
+    )
+
+
+@pytest.fixture
+def config(config_text):
+    return museum.parse_config(config_text, "test.ini")
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return str(tmp_path / "museum.sqlite3")
+
+
+@pytest.fixture
+def store(db_path):
+    opened = storage.open_store(db_path)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def make_client(store):
+    """A factory for WebTest clients over `store` for a given config."""
+
+    def make(config):
+        return webtest.TestApp(museum.create_app(config, store=store, clock=lambda: NOW),
+                               lint=True)
+
+    return make
+
+
+@pytest.fixture
+def client(make_client, config):
+    return make_client(config)
+
+
+def basic(name, password):
+    token = base64.b64encode(f"{name}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+ADMIN = basic("admin", PASSWORDS["admin"])
+VISITOR = basic("visitor", PASSWORDS["visitor"])
+
+
+def assert_problem(res, status, field=None):
+    """`res` is an RFC 9457 problem with `status`; with `field`, one of its errors names it."""
+    assert res.status_int == status
+    assert res.content_type == "application/problem+json"
+    body = json.loads(res.body)
+    assert body["status"] == status
+    assert body["type"] == "about:blank"
+    assert body["title"] and body["detail"]
+    if field is not None:
+        assert field in [error["field"] for error in body["errors"]], body
+    return body

@@ -1,0 +1,136 @@
+"""Checks of the hand-kept OpenAPI description in `openapi_document.DOCUMENT`.
+
+Needs the test-only packages pytest and openapi-spec-validator (which brings jsonschema).
+"""
+
+import collections
+import json
+
+import jsonschema
+import referencing
+import referencing.jsonschema
+from openapi_spec_validator import validate
+
+from openapi_document import DOCUMENT
+
+METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+API_OPERATIONS = {
+    "getMuseumHours", "createSpecialEvent", "listSpecialEvents", "getSpecialEvent",
+    "updateSpecialEvent", "deleteSpecialEvent", "buyMuseumTickets", "getTicketCode",
+}
+PROBLEM_REF = "#/components/schemas/Problem"
+
+
+def operations(document=DOCUMENT):
+    """Yield every operation object of the document."""
+    for path_item in document["paths"].values():
+        for method, operation in path_item.items():
+            if method in METHODS:
+                yield operation
+
+
+def has_example(node):
+    return "example" in node or bool(node.get("examples"))
+
+
+def resolve(node, document=DOCUMENT):
+    """Follow a local `$ref` (one level is all the document uses for responses)."""
+    if "$ref" not in node:
+        return node
+    for part in node["$ref"].removeprefix("#/").split("/"):
+        document = document[part.replace("~1", "/").replace("~0", "~")]
+    return document
+
+
+def test_document_is_valid_openapi_3_1():
+    assert DOCUMENT["openapi"] == "3.1.0"
+    validate(DOCUMENT)  # raises on any error
+
+
+def test_document_is_plain_json_and_round_trips():
+    text = json.dumps(DOCUMENT, allow_nan=False)
+    # Tuples, non-string keys and the like would not come back equal.
+    assert json.loads(text) == DOCUMENT
+
+
+def test_each_operation_id_exists_exactly_once():
+    counts = collections.Counter(op.get("operationId") for op in operations())
+    assert set(counts) == API_OPERATIONS | {"getOpenApiDescription"}
+    assert all(count == 1 for count in counts.values()), counts
+
+
+def test_api_operations_need_credentials_and_list_401():
+    scheme = DOCUMENT["components"]["securitySchemes"]["MuseumPlaceholderAuth"]
+    assert (scheme["type"], scheme["scheme"]) == ("http", "basic")
+    top_level = DOCUMENT["security"]
+    assert top_level == [{"MuseumPlaceholderAuth": []}]
+    for op in operations():
+        if op["operationId"] == "getOpenApiDescription":
+            assert op["security"] == []
+        else:
+            assert op.get("security", top_level) == top_level, op["operationId"]
+            assert "401" in op["responses"], op["operationId"]
+
+
+def test_error_responses_are_problem_details():
+    checked = 0
+    for op in operations():
+        for status, response in op["responses"].items():
+            if status[0] in "45":
+                content = resolve(response)["content"]
+                assert set(content) == {"application/problem+json"}, (op["operationId"], status)
+                schema = content["application/problem+json"]["schema"]
+                assert schema == {"$ref": PROBLEM_REF}, (op["operationId"], status)
+                checked += 1
+    assert checked >= 8 * 4
+    problem = resolve({"$ref": PROBLEM_REF})
+    assert set(problem["required"]) == {"type", "title", "status", "detail"}
+
+
+def test_operations_have_summary_tags_and_their_own_example():
+    # The shared error responses carry examples too; they do not count here.
+    for path_item in DOCUMENT["paths"].values():
+        for method, op in path_item.items():
+            if method not in METHODS:
+                continue
+            assert op.get("summary") and op.get("tags"), op["operationId"]
+            holders = [op.get("requestBody", {})] + [
+                response for status, response in op["responses"].items() if status[0] == "2"
+            ]
+            media = [m for holder in holders for m in resolve(holder).get("content", {}).values()]
+            parameters = path_item.get("parameters", []) + op.get("parameters", [])
+            assert any(has_example(node) for node in media + [resolve(p) for p in parameters]), (
+                op["operationId"]
+            )
+
+
+def _examples_with_schemas(node, pointer=""):
+    """Yield (pointer to a schema, example) for every example beside a schema."""
+    if isinstance(node, dict):
+        if "schema" in node:
+            examples = [node["example"]] if "example" in node else []
+            examples += [e["value"] for e in node.get("examples", {}).values() if "value" in e]
+            for example in examples:
+                yield pointer + "/schema", example
+        for key, value in node.items():
+            escaped = key.replace("~", "~0").replace("/", "~1")
+            yield from _examples_with_schemas(value, f"{pointer}/{escaped}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _examples_with_schemas(value, f"{pointer}/{index}")
+
+
+def test_examples_match_their_schemas():
+    uri = "urn:museum-openapi"
+    resource = referencing.jsonschema.DRAFT202012.create_resource(DOCUMENT)
+    registry = referencing.Registry().with_resource(uri, resource)
+    found = list(_examples_with_schemas(DOCUMENT))
+    assert len(found) >= 20
+    for pointer, example in found:
+        validator = jsonschema.Draft202012Validator(
+            {"$ref": uri + "#" + pointer},
+            registry=registry,
+            format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+        )
+        errors = [error.message for error in validator.iter_errors(example)]
+        assert not errors, (pointer, errors)
