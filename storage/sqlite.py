@@ -331,7 +331,9 @@ class SQLiteStore(Store):
             return conn.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()[0]
 
     def close(self):
+        """Close every connection; the next call opens fresh ones."""
         with self._lock:
             connections, self._connections = self._connections, []
+            self._local = threading.local()
         for conn in connections:
             conn.close()

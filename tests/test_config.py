@@ -1,0 +1,118 @@
+"""The config file: the shipped museum.ini, the schema, precedence and every kind of error."""
+
+import configparser
+import datetime
+from pathlib import Path
+
+import pytest
+
+import museum
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "museum.ini"
+
+
+def test_shipped_config_parses_with_demo_users_and_default_hours():
+    config = museum.load_config(str(SHIPPED), environ={})
+    assert {name: user.role for name, user in config.users.items()} == {
+        "admin": "admin", "visitor": "visitor"}
+    assert sorted(museum.demo_users(config)) == ["admin", "visitor"]
+    assert config["server"]["host"] == "127.0.0.1"
+    assert config.schedule.weekly == (None,) + (("09:00", "18:00"),) * 3 + (
+        ("10:00", "16:00"),) + (("09:00", "18:00"),) * 2
+
+
+def test_shipped_config_documents_every_option_of_the_schema():
+    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+    parser.read(SHIPPED)
+    for section, options in museum.SCHEMA.items():
+        assert set(parser[section]) == set(options), section
+    text = SHIPPED.read_text()
+    for section, options in museum.SCHEMA.items():
+        for key in options:
+            comment_before = text.split(f"\n{key} =")[0].rstrip().splitlines()[-1]
+            assert comment_before.startswith("#") or section == "hours", (section, key)
+
+
+def test_defaults_apply_when_nothing_is_configured():
+    config = museum.parse_config("")
+    assert config["server"]["port"] == 8080
+    assert config["storage"]["url"] == "museum.sqlite3"
+    assert config["museum"]["timezone"] is None
+    assert config.users == {}
+
+
+def test_exceptions_override_the_weekly_schedule():
+    config = museum.parse_config(
+        "[exceptions]\n2026-11-24 = closed\n2026-11-23 = 12:00-15:00\n")
+    assert config.schedule.hours_on(datetime.date(2026, 11, 24)) is None
+    assert config.schedule.hours_on(datetime.date(2026, 11, 23)) == ("12:00", "15:00")
+    assert config.schedule.hours_on(datetime.date(2026, 11, 25)) == ("09:00", "18:00")
+
+
+def test_environment_beats_the_file_and_flags_beat_the_environment():
+    text = "[server]\nport = 9000\nthreads = 2\n"
+    environ = {"MUSEUM_SERVER_PORT": "9100", "MUSEUM_SERVER_THREADS": "6"}
+    config = museum.parse_config(text, environ=environ, overrides={("server", "port"): "9200"})
+    assert config["server"]["port"] == 9200
+    assert config["server"]["threads"] == 6
+
+
+def test_percent_signs_survive_in_values():
+    config = museum.parse_config("[tickets]\nqr_secret = 100%-secret\n")
+    assert config["tickets"]["qr_secret"] == "100%-secret"
+
+
+def test_time_zone_defines_today():
+    config = museum.parse_config("[museum]\ntimezone = Pacific/Auckland\n")
+    late_utc = datetime.datetime(2026, 11, 22, 20, 0, tzinfo=datetime.timezone.utc)
+    today = museum.museum_today(config["museum"]["timezone"], lambda: late_utc)
+    assert today() == datetime.date(2026, 11, 23)
+
+
+@pytest.mark.parametrize("text, named", [
+    ("[users]\nbob = curator:scrypt$1$1$1$AA==$AA==\n", "[users] bob: role"),
+    ("[users]\nbob = admin:not-a-hash\n", "[users] bob: unreadable password hash"),
+    ("[users]\nbob = admin\n", "[users] bob:"),
+    ("[hours]\nmonday = 18:00-09:00\n", "[hours] monday:"),
+    ("[hours]\nmonday = 9-18\n", "[hours] monday:"),
+    ("[hours]\nmonday = 09:00-25:00\n", "[hours] monday:"),
+    ("[hours]\nfunday = closed\n", "[hours] funday: unknown option"),
+    ("[exceptions]\n2026-02-30 = closed\n", "[exceptions] 2026-02-30:"),
+    ("[exceptions]\n2026-2-3 = closed\n", "[exceptions] 2026-2-3:"),
+    ("[exceptions]\n2026-12-24 = 15:00-10:00\n", "[exceptions] 2026-12-24:"),
+    ("[server]\nport = eighty\n", "[server] port:"),
+    ("[server]\nport = 70000\n", "[server] port:"),
+    ("[server]\nthreads = 0\n", "[server] threads:"),
+    ("[server]\nlisten = 1.2.3.4\n", "[server] listen: unknown option"),
+    ("[museum]\ntimezone = Mars/Olympus\n", "[museum] timezone:"),
+    ("[gallery]\nx = 1\n", "unknown section [gallery]"),
+    ("[server\n", "site.ini:"),
+])
+def test_an_invalid_config_names_file_section_and_key(text, named):
+    with pytest.raises(museum.ConfigError) as raised:
+        museum.parse_config(text, "site.ini")
+    message = str(raised.value)
+    assert message.startswith("site.ini: ")
+    assert named in message
+    assert "\n" not in message
+
+
+def test_a_missing_named_config_file_is_an_error(tmp_path):
+    with pytest.raises(museum.ConfigError, match="cannot read"):
+        museum.load_config(str(tmp_path / "absent.ini"), environ={})
+
+
+def test_museum_config_variable_names_the_file(tmp_path):
+    path = tmp_path / "site.ini"
+    path.write_text("[server]\nport = 9999\n")
+    config = museum.load_config(environ={"MUSEUM_CONFIG": str(path)})
+    assert config["server"]["port"] == 9999
+    assert config.source == str(path)
+
+
+def test_password_hashes_verify_and_are_salted():
+    first, second = museum.hash_password("s3cret"), museum.hash_password("s3cret")
+    assert first != second and first.startswith("scrypt$16384$8$1$")
+    assert museum.check_password("s3cret", first)
+    assert not museum.check_password("s3cret!", first)

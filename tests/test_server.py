@@ -1,0 +1,140 @@
+"""`museum` as a real process: serve on a free loopback port, stop on SIGTERM, and refuse
+bad configs with one clear line."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+import webtest
+
+import museum
+from serving import ROOT, auth_header, running_server
+
+SECRET_EMAIL = "ada.lovelace@example.org"
+
+
+@pytest.fixture
+def server_config():
+    return f"[museum]\ntimezone = UTC\n[users]\ncurator = admin:{museum.hash_password('pw')}\n"
+
+
+def run_museum(*args, cwd, stdin=""):
+    return subprocess.run([sys.executable, "-m", "museum", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_serve_answers_health_and_hours_and_stops_on_sigterm(tmp_path, server_config):
+    with running_server(tmp_path, server_config) as server:
+        status, headers, body = server.request("GET", "/healthz")
+        assert (status, json.loads(body)) == (200, {"status": "ok"})
+        assert headers["Server"] == "museum"
+        status, _, body = server.request("GET", "/v1.1/museum-hours?limit=3",
+                                         headers=auth_header("curator", "pw"))
+        assert status == 200 and len(json.loads(body)) == 3
+        status, _, _ = server.request("GET", "/v1.1/museum-hours")
+        assert status == 401
+        assert server.stop(signal.SIGTERM) == 0
+        log = server.log()
+    assert "GET /v1.1/museum-hours 200" in log and "GET /v1.1/museum-hours 401" in log
+    assert "stopped" in log
+
+
+def test_access_log_never_holds_credentials_or_emails(tmp_path, server_config):
+    credentials = auth_header("curator", "pw")
+    with running_server(tmp_path, server_config) as server:
+        status, _, _ = server.request(
+            "POST", "/v1.1/tickets", headers=credentials,
+            body={"ticketType": "general", "ticketDate": "2099-12-01", "email": SECRET_EMAIL,
+                  "phone": "+44 20 7946 0958"})
+        assert status == 201
+        server.stop()
+        log = server.log()
+    assert "POST /v1.1/tickets 201" in log
+    for secret in (credentials["Authorization"], credentials["Authorization"].split()[1],
+                   SECRET_EMAIL, "7946"):
+        assert secret not in log
+
+
+def test_sigint_also_stops_cleanly(tmp_path, server_config):
+    with running_server(tmp_path, server_config) as server:
+        assert server.stop(signal.SIGINT) == 0
+
+
+def test_an_invalid_config_stops_startup_with_one_line_and_status_2(tmp_path):
+    (tmp_path / "bad.ini").write_text("[hours]\ntuesday = 18:00-09:00\n")
+    result = run_museum("serve", "--config", "bad.ini", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "museum: bad.ini: [hours] tuesday: '18:00-09:00' closes before it opens"]
+
+
+def test_demo_passwords_refuse_a_public_address(tmp_path):
+    (tmp_path / "museum.ini").write_text((ROOT / "museum.ini").read_text())
+    result = run_museum("serve", "--host", "0.0.0.0", "--port", "0", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "demo password" in result.stderr and "0.0.0.0" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "museum.sqlite3").exists()
+
+
+def test_demo_passwords_on_loopback_start_with_a_warning(tmp_path):
+    shipped = (ROOT / "museum.ini").read_text()
+    with running_server(tmp_path, shipped) as server:
+        status, _, _ = server.request("GET", "/v1.1/museum-hours",
+                                      headers=auth_header("visitor", "museum"))
+        assert status == 200
+        server.stop()
+        assert "WARNING museum: demo password in use for admin, visitor" in server.log()
+
+
+def test_hash_password_reads_stdin(tmp_path):
+    result = run_museum("hash-password", cwd=tmp_path, stdin="correct horse\n")
+    assert result.returncode == 0
+    assert museum.check_password("correct horse", result.stdout.strip())
+
+
+def test_a_database_from_a_newer_version_stops_startup(tmp_path, server_config):
+    database = sqlite3.connect(tmp_path / "museum.sqlite3")
+    database.execute("PRAGMA user_version = 99")
+    database.close()
+    (tmp_path / "museum.ini").write_text(server_config)
+    result = run_museum("serve", "--port", "0", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "newer than this service supports" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], ["serve", "--help"], ["hash-password", "--help"],
+                                  ["verify-ticket", "--help"]])
+def test_every_command_has_help(tmp_path, args):
+    result = run_museum(*args, cwd=tmp_path)
+    assert result.returncode == 0 and "usage: museum" in result.stdout
+
+
+def test_version(tmp_path):
+    result = run_museum("--version", cwd=tmp_path)
+    assert result.stdout.strip() == f"museum {museum.__version__}"
+
+
+def test_importing_the_module_opens_nothing(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-c", "import museum, os; print(sorted(os.listdir('.')))"],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_module_level_app_is_built_from_the_default_config_on_first_call(
+        tmp_path, server_config, monkeypatch):
+    (tmp_path / "site.ini").write_text(server_config)
+    monkeypatch.setenv("MUSEUM_CONFIG", str(tmp_path / "site.ini"))
+    monkeypatch.setenv("MUSEUM_STORAGE_URL", str(tmp_path / "embedded.sqlite3"))
+    monkeypatch.setattr(museum, "_default_app", None)
+    client = webtest.TestApp(museum.app)
+    assert not (tmp_path / "embedded.sqlite3").exists()
+    client.get("/v1.1/museum-hours", headers=auth_header("curator", "pw"), status=200)
+    assert (tmp_path / "embedded.sqlite3").exists()
