@@ -35,6 +35,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import falcon
 
+import openapi_document
 import storage
 import ticket_image
 
@@ -116,12 +117,18 @@ SCHEMA = {
         "connection_limit": Option("100", _positive_int, "open connections accepted at once"),
         "channel_timeout": Option("30", _positive_int,
                                   "seconds an idle or stalled connection is kept open"),
+        "max_request_header_size": Option("65536", _positive_int,
+                                          "bytes of request line and headers (more: 431)"),
+        "max_request_body_size": Option("1048576", _positive_int,
+                                        "bytes of body waitress buffers (more: 413); the API "
+                                        "itself takes JSON bodies up to 65536"),
         "ident": Option("museum", _text, "the Server header sent with every response"),
         "trusted_proxy": Option("", _text, "address of a reverse proxy whose X-Forwarded-* "
                                 "headers are trusted (empty: none)"),
     },
     "storage": {
-        "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path)"),
+        "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path), or "
+                      "postgresql://user@host/dbname to share one database between instances"),
     },
     "museum": {
         "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
@@ -389,8 +396,9 @@ class Validator:
         return None
 
     def number(self, name, value, low, high):
+        # The range test comes first: isfinite() of a huge JSON integer raises OverflowError.
         if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and math.isfinite(value) and low <= value <= high:
+                and low <= value <= high and math.isfinite(value):
             return float(value)  # as the store gives it back
         self.error(name, f"must be a number from {low} to {high}")
         return None
@@ -582,16 +590,44 @@ def _reject_constant(name):
 # ============================================================================================
 
 class AccessLog:
-    """One line per request on `museum.access` (waitress writes none): method, path, status,
-    duration. Never headers, query strings or bodies, which may carry credentials or emails."""
+    """One line per request on `museum.access` (waitress writes none): address, method, path,
+    status, duration. Never headers, query strings or bodies, which may carry credentials or
+    emails; path segments that are neither UUIDs nor plain words are logged as `*`."""
 
     def process_request(self, req, resp):
         req.context.started = time.perf_counter()
 
     def process_response(self, req, resp, resource, req_succeeded):
         elapsed = (time.perf_counter() - req.context.started) * 1000
-        access_log.info("%s %s %s %s %.1fms", req.remote_addr, req.method, req.path,
+        access_log.info("%s %s %s %s %.1fms", _loggable_address(req.remote_addr),
+                        _loggable_word(req.method), _loggable_path(req.path),
                         resp.status_code, elapsed)
+
+
+LOGGABLE_WORD = re.compile(r"[A-Za-z0-9._~-]{1,64}")
+DIGIT_RUN = re.compile(r"\d{7}")
+
+
+def _loggable_word(text):
+    """`text` if it is a UUID or a short plain word without a run of 7 digits (which could
+    be a phone number), else `*`: no email, phone or line break reaches the log from a URL."""
+    if UUID_TEXT.fullmatch(text) or (LOGGABLE_WORD.fullmatch(text)
+                                     and not DIGIT_RUN.search(text)):
+        return text
+    return "*"
+
+
+def _loggable_path(path):
+    segments = path.split("/")
+    logged = "/".join(segment and _loggable_word(segment) for segment in segments[:12])
+    return logged + ("/..." if len(segments) > 12 else "")
+
+
+def _loggable_address(address):
+    try:
+        return str(ipaddress.ip_address((address or "").strip("[]")))
+    except ValueError:
+        return "-"
 
 
 class SafeHeaders:
@@ -678,6 +714,27 @@ class Authenticator:
                 del self._failures[address]
 
 
+class AnyCredentials(Authenticator):
+    """The mock's auth: any well-formed Basic credentials act as an admin of that name."""
+
+    def __init__(self):
+        super().__init__({}, max_failures=1, failure_window=1, lockout=1)
+
+    def authenticate(self, header):
+        credentials = _basic_credentials(header)
+        return User(credentials[0], "admin", "") if credentials else None
+
+    def _count_failure(self, address):
+        """The mock locks no one out."""
+
+
+class MockMarker:
+    """Tells every client of the mock that nothing it writes is kept."""
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        resp.set_header("X-Museum-Mock", "true")
+
+
 def _basic_credentials(header):
     """(name, password) from `Basic base64(name:password)`, or None if malformed."""
     scheme, _, encoded = (header or "").partition(" ")
@@ -685,7 +742,7 @@ def _basic_credentials(header):
         return None
     try:
         decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+    except (binascii.Error, UnicodeDecodeError, ValueError):  # ValueError: not ASCII
         return None
     name, colon, password = decoded.partition(":")
     return (name, password) if colon else None
@@ -709,6 +766,15 @@ class Health:
     def on_get(self, req, resp):
         self.store.check()  # Unavailable becomes a 503 problem
         json_response(resp, {"status": "ok"})
+
+
+class Description:
+    """The OpenAPI description of this interface; public, so clients can be generated."""
+
+    auth_required = False
+
+    def on_get(self, req, resp):
+        json_response(resp, openapi_document.DOCUMENT)
 
 
 class MuseumHours:
@@ -840,7 +906,8 @@ class Tickets:
             except storage.DuplicateCode:
                 continue
         else:
-            raise Problem(503, "Could not draw a unique confirmation code; try again.")
+            raise Problem(503, "Could not draw a unique confirmation code; try again.",
+                          headers={"Retry-After": "1"})
         json_response(resp, self._receipt(stored), 201)
         resp.location = f"{API}/tickets/{stored['ticketId']}/qr"
 
@@ -899,7 +966,8 @@ def _qr_tag(secret, ticket_id, code):
 def read_qr_text(secret, text):
     """(ticket_id, code) when `text` is a genuine ticket QR text, else None."""
     parts = text.strip().split(":")
-    if len(parts) != 4 or parts[0] != "MUSEUM1":
+    # A genuine text is ASCII; compare_digest raises on anything else.
+    if len(parts) != 4 or parts[0] != "MUSEUM1" or not text.isascii():
         return None
     _, ticket_id, code, tag = parts
     return (ticket_id, code) if hmac.compare_digest(tag, _qr_tag(secret, ticket_id, code)) \
@@ -916,6 +984,7 @@ class TicketCode:
         self.secret = secret
         self._images = collections.OrderedDict()
         self._lock = threading.Lock()
+        self._drawing = {}  # key -> lock held by the one thread drawing that image
 
     def on_get(self, req, resp, ticket_id):
         ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
@@ -937,14 +1006,23 @@ class TicketCode:
             if key in self._images:
                 self._images.move_to_end(key)
                 return self._images[key]
-        png = ticket_image.render_ticket("MUSEUM TICKET", _ticket_lines(ticket),
-                                         qr_text(self.secret, ticket["ticketId"],
-                                                 ticket["confirmationCode"]))
-        entry = png, falcon.ETag(hashlib.sha256(png).hexdigest()[:32])
-        with self._lock:
-            self._images[key] = entry
-            if len(self._images) > self.CACHE_LIMIT:
-                self._images.popitem(last=False)
+            drawing = self._drawing.setdefault(key, threading.Lock())
+        with drawing:  # concurrent first requests wait for one drawing instead of each drawing
+            with self._lock:
+                if key in self._images:
+                    return self._images[key]
+            try:
+                png = ticket_image.render_ticket("MUSEUM TICKET", _ticket_lines(ticket),
+                                                 qr_text(self.secret, ticket["ticketId"],
+                                                         ticket["confirmationCode"]))
+                entry = png, falcon.ETag(hashlib.sha256(png).hexdigest()[:32])
+                with self._lock:
+                    self._images[key] = entry
+                    if len(self._images) > self.CACHE_LIMIT:
+                        self._images.popitem(last=False)
+            finally:
+                with self._lock:
+                    self._drawing.pop(key, None)
         return entry
 
 
@@ -961,6 +1039,10 @@ def _ticket_lines(ticket):
 # The application
 # ============================================================================================
 
+def utc_now():
+    return datetime.now(timezone.utc)
+
+
 def museum_today(time_zone, clock):
     """A function giving today's date in the museum's time zone (None: the server's zone)."""
     return lambda: clock().astimezone(time_zone).date()
@@ -970,22 +1052,27 @@ def qr_secret(config, store):
     return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
 
-def create_app(config, store=None, clock=None, new_id=None):
+def create_app(config, store=None, clock=None, new_id=None, mock=False):
     """The WSGI app for `config`. Tests inject `store`, `clock` (aware datetime) and `new_id`;
-    by default the store is opened from the config's storage url."""
+    by default the store is opened from the config's storage url. `mock` swaps the users for
+    `AnyCredentials` and marks every response."""
     store = store or storage.open_store(config["storage"]["url"])
-    today = museum_today(config["museum"]["timezone"], clock or (lambda: datetime.now(timezone.utc)))
+    today = museum_today(config["museum"]["timezone"], clock or utc_now)
     new_id = new_id or (lambda: str(uuid.uuid4()))
     auth = config["auth"]
-    app = falcon.App(middleware=[
-        AccessLog(), SafeHeaders(),
-        Authenticator(config.users, auth["max_failures"], auth["failure_window"], auth["lockout"]),
-    ])
+    middleware = [AccessLog(), SafeHeaders()]
+    if mock:
+        middleware += [MockMarker(), AnyCredentials()]
+    else:
+        middleware.append(Authenticator(config.users, auth["max_failures"],
+                                        auth["failure_window"], auth["lockout"]))
+    app = falcon.App(middleware=middleware)
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
     app.add_error_handler(storage.StorageError, storage_error_as_problem)
     app.add_route("/healthz", Health(store))
+    app.add_route(f"{API}/openapi.json", Description())
     app.add_route(f"{API}/museum-hours", MuseumHours(config.schedule, today))
     app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id))
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
@@ -1043,20 +1130,63 @@ def command_serve(args):
     if demo:
         log.warning("demo password in use for %s: fine on this machine, replace it before "
                     "publishing the service", ", ".join(demo))
-    server = waitress.create_server(create_app(config), **waitress_settings(server_settings))
+    return run_server(create_app(config), server_settings,
+                      f"database {storage.display_url(config['storage']['url'])}")
+
+
+def command_mock(args):
+    overrides = {("server", "host"): args.host, ("server", "port"): args.port}
+    config = parse_config("", "mock defaults", overrides={k: v for k, v in overrides.items() if v})
+    store = storage.open_store(":memory:")
+    seed_demo_events(store, museum_today(config["museum"]["timezone"], utc_now)())
+    return run_server(create_app(config, store=store, mock=True), config["server"],
+                      "MOCK: demo data in memory, any credentials, nothing is kept")
+
+
+def run_server(wsgi_app, server_settings, what):
+    """Serve until SIGTERM or SIGINT; waitress then lets running requests finish."""
+    import waitress
+
+    server = waitress.create_server(wsgi_app, **waitress_settings(server_settings))
     signal.signal(signal.SIGTERM, _exit_on_signal)
-    log.info("museum service %s listening on http://%s:%s (database %s)", __version__,
-             server.effective_host, server.effective_port, config["storage"]["url"])
-    server.run()  # returns after SIGTERM/SIGINT, once the worker threads have drained
+    log.info("museum service %s listening on http://%s:%s (%s)", __version__,
+             server.effective_host, server.effective_port, what)
+    server.run()
     log.info("stopped")
     return 0
 
 
+DEMO_EVENTS = [
+    ("Night at the Museum", "Great Hall", "A torchlit tour of the galleries after closing.",
+     (4, 11, 18), 25),
+    ("Dinosaur Discovery Day", "Fossil Gallery", "Hands-on fossils and talks for families.",
+     (2, 9), 8.5),
+    ("Impressionist Masters", "East Wing", "Guided tour of the visiting impressionist "
+     "exhibition.", (1, 3, 5, 7, 14, 21), 15),
+    ("Conservation Lab Open Day", "Lower Ground", "Meet the conservators restoring a 17th "
+     "century altarpiece.", (10,), 0),
+]
+
+
+def seed_demo_events(store, today):
+    """A handful of realistic events on days after `today`, for the mock."""
+    for name, location, description, days, price in DEMO_EVENTS:
+        store.create_event({
+            "eventId": str(uuid.uuid4()), "name": name, "location": location,
+            "eventDescription": description, "price": float(price),
+            "dates": [(today + timedelta(days=day)).isoformat() for day in days]})
+
+
+def command_openapi(args):
+    print(json.dumps(openapi_document.DOCUMENT, indent=2))
+    return 0
+
+
 def waitress_settings(server_settings):
+    # The body size is a backstop for memory and disk: the app answers bodies over BODY_LIMIT.
     settings = {name: server_settings[name] for name in
-                ("host", "port", "threads", "connection_limit", "channel_timeout", "ident")}
-    # A backstop for memory and disk only: the app answers bodies over BODY_LIMIT itself.
-    settings["max_request_body_size"] = 16 * BODY_LIMIT
+                ("host", "port", "threads", "connection_limit", "channel_timeout", "ident",
+                 "max_request_header_size", "max_request_body_size")}
     settings["clear_untrusted_proxy_headers"] = True
     if server_settings["trusted_proxy"]:
         settings["trusted_proxy"] = server_settings["trusted_proxy"]
@@ -1084,8 +1214,7 @@ def command_verify_ticket(args):
     config = load_config(args.config, overrides=overrides)
     store = storage.open_store(config["storage"]["url"])
     verdict = verify_ticket(args.text, qr_secret(config, store), store,
-                            museum_today(config["museum"]["timezone"],
-                                         lambda: datetime.now(timezone.utc))())
+                            museum_today(config["museum"]["timezone"], utc_now)())
     print(verdict)
     return 0 if verdict.startswith("valid") else 1
 
@@ -1123,9 +1252,16 @@ def build_parser():
         epilog="config reference:\n" + help_for_config(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _config_flags(serve)
-    serve.add_argument("--host", help="address to listen on (default 127.0.0.1: this machine only)")
-    serve.add_argument("--port", help="TCP port (default 8080; 0 picks a free port)")
+    _listen_flags(serve)
     serve.set_defaults(run=command_serve)
+
+    mock = commands.add_parser(
+        "mock", help="serve the same API on demo data in memory (any credentials, kept nowhere)")
+    _listen_flags(mock)
+    mock.set_defaults(run=command_mock)
+
+    openapi = commands.add_parser("openapi", help="print the OpenAPI description as JSON")
+    openapi.set_defaults(run=command_openapi)
 
     hash_cmd = commands.add_parser(
         "hash-password", help="read a password from stdin, print a hash for [users]")
@@ -1139,9 +1275,15 @@ def build_parser():
     return parser
 
 
+def _listen_flags(parser):
+    parser.add_argument("--host", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", help="TCP port (default 8080; 0 picks a free port)")
+
+
 def _config_flags(parser):
     parser.add_argument("--config", help="config file (default: $MUSEUM_CONFIG or ./museum.ini)")
-    parser.add_argument("--db", help="database file (default from the config: museum.sqlite3)")
+    parser.add_argument("--db", help="sqlite database file or postgresql:// URL (default from "
+                        "the config: museum.sqlite3)")
 
 
 def main(argv=None):

@@ -17,7 +17,7 @@ _EVENT_EXAMPLE = {
     "name": "Pirate Coding Workshop",
     "location": "Seven Seas Gallery",
     "eventDescription": "Learn to code like a pirate: treasure maps, loops and parrots.",
-    "dates": ["2025-10-29", "2025-10-30"],
+    "dates": ["2030-10-30", "2030-10-31"],
     "price": 25,
 }
 # The five writable fields of an event: the create and update bodies and the event itself.
@@ -50,7 +50,9 @@ DOCUMENT = {
             "changing and cancelling special events needs the admin role. Requests and "
             "responses are JSON, errors are RFC 9457 problem details "
             "(application/problem+json), and dates are ISO calendar dates in the "
-            "museum's time zone."
+            "museum's time zone. Requests that the HTTP server refuses before they reach "
+            "the application (malformed framing, headers over 64 KiB, bodies over its "
+            "buffer limit) get its short text/plain answer instead (400, 413, 431)."
         ),
     },
     "servers": [{"url": "/v1.1"}],
@@ -86,9 +88,9 @@ DOCUMENT = {
                             "application/json": {
                                 "schema": {"$ref": _SCHEMAS + "MuseumHours"},
                                 "example": [
-                                    {"date": "2025-10-28", "timeOpen": "09:00",
+                                    {"date": "2030-10-29", "timeOpen": "09:00",
                                      "timeClose": "18:00"},
-                                    {"date": "2025-10-29", "timeOpen": "09:00",
+                                    {"date": "2030-10-30", "timeOpen": "09:00",
                                      "timeClose": "21:00"},
                                 ],
                             }
@@ -204,7 +206,7 @@ DOCUMENT = {
                     "content": {
                         "application/json": {
                             "schema": {"$ref": _SCHEMAS + "SpecialEventUpdate"},
-                            "example": {"price": 30, "dates": ["2025-10-29"]},
+                            "example": {"price": 30, "dates": ["2030-10-30"]},
                         },
                         "application/merge-patch+json": {
                             "schema": {"$ref": _SCHEMAS + "SpecialEventUpdate"},
@@ -266,7 +268,7 @@ DOCUMENT = {
                                     "summary": "General admission",
                                     "value": {
                                         "ticketType": "general",
-                                        "ticketDate": "2025-10-28",
+                                        "ticketDate": "2030-10-29",
                                         "email": "visitor@example.com",
                                     },
                                 },
@@ -274,7 +276,7 @@ DOCUMENT = {
                                     "summary": "Event ticket",
                                     "value": {
                                         "ticketType": "event",
-                                        "ticketDate": "2025-10-29",
+                                        "ticketDate": "2030-10-30",
                                         "email": "visitor@example.com",
                                         "phone": "+1 555-0100",
                                         "eventId": _EVENT_ID_EXAMPLE,
@@ -298,7 +300,7 @@ DOCUMENT = {
                                     "message": "Museum special event ticket purchased",
                                     "ticketId": _TICKET_ID_EXAMPLE,
                                     "ticketType": "event",
-                                    "ticketDate": "2025-10-29",
+                                    "ticketDate": "2030-10-30",
                                     "confirmationCode": "ticket-event-a1b2c3-d4e5f",
                                     "eventName": "Pirate Coding Workshop",
                                     "eventId": _EVENT_ID_EXAMPLE,
@@ -391,7 +393,7 @@ DOCUMENT = {
                 "required": False,
                 "description": "First date to include; defaults to today at the museum.",
                 "schema": {"$ref": _SCHEMAS + "Date"},
-                "example": "2025-10-28",
+                "example": "2030-10-29",
             },
             "EndDate": {
                 "name": "endDate",
@@ -399,14 +401,14 @@ DOCUMENT = {
                 "required": False,
                 "description": "Last date to include. Without it the range is open-ended.",
                 "schema": {"$ref": _SCHEMAS + "Date"},
-                "example": "2025-11-30",
+                "example": "2030-11-30",
             },
             "Page": {
                 "name": "page",
                 "in": "query",
                 "required": False,
-                "description": "Page number, from 1.",
-                "schema": {"type": "integer", "minimum": 1, "default": 1},
+                "description": "Page number, from 1; a page past the end is empty.",
+                "schema": {"type": "integer", "minimum": 1, "maximum": 1000000, "default": 1},
             },
             "Limit": {
                 "name": "limit",
@@ -442,14 +444,17 @@ DOCUMENT = {
                     "maxLength": 200,
                     "pattern": r"^[\x21-\x7E]{1,200}$",
                 },
-                "example": "order-2025-10-28-0001",
+                "example": "order-2030-10-29-0001",
             },
             "IfNoneMatch": {
                 "name": "If-None-Match",
                 "in": "header",
                 "required": False,
-                "description": "An earlier response's `ETag`; while it matches, the answer is 304.",
-                "schema": {"type": "string", "minLength": 1},
+                "description": (
+                    "An earlier response's `ETag` (or a list of them, or `*`); while one "
+                    "matches, the answer is 304. An empty list matches nothing."
+                ),
+                "schema": {"type": "string"},
                 "example": '"5d41402abc4b2a76"',
             },
         },
@@ -480,8 +485,9 @@ DOCUMENT = {
                 "description": "RFC 8288 links to the `next` and `prev` pages, when there are any.",
                 "required": False,
                 "schema": {"type": "string"},
-                "example": '</v1.1/special-events?page=3&limit=10>; rel="next", '
-                '</v1.1/special-events?page=1&limit=10>; rel="prev"',
+                "example": '<http://127.0.0.1:8080/v1.1/special-events?limit=10&page=3>; '
+                'rel="next", <http://127.0.0.1:8080/v1.1/special-events?limit=10&page=1>; '
+                'rel="prev"',
             },
             "ETag": {
                 "description": "Strong validator of the image, for `If-None-Match`.",
@@ -507,7 +513,7 @@ DOCUMENT = {
                 "type": "string",
                 "format": "date",
                 "pattern": r"^\d{4}-\d{2}-\d{2}$",
-                "examples": ["2025-10-28"],
+                "examples": ["2030-10-29"],
             },
             "Time": {
                 "type": "string",
@@ -533,22 +539,19 @@ DOCUMENT = {
                 "type": "string",
                 "description": "Trimmed of surrounding whitespace, then 1-200 characters.",
                 "minLength": 1,
-                "maxLength": 200,
-                "pattern": r"\S",
+                "pattern": r"^\s*\S(?:[\s\S]{0,198}\S)?\s*$",
             },
             "EventLocation": {
                 "type": "string",
                 "description": "Trimmed of surrounding whitespace, then 1-200 characters.",
                 "minLength": 1,
-                "maxLength": 200,
-                "pattern": r"\S",
+                "pattern": r"^\s*\S(?:[\s\S]{0,198}\S)?\s*$",
             },
             "EventDescription": {
                 "type": "string",
                 "description": "Trimmed of surrounding whitespace, then 1-5000 characters.",
                 "minLength": 1,
-                "maxLength": 5000,
-                "pattern": r"\S",
+                "pattern": r"^\s*\S(?:[\s\S]{0,4998}\S)?\s*$",
             },
             "EventDates": {
                 "type": "array",
@@ -677,8 +680,10 @@ DOCUMENT = {
                             "type": "about:blank",
                             "title": "Bad Request",
                             "status": 400,
-                            "detail": "The request is invalid.",
-                            "errors": [{"field": "limit", "message": "must be between 1 and 30"}],
+                            "detail": "A query parameter is not valid; see errors.",
+                            "errors": [
+                                {"field": "limit", "message": "must be a whole number from 1 to 30"}
+                            ],
                         },
                     }
                 },

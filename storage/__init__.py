@@ -11,7 +11,12 @@ Ids and dates are strings (UUID text, ISO dates); validation happens before a ca
 app. Domain errors are the exceptions below; backends raise nothing else on ordinary failures.
 """
 
+import re
 from abc import ABC, abstractmethod
+
+# A password in a url: `scheme://user:PASSWORD@host` or `?password=PASSWORD`.
+USER_PASSWORD = re.compile(r"(://[^/?#@:]*:)[^/?#@]*(?=@)")
+QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 
 
 class StorageError(Exception):
@@ -105,10 +110,29 @@ class Store(ABC):
         """Release connections."""
 
 
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
 def open_store(url):
-    """Open the store a config's storage url names: a file path, `sqlite:///path`, or
-    `:memory:` (a private in-memory database)."""
+    """Open the store a config's storage url names: a sqlite file path, `sqlite:///path`,
+    `:memory:` (a private in-memory database), or `postgresql://user@host/dbname` (the
+    password from the url or the standard `PG*` environment variables)."""
+    scheme, separator, rest = url.partition("://")
+    if separator and scheme.lower() in POSTGRES_SCHEMES:
+        try:
+            from storage.postgres import PostgresStore
+        except ImportError as error:  # psycopg or psycopg_pool is not installed
+            raise StorageError(f"PostgreSQL support needs: pip install "
+                               f"'museum-service[postgres]' ({error})") from error
+        return PostgresStore(url)
+    if separator and scheme.lower() != "sqlite":
+        raise StorageError(f"unsupported storage url {display_url(url)!r}: give a sqlite file "
+                           f"path, sqlite:///path or postgresql://user@host/dbname")
     from storage.sqlite import SQLiteStore
 
-    path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
-    return SQLiteStore(path)
+    return SQLiteStore(rest.removeprefix("/") if separator else url)
+
+
+def display_url(url):
+    """`url` with any password masked, for logs and messages."""
+    return QUERY_PASSWORD.sub(r"\1***", USER_PASSWORD.sub(r"\1***", url))

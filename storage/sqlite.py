@@ -7,6 +7,7 @@ so writers queue on the busy timeout instead of failing when a read upgrades to 
 
 import functools
 import json
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from storage import (
     Store,
     Unavailable,
 )
+from storage.common import LAST_DATE, event_record, ticket_record, unavailable_on
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -86,43 +88,28 @@ COUNT_QUERY = "SELECT count(DISTINCT event_id) FROM event_dates WHERE date >= ? 
 
 
 def _unavailable_on_error(method):
-    """Turn sqlite's operational failures (locked, read-only, disk full, I/O) into `Unavailable`."""
+    """Every failure of the database itself becomes `Unavailable`: locked, read-only, disk
+    full, I/O errors (OperationalError) and a damaged or foreign file (DatabaseError proper).
+    The thread's connection is dropped, so the next call opens a fresh one once the cause is
+    gone. Constraint and binding errors are the service's bugs and stay as they are (500)."""
+    mapped = unavailable_on(sqlite3.DatabaseError)(method)
 
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
         try:
-            return method(self, *args, **kwargs)
-        except sqlite3.OperationalError as error:
-            raise Unavailable(str(error)) from error
+            return mapped(self, *args, **kwargs)
+        except Unavailable as error:
+            if isinstance(error.__cause__, (sqlite3.IntegrityError, sqlite3.InterfaceError)):
+                raise error.__cause__ from None
+            self._drop_connection()
+            raise
 
     return guarded
 
 
 def _event(row):
     event_id, name, location, description, dates, price = row[:6]
-    return {
-        "eventId": event_id,
-        "name": name,
-        "location": location,
-        "eventDescription": description,
-        "dates": json.loads(dates),
-        "price": price,
-    }
-
-
-def _ticket(row):
-    ticket_id, kind, date, event_id, code, email, phone, event_name, cancelled = row
-    return {
-        "ticketId": ticket_id,
-        "ticketType": kind,
-        "ticketDate": date,
-        "eventId": event_id,
-        "confirmationCode": code,
-        "email": email,
-        "phone": phone,
-        "eventName": event_name,
-        "cancelled": bool(cancelled),
-    }
+    return event_record(event_id, name, location, description, json.loads(dates), price)
 
 
 class SQLiteStore(Store):
@@ -132,7 +119,10 @@ class SQLiteStore(Store):
         self._connections = []
         self._lock = threading.Lock()
         self._shared = self._connect() if path == ":memory:" else None
+        self._identity = None
         self._migrate()
+        if self._shared is None:
+            self._identity = self._file_identity()
 
     # -- connections and transactions ------------------------------------------------
 
@@ -141,13 +131,17 @@ class SQLiteStore(Store):
             self.path, isolation_level=None, check_same_thread=False,
             timeout=BUSY_TIMEOUT_MS / 1000,
         )
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if mode != "wal" and self.path != ":memory:":
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode != "wal" and self.path != ":memory:":
+                raise Unavailable(f"{self.path}: sqlite could not switch to WAL mode "
+                                  f"(got {mode})")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        except BaseException:
             conn.close()
-            raise Unavailable(f"{self.path}: sqlite could not switch to WAL mode (got {mode})")
-        conn.execute("PRAGMA synchronous = FULL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            raise
         with self._lock:
             self._connections.append(conn)
         return conn
@@ -158,35 +152,68 @@ class SQLiteStore(Store):
             with self._lock:
                 yield self._shared
             return
+        if self._identity is not None and self._file_identity() != self._identity:
+            # Gone, moved or replaced under us: a write now would be lost at the next start.
+            raise Unavailable(f"{self.path}: the database file is missing or was replaced")
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._local.conn = self._connect()
+            # sqlite silently opens a file it cannot write read-only; such a connection
+            # still reads, and is replaced before its thread's next write.
+            self._local.read_only = not os.access(self.path, os.W_OK)
         yield conn
+
+    def _file_identity(self):
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            return None
+        return stat.st_dev, stat.st_ino
+
+    def _drop_connection(self):
+        """Close this thread's connection after a failure (a shared one stays)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            return
+        self._local.conn = None
+        with self._lock:
+            if conn in self._connections:
+                self._connections.remove(conn)
+        conn.close()
 
     @contextmanager
     def _write(self):
+        if getattr(self._local, "read_only", False):
+            self._drop_connection()
         with self._connection() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
+                conn.execute("COMMIT")  # a failed COMMIT is rolled back too, not left open
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     def _migrate(self):
+        """Apply the missing steps. Each reads the version under the write lock, so
+        processes opening a new file together apply every step once."""
+        while self._apply_next_step():
+            pass
+
+    def _apply_next_step(self):
         with self._write() as conn:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > len(MIGRATIONS):
                 raise SchemaTooNew(
                     f"{self.path}: database schema version {version} is newer than this "
                     f"service supports ({len(MIGRATIONS)}); upgrade the service")
-        for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
-            with self._write() as conn:
-                for statement in step:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {number}")
+            if version == len(MIGRATIONS):
+                return False
+            for statement in MIGRATIONS[version]:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            return True
 
     def schema_version(self):
         with self._connection() as conn:
@@ -242,7 +269,7 @@ class SQLiteStore(Store):
 
     @_unavailable_on_error
     def list_events(self, start, end, offset, limit):
-        window = (start, end or "9999-12-31")
+        window = (start, end or LAST_DATE)
         with self._connection() as conn:
             rows = conn.execute(LIST_QUERY, (*window, limit, offset)).fetchall()
             if rows:
@@ -299,7 +326,8 @@ class SQLiteStore(Store):
                     "VALUES (?, ?, ?, ?)",
                     (*idempotency, ticket["ticketId"]),
                 )
-            return _ticket(conn.execute(TICKET_QUERY, (ticket["ticketId"],)).fetchone()), True
+            stored = conn.execute(TICKET_QUERY, (ticket["ticketId"],)).fetchone()
+            return ticket_record(*stored), True
 
     @staticmethod
     def _replayed_ticket(conn, user, key, fingerprint):
@@ -311,7 +339,7 @@ class SQLiteStore(Store):
             return None
         if row[0] != fingerprint:
             raise IdempotencyConflict(key)
-        return _ticket(conn.execute(TICKET_QUERY, (row[1],)).fetchone())
+        return ticket_record(*conn.execute(TICKET_QUERY, (row[1],)).fetchone())
 
     @_unavailable_on_error
     def get_ticket(self, ticket_id):
@@ -319,7 +347,7 @@ class SQLiteStore(Store):
             row = conn.execute(TICKET_QUERY, (ticket_id,)).fetchone()
         if row is None:
             raise NotFound(ticket_id)
-        return _ticket(row)
+        return ticket_record(*row)
 
     @_unavailable_on_error
     def setting(self, name, default):

@@ -10,6 +10,8 @@ import webtest
 import museum
 import storage
 
+pytest_plugins = ["postgres"]  # the postgres_server and postgres_url fixtures
+
 # Sunday 22 November 2026, noon in the museum's zone (UTC in the tests).
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
 TODAY = NOW.date().isoformat()

@@ -1,4 +1,5 @@
-"""A real `museum serve` process on a free loopback port, for end-to-end tests."""
+"""A real `museum serve` (or `museum mock`) process on a free loopback port, for end-to-end
+tests."""
 
 import base64
 import http.client
@@ -6,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -27,9 +29,15 @@ class Server:
     def log(self):
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
-    def request(self, method, path, body=None, headers=None, timeout=30):
-        """(status, headers, body bytes) of one request on a fresh connection."""
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+    def connection(self, timeout=30, source=None):
+        """A new HTTP connection to the server, from loopback address `source` if given."""
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout,
+                                          source_address=(source, 0) if source else None)
+
+    def request(self, method, path, body=None, headers=None, timeout=30, source=None):
+        """(status, headers, body bytes) of one request on a fresh connection; `source` is
+        the client's loopback address (127.0.0.1 when None)."""
+        connection = self.connection(timeout, source)
         try:
             payload = json.dumps(body).encode() if body is not None else None
             all_headers = {"Content-Type": "application/json"} if payload else {}
@@ -40,6 +48,22 @@ class Server:
         finally:
             connection.close()
 
+    def exchange(self, data, timeout=10):
+        """Send raw bytes on a fresh connection; return every byte the server answers until
+        it closes the connection (or `timeout` seconds pass without a byte)."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as sock:
+            try:
+                sock.sendall(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the server answered before taking everything: read its answer
+            received = b""
+            try:
+                while chunk := sock.recv(65536):
+                    received += chunk
+            except (TimeoutError, ConnectionResetError):
+                pass
+            return received
+
     def stop(self, sig=signal.SIGTERM, timeout=15):
         """Send `sig` to the server and return its exit status."""
         if self.process.poll() is None:
@@ -47,12 +71,26 @@ class Server:
         return self.process.wait(timeout=timeout)
 
 
+def wait_until(predicate, timeout, interval=0.05, what="the condition"):
+    """Poll `predicate` until it returns something true (returned) or `timeout` seconds pass
+    (AssertionError naming `what`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = predicate()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout} s")
+        time.sleep(interval)
+
+
 def auth_header(name, password):
     return {"Authorization": "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()}
 
 
-def start_server(directory, config_text, *extra_args, startup_timeout=30):
-    """Start `museum serve` with `config_text` in `directory` on a free port."""
+def start_server(directory, config_text, *extra_args, startup_timeout=30, db=None):
+    """Start `museum serve` with `config_text` in `directory` on a free port, on the
+    database `db` (a `--db` path or URL; default: museum.sqlite3 in `directory`)."""
     directory = Path(directory)
     config_path = directory / "museum.ini"
     config_path.write_text(config_text, encoding="utf-8")
@@ -60,10 +98,27 @@ def start_server(directory, config_text, *extra_args, startup_timeout=30):
     with open(log_path, "wb") as log_file:
         process = subprocess.Popen(
             [sys.executable, "-m", "museum", "serve", "--config", str(config_path),
-             "--port", "0", "--db", str(directory / "museum.sqlite3"), *extra_args],
+             "--port", "0", "--db", db or str(directory / "museum.sqlite3"), *extra_args],
             cwd=directory, stdout=log_file, stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
+    return _listening(process, log_path, startup_timeout)
+
+
+def start_mock(directory, *extra_args, startup_timeout=30):
+    """Start `museum mock` in `directory` on a free port."""
+    log_path = Path(directory) / f"mock-{time.monotonic_ns()}.log"
+    with open(log_path, "wb") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "museum", "mock", "--port", "0", *extra_args],
+            cwd=directory, stdout=log_file, stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    return _listening(process, log_path, startup_timeout)
+
+
+def _listening(process, log_path, startup_timeout):
+    """The Server once `process` logs its port; RuntimeError (with the log) if it does not."""
     deadline = time.monotonic() + startup_timeout
     while time.monotonic() < deadline:
         match = LISTENING.search(log_path.read_text(encoding="utf-8", errors="replace"))
@@ -78,9 +133,21 @@ def start_server(directory, config_text, *extra_args, startup_timeout=30):
 
 
 @contextmanager
-def running_server(directory, config_text, *extra_args):
+def running_server(directory, config_text, *extra_args, db=None):
     """A started server that is stopped (SIGTERM, then SIGKILL) when the block ends."""
-    server = start_server(directory, config_text, *extra_args)
+    with _stopped_at_end(start_server(directory, config_text, *extra_args, db=db)) as server:
+        yield server
+
+
+@contextmanager
+def running_mock(directory, *extra_args):
+    """A started `museum mock` that is stopped (SIGTERM, then SIGKILL) when the block ends."""
+    with _stopped_at_end(start_mock(directory, *extra_args)) as server:
+        yield server
+
+
+@contextmanager
+def _stopped_at_end(server):
     try:
         yield server
     finally:
