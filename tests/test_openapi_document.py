@@ -5,13 +5,20 @@ Needs the test-only packages pytest and openapi-spec-validator (which brings jso
 
 import collections
 import json
+import os
+import re
+import subprocess
+import sys
 
+import falcon.inspect
 import jsonschema
 import referencing
 import referencing.jsonschema
 from openapi_spec_validator import validate
 
+import museum
 from openapi_document import DOCUMENT
+from serving import ROOT
 
 METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 API_OPERATIONS = {
@@ -134,3 +141,42 @@ def test_examples_match_their_schemas():
         )
         errors = [error.message for error in validator.iter_errors(example)]
         assert not errors, (pointer, errors)
+
+
+def _routes(paths_and_methods):
+    """{(path with every `{parameter}` as `{}`, METHOD)}."""
+    return {(re.sub(r"\{[^}]*\}", "{}", path), method.upper())
+            for path, method in paths_and_methods}
+
+
+def test_description_and_app_route_the_same_paths_and_methods(config, store):
+    """Each (path, method) of the description is a route of the app and the other way round;
+    OPTIONS (answered by Falcon for every route) and the non-API `/healthz` aside."""
+    server = DOCUMENT["servers"][0]["url"]
+    described = _routes((server + path, method) for path, item in DOCUMENT["paths"].items()
+                        for method in item if method in METHODS)
+    app = museum.create_app(config, store=store)
+    routed = _routes((route.path, responder.method)
+                     for route in falcon.inspect.inspect_app(app).routes
+                     for responder in route.methods
+                     if not responder.internal and route.path != "/healthz")
+    assert ("/v1.1/special-events/{}", "PATCH") in routed
+    assert described - routed == set(), "described but not routed"
+    assert routed - described == set(), "routed but not described"
+
+
+def test_description_is_served_without_credentials(client):
+    """`GET /v1.1/openapi.json` answers the document itself, to anyone."""
+    res = client.get("/v1.1/openapi.json", status=200)
+    assert res.content_type == "application/json"
+    assert res.json == DOCUMENT
+
+
+def test_museum_openapi_prints_the_same_document(tmp_path):
+    """`museum openapi` prints the served document as JSON, opening no file or database."""
+    done = subprocess.run([sys.executable, "-m", "museum", "openapi"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == DOCUMENT
+    assert list(tmp_path.iterdir()) == []
