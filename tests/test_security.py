@@ -1,0 +1,327 @@
+"""Security properties: the cost of a failed login, the credential cache, brute force, safe
+headers, logs without secrets, the trusted reverse proxy, and the rotations SECURITY.md
+describes. The real-server tests run `museum serve` and connect from two loopback addresses
+(127.0.0.1 and 127.0.0.2) to act as two clients.
+"""
+
+import json
+import re
+import sqlite3
+import statistics
+import time
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+import webtest
+
+import museum
+from conftest import ADMIN, NOW, VISITOR, basic
+from endtoend import (
+    ADMIN_AUTH,
+    EVENTS,
+    TICKETS,
+    VISITOR_AUTH,
+    event_body,
+    open_days,
+    problem,
+    ticket_body,
+)
+from serving import auth_header, running_server, wait_until
+
+ROOT = Path(__file__).resolve().parent.parent
+HOURS = "/v1.1/museum-hours"
+CLIENT, OTHER_CLIENT = "127.0.0.1", "127.0.0.2"
+SAMPLES = 12  # logins timed per kind
+
+
+# -- the cost of a failed login ------------------------------------------------------------
+
+def test_a_wrong_password_and_an_unknown_user_cost_the_same_one_hash(make_client, config_text):
+    """Medians of interleaved samples: an unknown name must not answer measurably faster than
+    a real name with a wrong password (both pay one scrypt, tens of milliseconds). Were the
+    hash skipped for unknown users, they would answer about a thousand times faster."""
+    client = make_client(museum.parse_config(config_text + "[auth]\nmax_failures = 1000\n"))
+    kinds = {"wrong password": lambda n: basic("admin", f"guess-{n}"),
+             "unknown user": lambda n: basic(f"nobody-{n}", f"guess-{n}")}
+    timings = {kind: [] for kind in kinds}
+    for number in range(SAMPLES):
+        for kind, credentials in kinds.items():
+            started = time.perf_counter()
+            client.get(HOURS, headers=credentials(number), status=401)
+            timings[kind].append(time.perf_counter() - started)
+    started = time.perf_counter()
+    museum.check_password("x", museum.UNKNOWN_USER_HASH)
+    one_hash = time.perf_counter() - started
+    medians = {kind: statistics.median(samples) for kind, samples in timings.items()}
+    shown = ", ".join(f"{kind} {value * 1000:.1f} ms" for kind, value in medians.items())
+    print(f"median 401: {shown}; one scrypt {one_hash * 1000:.1f} ms")
+    ratio = medians["unknown user"] / medians["wrong password"]
+    assert 0.5 < ratio < 2, medians
+    assert min(medians.values()) > 0.002, "a failed login costs a password hash"
+
+
+def test_a_changed_password_stops_working_after_a_restart(tmp_path, password_hashes,
+                                                          config_text):
+    """The verified-credential cache lives in the process: a restart on a new config forgets
+    the old password even though it was verified (and cached) before."""
+    with running_server(tmp_path, config_text) as server:
+        for _ in range(2):  # the second answer comes from the cache
+            assert server.request("GET", HOURS, headers=ADMIN_AUTH)[0] == 200
+    changed = config_text.replace(password_hashes["admin"], museum.hash_password("rotated"))
+    with running_server(tmp_path, changed) as server:
+        status, headers, data = server.request("GET", HOURS, headers=ADMIN_AUTH)
+        assert status == 401
+        problem(status, headers, data)
+        assert server.request("GET", HOURS, headers=auth_header("admin", "rotated"))[0] == 200
+
+
+def test_a_changed_password_stops_working_when_the_app_is_rebuilt(
+        make_client, config_text, password_hashes):
+    """The same for an app rebuilt from a reloaded config in a running process."""
+    before = make_client(museum.parse_config(config_text))
+    before.get(HOURS, headers=ADMIN, status=200)
+    before.get(HOURS, headers=ADMIN, status=200)
+    changed = config_text.replace(password_hashes["admin"], museum.hash_password("rotated"))
+    after = make_client(museum.parse_config(changed))
+    after.get(HOURS, headers=ADMIN, status=401)
+    before.get(HOURS, headers=ADMIN, status=200)  # the old app keeps its own config
+
+
+# -- brute force ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_ten_failures_lock_one_address_out_with_429_and_others_log_in(tmp_path, config_text):
+    """Default threshold and window (10 failures in 60 s); the lock-out shortened to 3 s so
+    the test also sees it end."""
+    with running_server(tmp_path, config_text + "[auth]\nlockout = 3\n") as server:
+        for number in range(10):
+            status, _, _ = server.request("GET", HOURS, headers=basic("admin", f"guess-{number}"),
+                                          source=OTHER_CLIENT)
+            assert status == 401, number
+        status, headers, data = server.request("GET", HOURS, headers=ADMIN_AUTH,
+                                               source=OTHER_CLIENT)
+        assert status == 429, "even the right password waits out the lock-out"
+        problem(status, headers, data)
+        assert 1 <= int(headers["Retry-After"]) <= 3
+        # Another address is unaffected, both when it logs in and when it fails once.
+        assert server.request("GET", HOURS, headers=VISITOR_AUTH, source=CLIENT)[0] == 200
+        assert server.request("GET", HOURS, headers=basic("visitor", "typo"),
+                              source=CLIENT)[0] == 401
+        assert server.request("GET", HOURS, headers=ADMIN_AUTH, source=CLIENT)[0] == 200
+        wait_until(lambda: server.request("GET", HOURS, headers=ADMIN_AUTH,
+                                          source=OTHER_CLIENT)[0] == 200, 10, 0.25,
+                   "the end of the lock-out")
+        log = server.log()
+    assert log.count(f"{OTHER_CLIENT} GET {HOURS} 401") == 10
+    assert f"{OTHER_CLIENT} GET {HOURS} 429" in log
+
+
+# -- headers -------------------------------------------------------------------------------
+
+def exchanges(server, days):
+    """One request of every kind the API answers: (what, status, headers, body)."""
+    status, _, data = server.request("POST", EVENTS, event_body(1, days[:2]), ADMIN_AUTH)
+    event_id = json.loads(data)["eventId"]
+    status, headers, data = server.request("POST", TICKETS, ticket_body(1, days[0], event_id),
+                                           VISITOR_AUTH)
+    qr = headers["Location"]
+    etag = server.request("GET", qr, headers=VISITOR_AUTH)[1]["Etag"]
+    calls = [
+        ("health", "GET", "/healthz", None, {}),
+        ("openapi", "GET", "/v1.1/openapi.json", None, {}),
+        ("hours", "GET", HOURS, None, VISITOR_AUTH),
+        ("listing", "GET", EVENTS, None, VISITOR_AUTH),
+        ("event", "GET", f"{EVENTS}/{event_id}", None, VISITOR_AUTH),
+        ("create", "POST", EVENTS, event_body(2, days[:1]), ADMIN_AUTH),
+        ("patch", "PATCH", f"{EVENTS}/{event_id}", {"price": 3}, ADMIN_AUTH),
+        ("ticket", "POST", TICKETS, ticket_body(2, days[1]), VISITOR_AUTH),
+        ("image", "GET", qr, None, VISITOR_AUTH),
+        ("not modified", "GET", qr, None, {**VISITOR_AUTH, "If-None-Match": etag}),
+        ("bad request", "GET", f"{EVENTS}?limit=0", None, VISITOR_AUTH),
+        ("unauthorized", "GET", HOURS, None, {}),
+        ("forbidden", "DELETE", f"{EVENTS}/{event_id}", None, VISITOR_AUTH),
+        ("not found", "GET", "/nothing", None, VISITOR_AUTH),
+        ("wrong method", "PUT", HOURS, None, VISITOR_AUTH),
+        ("unsupported media", "POST", TICKETS, None,
+         {**VISITOR_AUTH, "Content-Type": "text/plain"}),
+        ("cancel", "DELETE", f"{EVENTS}/{event_id}", None, ADMIN_AUTH),
+        ("gone", "GET", qr, None, VISITOR_AUTH),
+    ]
+    answers = []
+    for what, method, path, body, headers in calls:
+        status, response_headers, data = server.request(method, path, body, headers)
+        answers.append((what, status, response_headers, data))
+    return answers
+
+
+@pytest.mark.parametrize("ident", ["museum", "", "Acme Gallery"])
+def test_every_answer_is_nosniff_json_is_no_store_and_server_says_only_the_ident(
+        tmp_path, config_text, ident):
+    days = open_days(config_text, 3)
+    with running_server(tmp_path, config_text + f"[server]\nident = {ident}\n") as server:
+        answers = exchanges(server, days)
+        raw = server.exchange(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70000 + b"\r\n\r\n")
+    statuses = {what: status for what, status, _, _ in answers}
+    assert statuses == {
+        "health": 200, "openapi": 200, "hours": 200, "listing": 200, "event": 200,
+        "create": 201, "patch": 200, "ticket": 201, "image": 200, "not modified": 304,
+        "bad request": 400, "unauthorized": 401, "forbidden": 403, "not found": 404,
+        "wrong method": 405, "unsupported media": 415, "cancel": 204, "gone": 410}
+    for what, status, headers, data in answers:
+        assert headers.get("X-Content-Type-Options") == "nosniff", what
+        if headers.get("Content-Type", "").endswith("json"):
+            assert headers.get("Cache-Control") == "no-store", what
+        assert headers.get("Server") == (ident or None), (what, headers)
+        assert not {"X-Powered-By", "Via"} & set(headers), what
+        assert not re.search(r"waitress|falcon|python|\d+\.\d+\.\d+", " ".join(
+            f"{name}: {value}" for name, value in headers.items()
+            if name not in ("Date", "Location", "ETag", "Link")), re.I), (what, headers)
+    image = next(headers for what, _, headers, _ in answers if what == "image")
+    assert image["Content-Type"] == "image/png"
+    assert image["Cache-Control"] == "private, max-age=86400"
+    # waitress's own answer to a malformed request: plain text, the ident only, nothing echoed.
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 431 ") and b"aaaa" not in raw and b"waitress" not in raw
+    assert (f"Server: {ident}".encode() in head) == bool(ident)
+
+
+# -- logs ----------------------------------------------------------------------------------
+
+EMAIL, PHONE = "grace.hopper@navy.example.org", "+1 (202) 555-0173"
+SECRETS = ["s3cret-guess", "admin-pass", "visitor-pass", EMAIL, "grace.hopper", PHONE,
+           "555-0173", "2025550173", "InjectedLine", "forged.example.org"]
+
+
+@pytest.mark.slow
+def test_logs_never_hold_passwords_authorization_emails_or_phones(tmp_path, config_text):
+    """Secrets sent everywhere a client can put them: credentials (right and wrong), bodies
+    (accepted and refused), query strings, path segments, other headers. Then not one of them,
+    nor the Authorization header in any form, is in the log; and no request forged a line."""
+    days = open_days(config_text, 2)
+    wrong = basic("admin", "s3cret-guess")
+    digits = "2025550173"
+    with running_server(tmp_path, config_text) as server:
+        requests = [
+            ("GET", HOURS, None, ADMIN_AUTH),
+            ("GET", HOURS, None, wrong),
+            ("GET", HOURS, None, basic("grace.hopper", "s3cret-guess")),
+            ("POST", TICKETS, {**ticket_body(1, days[0]), "email": EMAIL, "phone": PHONE},
+             VISITOR_AUTH),
+            ("POST", TICKETS, {**ticket_body(2, days[0]), "email": EMAIL, "phone": "x" + PHONE},
+             VISITOR_AUTH),
+            ("POST", TICKETS, {**ticket_body(3, days[0]), "email": EMAIL, "phone": PHONE},
+             {**VISITOR_AUTH, "Idempotency-Key": EMAIL}),
+            ("POST", TICKETS, {"email": EMAIL, "phone": PHONE, "extra": EMAIL}, VISITOR_AUTH),
+            ("GET", f"{EVENTS}?email={EMAIL}&phone={digits}", None, VISITOR_AUTH),
+            ("GET", f"{EVENTS}/{EMAIL}", None, VISITOR_AUTH),
+            ("GET", f"{EVENTS}/{digits}", None, VISITOR_AUTH),
+            ("GET", f"{TICKETS}/%2B1%20(202)%20555-0173/qr", None, VISITOR_AUTH),
+            ("GET", f"/{EMAIL}/{digits}", None, VISITOR_AUTH),
+            ("GET", "/v1.1/x%0a2026-01-01%2000:00:00,000%20INFO%20museum.access:%20InjectedLine",
+             None, VISITOR_AUTH),
+            ("GET", HOURS, None, {**ADMIN_AUTH, "X-Forwarded-For": "forged.example.org",
+                                  "User-Agent": EMAIL, "Referer": f"https://x/?{EMAIL}"}),
+        ]
+        for method, path, body, headers in requests:
+            status = server.request(method, path, body, headers)[0]
+            assert status < 500, (method, path, status)
+        server.stop()
+        log = server.log()
+    assert log.count(" museum.access: ") == len(requests), log
+    for line in log.splitlines():
+        assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ ", line), line
+    credentials = [ADMIN_AUTH, VISITOR_AUTH, wrong, basic("grace.hopper", "s3cret-guess")]
+    for secret in SECRETS + [value for header in credentials for value in
+                             (header["Authorization"], header["Authorization"].split()[1])]:
+        assert secret not in log, secret
+    for line in log.splitlines():
+        assert not re.search(r"\d{7}", line.partition(" museum.access: ")[2]), line
+
+
+# -- behind a TLS-terminating reverse proxy ------------------------------------------------
+
+def security_md_proxy_config():
+    """The `[server]` example of SECURITY.md, which this test runs as written."""
+    text = (ROOT / "SECURITY.md").read_text()
+    return re.search(r"```ini\n(\[server\]\n.*?)```", text, re.S).group(1)
+
+
+@pytest.mark.slow
+def test_proxy_headers_are_honoured_only_from_the_trusted_address(tmp_path, config_text):
+    """SECURITY.md's config trusts 127.0.0.1 as the proxy. Its X-Forwarded-* headers make the
+    client address (logs, lock-out) and the public URLs (Link); the same headers from
+    127.0.0.2 are dropped, so a direct client can neither hide nor frame another address."""
+    config = config_text + security_md_proxy_config()
+    assert museum.parse_config(config)["server"]["trusted_proxy"] == CLIENT
+    days = open_days(config_text, 2)
+    forwarded = {"X-Forwarded-For": "198.51.100.1, 203.0.113.7",  # a client's own XFF first
+                 "X-Forwarded-Proto": "https", "X-Forwarded-Host": "museum.example.org"}
+    with running_server(tmp_path, config) as server:
+        for number in range(2):
+            assert server.request("POST", EVENTS, event_body(number, days), ADMIN_AUTH)[0] == 201
+        listing = f"{EVENTS}?limit=1"
+        via_proxy = server.request("GET", listing, headers={**VISITOR_AUTH, **forwarded},
+                                   source=CLIENT)[1]
+        direct = server.request("GET", listing, headers={**VISITOR_AUTH, **forwarded},
+                                source=OTHER_CLIENT)[1]
+        assert via_proxy["Link"].startswith("<https://museum.example.org/v1.1/special-events?")
+        assert direct["Link"].startswith(f"<http://127.0.0.1:{server.port}/v1.1/special-events?")
+
+        # Ten failures of 203.0.113.7 behind the proxy lock out that client only ...
+        for number in range(10):
+            assert server.request("GET", HOURS, headers={**basic("admin", f"guess-{number}"),
+                                  **forwarded}, source=CLIENT)[0] == 401
+        assert server.request("GET", HOURS, headers={**ADMIN_AUTH, **forwarded},
+                              source=CLIENT)[0] == 429
+        other_visitor = {**forwarded, "X-Forwarded-For": "203.0.113.8"}
+        assert server.request("GET", HOURS, headers={**ADMIN_AUTH, **other_visitor},
+                              source=CLIENT)[0] == 200
+        # ... and a direct client cannot claim to be someone else, locked or not.
+        assert server.request("GET", HOURS, headers={**ADMIN_AUTH, **forwarded},
+                              source=OTHER_CLIENT)[0] == 200
+        for number in range(10):
+            spoofed = {**basic("admin", f"guess-{number}"), "X-Forwarded-For": f"192.0.2.{number}"}
+            assert server.request("GET", HOURS, headers=spoofed, source=OTHER_CLIENT)[0] == 401
+        assert server.request("GET", HOURS, headers={**ADMIN_AUTH, **other_visitor},
+                              source=OTHER_CLIENT)[0] == 429
+        log = server.log()
+    assert f"203.0.113.7 GET {EVENTS} 200" in log and f"{OTHER_CLIENT} GET {EVENTS} 200" in log
+    assert "198.51.100.1" not in log and "192.0.2." not in log
+
+
+# -- the rotations SECURITY.md describes ---------------------------------------------------
+
+def test_replacing_the_demo_passwords_leaves_no_demo_user(tmp_path):
+    shipped = (ROOT / "museum.ini").read_text()
+    assert sorted(museum.demo_users(museum.parse_config(shipped))) == ["admin", "visitor"]
+    rotated = re.sub(r"(?m)^(admin|visitor) = (\w+):\S+$",
+                     lambda m: f"{m[1]} = {m[2]}:{museum.hash_password(m[1] + '-new')}", shipped)
+    config = museum.parse_config(rotated)
+    assert museum.demo_users(config) == []
+    assert museum.check_password("admin-new", config.users["admin"].password_hash)
+
+
+def test_rotating_the_generated_qr_secret_makes_old_codes_read_as_forged(tmp_path, config,
+                                                                          db_path, store):
+    """SECURITY.md: stop the service, delete the stored secret, start again."""
+    client = webtest.TestApp(museum.create_app(config, store=store, clock=lambda: NOW))
+    ticket = client.post_json(TICKETS, {"ticketType": "general", "ticketDate": "2026-11-24",
+                                        "email": "ada@example.org"}, headers=VISITOR).json
+    old_secret = museum.qr_secret(config, store)
+    old_code = museum.qr_text(old_secret, ticket["ticketId"], ticket["confirmationCode"])
+    store.close()
+    with closing(sqlite3.connect(db_path)) as conn, conn:
+        conn.execute("DELETE FROM settings WHERE name = 'qr_secret'")
+    new_secret = museum.qr_secret(config, store)
+    assert new_secret != old_secret and len(new_secret) == 64
+    today = NOW.date().replace(day=24)
+    assert museum.verify_ticket(old_code, new_secret, store, today) == "forged"
+    new_code = museum.qr_text(new_secret, ticket["ticketId"], ticket["confirmationCode"])
+    assert museum.verify_ticket(new_code, new_secret, store, today).startswith("valid")
+
+
+def test_a_configured_qr_secret_wins_over_the_stored_one(config_text, store):
+    configured = museum.parse_config(config_text + "[tickets]\nqr_secret = rotated-2026\n")
+    assert museum.qr_secret(configured, store) == "rotated-2026"
+    assert museum.qr_secret(museum.parse_config(config_text), store) != "rotated-2026"
