@@ -1,13 +1,26 @@
-"""The sqlite store on a real file: durability settings, migrations and its contract."""
+"""The storage contract, run against every backend, then what is particular to each.
+
+The `backend` fixture is parametrized over sqlite (a file per test) and PostgreSQL (a fresh
+database per test on the server of tests/postgres.py); `store` is a store opened on it.
+Two stores opened on one backend behave like two instances of the service.
+"""
 
 import sqlite3
+import subprocess
+import sys
 import threading
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import pytest
 
 import storage
-from storage.sqlite import MIGRATIONS
+from serving import ROOT, wait_until
+from storage import sqlite as sqlite_backend
+
+DEAD_SERVER = "postgresql://museum@127.0.0.1:1/museum"  # nothing listens on port 1
 
 
 def event(**changes):
@@ -22,99 +35,196 @@ def ticket(**changes):
             "email": "visitor@example.org", "phone": None, **changes}
 
 
-def pragma(store, name):
-    with store._connection() as conn:
-        return conn.execute(f"PRAGMA {name}").fetchone()[0]
+def event_ticket(event_id, **changes):
+    return ticket(ticketType="event", eventId=event_id,
+                  confirmationCode=f"ticket-event-{uuid.uuid4().hex[:6]}-00000", **changes)
 
 
-def test_connections_are_durable_wal_with_foreign_keys(store):
-    assert pragma(store, "journal_mode") == "wal"
-    assert pragma(store, "synchronous") == 2  # FULL
-    assert pragma(store, "foreign_keys") == 1
-    assert pragma(store, "busy_timeout") > 0
+# -- the backends --------------------------------------------------------------------------
+
+class Backend:
+    """One database of one backend: opens stores on it (closed after the test) and runs
+    raw SQL for what the interface does not show."""
+
+    def __init__(self, url):
+        self.url = url
+        self._opened = []
+
+    def open(self):
+        opened = storage.open_store(self.url)
+        self._opened.append(opened)
+        return opened
+
+    def close_all(self):
+        for opened in self._opened:
+            opened.close()
 
 
-def test_each_thread_gets_its_own_connection(store):
-    seen = []
+class SQLiteBackend(Backend):
+    migrations = sqlite_backend.MIGRATIONS
+    integrity_error = sqlite3.IntegrityError
+    version_statement = "PRAGMA user_version = {}"
 
-    def remember():
-        with store._connection() as conn:
-            seen.append(conn)
-
-    threads = [threading.Thread(target=remember) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    remember()
-    assert len({id(conn) for conn in seen}) == 4
+    def rows(self, query):
+        conn = sqlite3.connect(self.url, isolation_level=None)
+        try:
+            return conn.execute(query).fetchall()
+        finally:
+            conn.close()
 
 
-def test_a_fresh_database_runs_every_migration(store):
-    assert store.schema_version() == len(MIGRATIONS)
+class PostgresBackend(Backend):
+    version_statement = "INSERT INTO schema_migrations (version) VALUES ({})"
+
+    def __init__(self, url):
+        super().__init__(url)
+        import psycopg
+
+        from storage import postgres
+
+        self.migrations = postgres.MIGRATIONS
+        self.integrity_error = psycopg.IntegrityError
+
+    def rows(self, query, params=None):
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            cursor = conn.execute(query, params)
+            return cursor.fetchall() if cursor.description else []
 
 
-def test_an_empty_version_0_database_is_migrated(db_path):
-    sqlite3.connect(db_path).close()
-    opened = storage.open_store(db_path)
-    assert opened.schema_version() == len(MIGRATIONS)
-    opened.create_event(event())
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request, tmp_path):
+    if request.param == "sqlite":
+        opened = SQLiteBackend(str(tmp_path / "museum.sqlite3"))
+    else:
+        opened = PostgresBackend(request.getfixturevalue("postgres_url"))
+    yield opened
+    opened.close_all()
 
 
-def test_opening_twice_does_not_migrate_again(db_path):
-    storage.open_store(db_path).create_event(event(name="kept"))
-    reopened = storage.open_store(db_path)
+@pytest.fixture
+def store(backend):
+    return backend.open()
+
+
+# -- migrations ------------------------------------------------------------------------------
+
+def test_a_fresh_database_runs_every_migration(store, backend):
+    assert store.schema_version() == len(backend.migrations)
+
+
+def test_opening_twice_does_not_migrate_again(backend):
+    backend.open().create_event(event(name="kept"))
+    reopened = backend.open()
+    assert reopened.schema_version() == len(backend.migrations)
     assert reopened.list_events("2026-01-01", None, 0, 10)[0][0]["name"] == "kept"
 
 
-def test_a_database_from_a_newer_version_is_refused(db_path):
-    conn = sqlite3.connect(db_path)
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
-    conn.close()
+def test_a_database_from_a_newer_version_is_refused(backend):
+    backend.open()
+    backend.rows(backend.version_statement.format(len(backend.migrations) + 1))
     with pytest.raises(storage.SchemaTooNew, match="newer than this service supports"):
-        storage.open_store(db_path)
+        backend.open()
 
 
-def test_sqlite_urls_name_the_same_file(tmp_path):
-    path = tmp_path / "by-url.sqlite3"
-    storage.open_store(f"sqlite:///{path}").create_event(event(name="via url"))
-    assert storage.open_store(str(path)).list_events("2026-01-01", None, 0, 1)[1] == 1
+def test_instances_starting_together_migrate_once(backend):
+    barrier = threading.Barrier(4)
 
+    def start(_):
+        barrier.wait()
+        return backend.open().schema_version()
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(start, range(4))) == [len(backend.migrations)] * 4
+
+
+# -- events ----------------------------------------------------------------------------------
 
 def test_events_round_trip(store):
     created = store.create_event(event())
     assert store.get_event(created["eventId"]) == created
+    with pytest.raises(storage.NotFound):
+        store.get_event(str(uuid.uuid4()))
 
 
-def test_a_failed_update_leaves_the_event_unchanged(store):
+def test_updates_change_the_fields_and_the_listing(store):
     created = store.create_event(event())
-    with pytest.raises(sqlite3.IntegrityError):  # NOT NULL: a bug upstream, rolled back
+    updated = store.update_event(created["eventId"], {"price": 20.0, "dates": ["2027-03-01"]})
+    assert updated == {**created, "price": 20.0, "dates": ["2027-03-01"]}
+    assert store.get_event(created["eventId"]) == updated
+    assert store.list_events("2026-12-01", "2026-12-31", 0, 10) == ([], 0)
+    assert store.list_events("2027-03-01", "2027-03-01", 0, 10) == ([updated], 1)
+
+
+def test_a_failed_update_leaves_the_event_unchanged(store, backend):
+    created = store.create_event(event())
+    with pytest.raises(backend.integrity_error):  # NOT NULL: a bug upstream, rolled back
         store.update_event(created["eventId"], {"name": None, "dates": ["2027-01-01"]})
     assert store.get_event(created["eventId"]) == created
     assert store.list_events("2027-01-01", None, 0, 10) == ([], 0)
 
 
-def test_cancelled_events_keep_their_row_but_leave_reads(store, db_path):
+def test_cancelled_events_keep_their_row_but_leave_reads(store, backend):
     created = store.create_event(event())
     store.cancel_event(created["eventId"])
     with pytest.raises(storage.NotFound):
         store.get_event(created["eventId"])
     with pytest.raises(storage.NotFound):
         store.cancel_event(created["eventId"])
+    with pytest.raises(storage.NotFound):
+        store.update_event(created["eventId"], {"price": 1.0})
     assert store.list_events("2026-01-01", None, 0, 10) == ([], 0)
-    row = sqlite3.connect(db_path).execute("SELECT name, cancelled FROM events").fetchone()
-    assert row == ("Night tour", 1)
+    assert backend.rows("SELECT name, cancelled FROM events") == [("Night tour", 1)]
+
+
+def test_listing_order_window_paging_and_total(store):
+    def add(name, dates):
+        return store.create_event(event(name=name, dates=dates))["eventId"]
+
+    late = add("Early name", ["2026-12-20"])
+    # First date inside the window decides, not the event's first date overall.
+    straddling = add("Straddling", ["2026-11-01", "2026-12-10"])
+    # Same first date: names by code point (capitals first), then ids.
+    lower = add("apple", ["2026-12-05"])
+    upper = add("Zebra", ["2026-12-05"])
+    twins = sorted([add("Twin", ["2026-12-05"]), add("Twin", ["2026-12-05"])])
+    add("Outside", ["2027-02-01"])
+    store.cancel_event(add("Cancelled", ["2026-12-06"]))
+
+    expected = [*twins, upper, lower, straddling, late]
+    ids = [found["eventId"] for found in store.list_events("2026-12-01", "2026-12-31", 0, 10)[0]]
+    assert ids == expected
+    page, total = store.list_events("2026-12-01", "2026-12-31", 2, 2)
+    assert [found["eventId"] for found in page] == expected[2:4] and total == 6
+    assert store.list_events("2026-12-01", "2026-12-31", 10, 2) == ([], 6)
+    assert store.list_events("2026-12-01", None, 0, 10)[1] == 7  # open-ended: "Outside" too
+    assert store.list_events("2026-12-20", "2026-12-20", 0, 10)[0][0]["eventId"] == late
+
+
+# -- tickets ---------------------------------------------------------------------------------
+
+def test_tickets_round_trip_with_their_event(store):
+    created = store.create_event(event())
+    general, sold = store.create_ticket(ticket(phone="+44 20 7946 0958"))
+    assert sold and store.get_ticket(general["ticketId"]) == general
+    assert general["eventName"] is None and general["cancelled"] is False
+    entry, _ = store.create_ticket(event_ticket(created["eventId"], ticketDate="2026-12-05"))
+    assert entry["eventName"] == "Night tour" and entry["ticketDate"] == "2026-12-05"
+    store.cancel_event(created["eventId"])
+    assert store.get_ticket(entry["ticketId"]) == {**entry, "cancelled": True}
+    with pytest.raises(storage.NotFound):
+        store.get_ticket(str(uuid.uuid4()))
 
 
 def test_event_tickets_check_the_event_in_the_same_transaction(store):
     created = store.create_event(event())
     with pytest.raises(storage.DateNotOffered) as raised:
-        store.create_ticket(ticket(ticketType="event", eventId=created["eventId"],
-                                   ticketDate="2026-12-02"))
+        store.create_ticket(event_ticket(created["eventId"], ticketDate="2026-12-02"))
     assert raised.value.dates == ["2026-12-01", "2026-12-05"]
     store.cancel_event(created["eventId"])
     with pytest.raises(storage.NotFound):
-        store.create_ticket(ticket(ticketType="event", eventId=created["eventId"]))
+        store.create_ticket(event_ticket(created["eventId"]))
 
 
 def test_confirmation_codes_are_unique_by_constraint(store):
@@ -134,13 +244,326 @@ def test_idempotency_keys_replay_or_conflict_per_user(store):
     assert created_for_other and other["ticketId"] != sold["ticketId"]
 
 
-def test_settings_keep_their_first_value(store, db_path):
+def test_a_failed_sale_leaves_its_idempotency_key_free(store):
+    created = store.create_event(event())
+    with pytest.raises(storage.DateNotOffered):
+        store.create_ticket(event_ticket(created["eventId"], ticketDate="2026-12-02"),
+                            ("visitor", "key-1", "body-a"))
+    _, sold = store.create_ticket(event_ticket(created["eventId"]), ("visitor", "key-1", "body-a"))
+    assert sold
+
+
+def test_settings_keep_their_first_value(store, backend):
     assert store.setting("qr_secret", "first") == "first"
-    assert storage.open_store(db_path).setting("qr_secret", "second") == "first"
+    assert backend.open().setting("qr_secret", "second") == "first"
 
 
-def test_in_memory_stores_are_private(tmp_path):
+# -- two instances at the same moment --------------------------------------------------------
+
+def at_once(count, action):
+    """The results of `action(n)` for n in range(count), all released together."""
+    barrier = threading.Barrier(count)
+
+    def run(n):
+        barrier.wait()
+        return action(n)
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(run, range(count)))
+
+
+def test_one_ticket_per_idempotency_key_across_instances(backend):
+    instances = [backend.open(), backend.open()]
+    results = at_once(16, lambda n: instances[n % 2].create_ticket(
+        ticket(), ("visitor", "shared-key", "body")))
+    assert sum(created for _, created in results) == 1
+    assert len({sold["ticketId"] for sold, _ in results}) == 1
+    assert backend.rows("SELECT count(*) FROM tickets") == [(1,)]
+
+
+def test_a_confirmation_code_is_sold_once_across_instances(backend):
+    instances = [backend.open(), backend.open()]
+
+    def buy(n):
+        try:
+            return instances[n % 2].create_ticket(ticket(confirmationCode="ticket-x-1"))[1]
+        except storage.DuplicateCode:
+            return False
+
+    assert sorted(at_once(8, buy)) == [False] * 7 + [True]
+
+
+def test_no_ticket_is_sold_after_a_cancellation_on_another_instance_returned(backend):
+    seller, canceller = backend.open(), backend.open()
+    event_id = seller.create_event(event())["eventId"]
+    acknowledged = []  # the moment cancel_event returned
+    attempts = []  # (started, sold) of every purchase
+
+    def sell(_):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not late_attempts(5):
+            started = time.monotonic()
+            try:
+                seller.create_ticket(event_ticket(event_id))
+                attempts.append((started, True))
+            except storage.NotFound:
+                attempts.append((started, False))
+
+    def late_attempts(count):
+        return acknowledged and sum(started > acknowledged[0] for started, _ in attempts) >= count
+
+    with ThreadPoolExecutor(6) as pool:
+        sellers = [pool.submit(sell, n) for n in range(6)]
+        wait_until(lambda: sum(sold for _, sold in attempts) >= 20, 30, 0.001, "20 sales")
+        canceller.cancel_event(event_id)
+        acknowledged.append(time.monotonic())
+        for seller_thread in sellers:
+            seller_thread.result()
+    assert not [started for started, sold in attempts if sold and started > acknowledged[0]]
+    sold = sum(sold for _, sold in attempts)
+    assert backend.rows("SELECT count(*) FROM tickets") == [(sold,)]
+
+
+# -- sqlite only -----------------------------------------------------------------------------
+
+@pytest.fixture
+def sqlite_store(db_path):
+    opened = storage.open_store(db_path)
+    yield opened
+    opened.close()
+
+
+def pragma(opened, name):
+    with opened._connection() as conn:
+        return conn.execute(f"PRAGMA {name}").fetchone()[0]
+
+
+def test_connections_are_durable_wal_with_foreign_keys(sqlite_store):
+    assert pragma(sqlite_store, "journal_mode") == "wal"
+    assert pragma(sqlite_store, "synchronous") == 2  # FULL
+    assert pragma(sqlite_store, "foreign_keys") == 1
+    assert pragma(sqlite_store, "busy_timeout") > 0
+
+
+def test_each_thread_gets_its_own_connection(sqlite_store):
+    seen = []
+
+    def remember():
+        with sqlite_store._connection() as conn:
+            seen.append(conn)
+
+    threads = [threading.Thread(target=remember) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    remember()
+    assert len({id(conn) for conn in seen}) == 4
+
+
+def test_an_empty_version_0_file_is_migrated(db_path):
+    sqlite3.connect(db_path).close()
+    opened = storage.open_store(db_path)
+    assert opened.schema_version() == len(sqlite_backend.MIGRATIONS)
+    opened.create_event(event())
+
+
+def test_sqlite_urls_name_the_same_file(tmp_path):
+    path = tmp_path / "by-url.sqlite3"
+    storage.open_store(f"sqlite:///{path}").create_event(event(name="via url"))
+    assert storage.open_store(str(path)).list_events("2026-01-01", None, 0, 1)[1] == 1
+
+
+def test_in_memory_stores_are_private():
     one, two = storage.open_store(":memory:"), storage.open_store(":memory:")
     one.create_event(event())
     assert one.list_events("2026-01-01", None, 0, 10)[1] == 1
     assert two.list_events("2026-01-01", None, 0, 10)[1] == 0
+
+
+def test_sqlite_listings_are_served_by_the_index(sqlite_store):
+    with sqlite_store._connection() as conn:
+        plan = [row[3] for row in conn.execute(
+            "EXPLAIN QUERY PLAN " + sqlite_backend.LIST_QUERY, ("2026-12-01", "2026-12-07", 10, 0))]
+    assert "SEARCH event_dates USING PRIMARY KEY (date>? AND date<?)" in plan
+    assert not [step for step in plan if step.startswith(("SCAN event_dates", "SCAN e"))]
+
+
+def test_other_url_schemes_are_refused():
+    with pytest.raises(storage.StorageError,
+                       match=r"unsupported storage url 'mysql://u:\*\*\*@h/museum'"):
+        storage.open_store("mysql://u:secret@h/museum")
+
+
+# -- PostgreSQL only -------------------------------------------------------------------------
+
+def test_postgres_urls_open_the_postgres_backend(postgres_url):
+    from storage.postgres import PostgresStore
+
+    for url in (postgres_url, postgres_url.replace("postgresql://", "postgres://", 1)):
+        opened = storage.open_store(url)
+        assert isinstance(opened, PostgresStore)
+        opened.close()
+
+
+def test_postgres_listings_are_served_by_the_index(postgres_url):
+    from storage import postgres
+
+    backend = PostgresBackend(postgres_url)
+    backend.open()
+    # A long history, 20,000 events over 20 years, so the planner weighs real tables: a
+    # week's listing must read its dates and its events through their primary keys.
+    backend.rows("""
+        WITH made AS (
+            INSERT INTO events (id, name, location, description, dates, price)
+            SELECT gen_random_uuid(), 'event ' || n, 'hall', 'text',
+                   ARRAY[DATE '2016-01-01' + n % 7300], 1
+            FROM generate_series(1, 20000) AS n
+            RETURNING id, dates)
+        INSERT INTO event_dates (date, event_id) SELECT dates[1], id FROM made""")
+    backend.rows("ANALYZE")
+    plan = "\n".join(row[0] for row in backend.rows(
+        "EXPLAIN " + postgres.LIST_QUERY, ("2026-06-01", "2026-06-07", 10, 0)))
+    backend.close_all()
+    assert "event_dates_pkey" in plan and "events_pkey" in plan, plan
+    assert "Seq Scan" not in plan, plan
+
+
+@contextmanager
+def in_flight(url, *statements):
+    """Another instance's transaction that ran `statements` and has not committed yet;
+    it commits when the block ends."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        for statement, params in statements:
+            conn.execute(statement, params)
+        yield
+        conn.commit()
+
+
+def blocked(action):
+    """Start `action` in a thread; return its future once it is seen waiting."""
+    runner = ThreadPoolExecutor(1)
+    future = runner.submit(action)
+    runner.shutdown(wait=False)
+    time.sleep(0.5)
+    assert not future.done(), "did not wait for the other transaction"
+    return future
+
+
+def test_a_sale_waits_for_a_cancellation_in_flight_then_is_refused(postgres_url):
+    backend = PostgresBackend(postgres_url)
+    opened = backend.open()
+    event_id = opened.create_event(event())["eventId"]
+    with in_flight(postgres_url, ("UPDATE events SET cancelled = true WHERE id = %s",
+                                  (event_id,))):
+        sale = blocked(lambda: opened.create_ticket(event_ticket(event_id)))
+    with pytest.raises(storage.NotFound):
+        sale.result(timeout=30)
+    assert backend.rows("SELECT count(*) FROM tickets") == [(0,)]
+    backend.close_all()
+
+
+@pytest.mark.parametrize("server_default", ["read committed", "repeatable read"])
+def test_a_retry_waits_for_its_key_in_flight_then_replays(postgres_url, server_default):
+    backend = PostgresBackend(postgres_url)
+    database = postgres_url.rsplit("/", 1)[1]
+    # The store must not depend on it: its transactions read committed all the same.
+    backend.rows(f"ALTER DATABASE \"{database}\" "
+                 f"SET default_transaction_isolation = '{server_default}'")
+    opened = backend.open()
+    first = ticket()
+    with in_flight(postgres_url,
+                   ("INSERT INTO tickets (id, type, date, confirmation_code, email) "
+                    "VALUES (%s, 'general', %s, %s, %s)",
+                    (first["ticketId"], first["ticketDate"], first["confirmationCode"],
+                     first["email"])),
+                   ("INSERT INTO idempotency_keys (user_name, key, fingerprint, ticket_id) "
+                    "VALUES ('visitor', 'key-1', 'body-a', %s)", (first["ticketId"],))):
+        retry = blocked(lambda: opened.create_ticket(ticket(), ("visitor", "key-1", "body-a")))
+    replayed, created = retry.result(timeout=30)
+    assert not created and replayed["ticketId"] == first["ticketId"]
+    assert backend.rows("SELECT count(*) FROM tickets") == [(1,)]
+    backend.close_all()
+
+
+def test_an_unreachable_server_is_unavailable_with_a_clear_message():
+    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[postgres]'")
+    with pytest.raises(storage.Unavailable) as raised:
+        storage.open_store(DEAD_SERVER.replace("museum@", "museum:s3cret@"))
+    message = str(raised.value)
+    assert message.startswith("PostgreSQL at postgresql://museum:***@127.0.0.1:1/museum is "
+                              "unavailable: connection failed")
+    assert "s3cret" not in message and "\n" not in message
+
+
+def test_a_read_only_database_is_unavailable(postgres_url):
+    backend = PostgresBackend(postgres_url)
+    backend.open().close()
+    database = postgres_url.rsplit("/", 1)[1]
+    backend.rows(f'ALTER DATABASE "{database}" SET default_transaction_read_only = on')
+    read_only = backend.open()
+    assert read_only.list_events("2026-01-01", None, 0, 10) == ([], 0)
+    with pytest.raises(storage.Unavailable, match="read-only transaction"):
+        read_only.create_event(event())
+    backend.close_all()
+
+
+def test_a_lost_server_is_unavailable_until_it_is_back(postgres_url, postgres_server,
+                                                       monkeypatch):
+    from storage import postgres
+
+    monkeypatch.setattr(postgres, "POOL_TIMEOUT", 1)
+    backend = PostgresBackend(postgres_url)
+    opened = backend.open()
+    database = postgres_url.rsplit("/", 1)[1]
+    admin = PostgresBackend(postgres_server)
+    admin.rows(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
+    admin.rows(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+               f"WHERE datname = '{database}'")
+    with pytest.raises(storage.Unavailable):
+        opened.check()
+    admin.rows(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
+
+    def answers():
+        try:
+            opened.check()
+            return True
+        except storage.Unavailable:
+            return False
+
+    wait_until(answers, 30, 0.2, "the store reconnecting")
+    backend.close_all()
+
+
+def run_museum(code):
+    """Run `code` in a fresh interpreter where psycopg cannot be imported."""
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; sys.modules['psycopg'] = None\n" + code],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_without_the_extra_museum_imports_and_names_the_missing_install(tmp_path):
+    database = str(tmp_path / "museum.sqlite3")
+    sqlite_works = run_museum(f"import museum, storage; storage.open_store({database!r})")
+    assert sqlite_works.returncode == 0, sqlite_works.stderr
+    config = tmp_path / "museum.ini"
+    config.write_text("[museum]\ntimezone = UTC\n")
+    served = run_museum(f"import museum; sys.exit(museum.main(['serve', '--config', "
+                        f"{str(config)!r}, '--db', {DEAD_SERVER!r}]))")
+    assert served.returncode == 1
+    assert served.stderr.strip().splitlines()[-1].startswith(
+        "museum: PostgreSQL support needs: pip install 'museum-service[postgres]'")
+
+
+def test_serve_stops_with_one_line_when_the_server_cannot_be_reached(tmp_path):
+    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[postgres]'")
+    config = tmp_path / "museum.ini"
+    config.write_text("[museum]\ntimezone = UTC\n")
+    served = subprocess.run(
+        [sys.executable, "-m", "museum", "serve", "--config", str(config), "--db", DEAD_SERVER],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert served.returncode == 1
+    last = served.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"museum: PostgreSQL at {DEAD_SERVER} is unavailable: "), served.stderr
