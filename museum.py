@@ -752,9 +752,46 @@ def _basic_credentials(header):
 # Resources, one class per path
 # ============================================================================================
 
+def to_json(value):
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
 def json_response(resp, value, status=200):
     resp.status = status
-    resp.data = json.dumps(value, separators=(",", ":")).encode()
+    resp.data = to_json(value)
+
+
+class ListingCache:
+    """Serialized listing pages, kept while the store's `events_version` stays the same.
+
+    Every event change bumps that version in its own transaction, and each lookup reads it
+    first (one cheap query), so no page outlives a write, from this instance or another
+    one sharing the database. A page is cached under the version read before its query.
+    """
+
+    LIMIT = 512
+
+    def __init__(self, store):
+        self.store = store
+        self._version = None
+        self._pages = {}
+        self._lock = threading.Lock()
+
+    def page(self, start, end, offset, limit):
+        """(JSON bytes of the page, total in the window)."""
+        version = self.store.events_version()
+        key = (start, end, offset, limit)
+        with self._lock:
+            if version != self._version:
+                self._version, self._pages = version, {}
+            cached = self._pages.get(key)
+        if cached is None:
+            events, total = self.store.list_events(start, end, offset, limit)
+            cached = to_json(events), total
+            with self._lock:
+                if version == self._version and len(self._pages) < self.LIMIT:
+                    self._pages[key] = cached
+        return cached
 
 
 class Health:
@@ -778,12 +815,16 @@ class Description:
 
 
 class MuseumHours:
+    """Opening hours come from the config alone, which lives as long as the app: pages are
+    computed once and kept."""
+
     HORIZON_DAYS = 366
 
     def __init__(self, schedule, today):
         self.schedule = schedule
         self.today = today
         self.open_days = functools.lru_cache(maxsize=64)(self._open_days)
+        self.page = functools.lru_cache(maxsize=1024)(self._page)
 
     def _open_days(self, start):
         """Every open day in [start, start + HORIZON_DAYS) as an API dict."""
@@ -798,13 +839,15 @@ class MuseumHours:
                 days.append({"date": day.isoformat(), "timeOpen": hours[0], "timeClose": hours[1]})
         return days
 
+    def _page(self, start, offset, limit):
+        return to_json(self.open_days(start)[offset:offset + limit])
+
     def on_get(self, req, resp):
         validator = Validator()
         start = parse_query(req, validator, "startDate", Validator.date, None) or self.today()
         page, limit = paging(req, validator)
         validator.raise_if_invalid("A query parameter is not valid; see errors.")
-        offset = (page - 1) * limit
-        json_response(resp, self.open_days(start)[offset:offset + limit])
+        resp.data = self.page(start, (page - 1) * limit, limit)
 
 
 class SpecialEvents:
@@ -814,6 +857,7 @@ class SpecialEvents:
         self.store = store
         self.today = today
         self.new_id = new_id
+        self.listings = ListingCache(store)
 
     def on_post(self, req, resp):
         validator = Validator()
@@ -831,9 +875,8 @@ class SpecialEvents:
         if start and end and end < start:
             validator.error("endDate", "must not be before startDate")
         validator.raise_if_invalid("A query parameter is not valid; see errors.")
-        events, total = self.store.list_events(
+        resp.data, total = self.listings.page(
             start.isoformat(), end and end.isoformat(), (page - 1) * limit, limit)
-        json_response(resp, events)
         resp.set_header("X-Total-Count", str(total))
         links = _page_links(req, page, limit, total)
         if links:
@@ -1148,6 +1191,9 @@ def run_server(wsgi_app, server_settings, what):
     import waitress
 
     server = waitress.create_server(wsgi_app, **waitress_settings(server_settings))
+    # waitress warns of a task queue on every request that waits for a free thread: under
+    # load that is half the requests, and the access log's durations already show it.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
     signal.signal(signal.SIGTERM, _exit_on_signal)
     log.info("museum service %s listening on http://%s:%s (%s)", __version__,
              server.effective_host, server.effective_port, what)

@@ -75,6 +75,11 @@ class Store(ABC):
         """
 
     @abstractmethod
+    def events_version(self):
+        """A number that grows with every event created, changed or cancelled, in the same
+        transaction as the change: a listing cached under it is current while it stays."""
+
+    @abstractmethod
     def update_event(self, event_id, changes):
         """Apply `changes` (a subset of the event's fields) in one transaction; return the
         event after the update. `NotFound` if unknown or cancelled."""

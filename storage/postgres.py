@@ -89,6 +89,14 @@ MIGRATIONS = [
         )""",
         "CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL)",
     ],
+    [
+        # One row counting event changes, so cached listings know when they are stale.
+        """CREATE TABLE event_changes (
+            id integer PRIMARY KEY CHECK (id = 1),
+            version bigint NOT NULL
+        )""",
+        "INSERT INTO event_changes (id, version) VALUES (1, 0)",
+    ],
 ]
 
 EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price"
@@ -113,6 +121,10 @@ COUNT_QUERY = "SELECT count(DISTINCT event_id) FROM event_dates WHERE date >= %s
 
 # Connection lost, server shutting down, pool exhausted, lock deadlock, disk full, read-only.
 _unavailable_on_error = unavailable_on(psycopg.OperationalError, errors.ReadOnlySqlTransaction)
+
+
+def _count_event_change(conn):
+    conn.execute("UPDATE event_changes SET version = version + 1")
 
 
 def _event(row):
@@ -223,6 +235,7 @@ class PostgresStore(Store):
     @_unavailable_on_error
     def create_event(self, event):
         with self._write() as conn:
+            _count_event_change(conn)
             conn.execute(
                 "INSERT INTO events (id, name, location, description, dates, price) "
                 "VALUES (%s, %s, %s, %s, %s::date[], %s)",
@@ -271,8 +284,14 @@ class PostgresStore(Store):
             return [], conn.execute(COUNT_QUERY, window).fetchone()[0]
 
     @_unavailable_on_error
+    def events_version(self):
+        with self._connection() as conn:
+            return conn.execute("SELECT version FROM event_changes").fetchone()[0]
+
+    @_unavailable_on_error
     def update_event(self, event_id, changes):
         with self._write() as conn:
+            _count_event_change(conn)
             # Concurrent changes of one event take turns; tickets wait until it commits.
             event = self._listed_event(conn, event_id, lock="FOR NO KEY UPDATE")
             if "dates" in changes:
@@ -290,6 +309,7 @@ class PostgresStore(Store):
     @_unavailable_on_error
     def cancel_event(self, event_id):
         with self._write() as conn:
+            _count_event_change(conn)
             # The update waits for tickets holding the row FOR SHARE; a concurrent cancel
             # finds the row cancelled once it may look.
             row = conn.execute(

@@ -64,6 +64,14 @@ MIGRATIONS = [
         ) WITHOUT ROWID""",
         "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
     ],
+    [
+        # One row counting event changes, so cached listings know when they are stale.
+        """CREATE TABLE event_changes (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            version INTEGER NOT NULL
+        )""",
+        "INSERT INTO event_changes (id, version) VALUES (1, 0)",
+    ],
 ]
 
 EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price"
@@ -107,6 +115,10 @@ def _unavailable_on_error(method):
     return guarded
 
 
+def _count_event_change(conn):
+    conn.execute("UPDATE event_changes SET version = version + 1")
+
+
 def _event(row):
     event_id, name, location, description, dates, price = row[:6]
     return event_record(event_id, name, location, description, json.loads(dates), price)
@@ -118,6 +130,9 @@ class SQLiteStore(Store):
         self._local = threading.local()
         self._connections = []
         self._lock = threading.Lock()
+        # Writers of this process queue here rather than in sqlite's busy handler, which
+        # sleeps in growing steps; other processes still wait on the busy timeout.
+        self._write_lock = threading.Lock()
         self._shared = self._connect() if path == ":memory:" else None
         self._identity = None
         self._migrate()
@@ -185,7 +200,7 @@ class SQLiteStore(Store):
     def _write(self):
         if getattr(self._local, "read_only", False):
             self._drop_connection()
-        with self._connection() as conn:
+        with self._write_lock, self._connection() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -229,6 +244,7 @@ class SQLiteStore(Store):
     @_unavailable_on_error
     def create_event(self, event):
         with self._write() as conn:
+            _count_event_change(conn)
             conn.execute(
                 "INSERT INTO events (id, name, location, description, dates, price) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -277,8 +293,14 @@ class SQLiteStore(Store):
             return [], conn.execute(COUNT_QUERY, window).fetchone()[0]
 
     @_unavailable_on_error
+    def events_version(self):
+        with self._connection() as conn:
+            return conn.execute("SELECT version FROM event_changes").fetchone()[0]
+
+    @_unavailable_on_error
     def update_event(self, event_id, changes):
         with self._write() as conn:
+            _count_event_change(conn)
             event = self._listed_event(conn, event_id)
             if "dates" in changes:
                 self._unindex_dates(conn, event_id, event["dates"])
@@ -295,6 +317,7 @@ class SQLiteStore(Store):
     @_unavailable_on_error
     def cancel_event(self, event_id):
         with self._write() as conn:
+            _count_event_change(conn)
             event = self._listed_event(conn, event_id)
             conn.execute("UPDATE events SET cancelled = 1 WHERE id = ?", (event_id,))
             self._unindex_dates(conn, event_id, event["dates"])

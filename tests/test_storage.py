@@ -61,6 +61,7 @@ class Backend:
 
 
 class SQLiteBackend(Backend):
+    module = sqlite_backend
     migrations = sqlite_backend.MIGRATIONS
     integrity_error = sqlite3.IntegrityError
     version_statement = "PRAGMA user_version = {}"
@@ -82,6 +83,7 @@ class PostgresBackend(Backend):
 
         from storage import postgres
 
+        self.module = postgres
         self.migrations = postgres.MIGRATIONS
         self.integrity_error = psycopg.IntegrityError
 
@@ -139,7 +141,38 @@ def test_instances_starting_together_migrate_once(backend):
         assert list(pool.map(start, range(4))) == [len(backend.migrations)] * 4
 
 
+@pytest.mark.parametrize("old_version", [1])
+def test_a_database_at_each_old_version_is_migrated_keeping_its_data(
+        backend, old_version, monkeypatch):
+    every_step = backend.migrations
+    monkeypatch.setattr(backend.module, "MIGRATIONS", every_step[:old_version])
+    assert backend.open().schema_version() == old_version
+    backend.rows("INSERT INTO settings (name, value) VALUES ('kept', 'yes')")
+    monkeypatch.setattr(backend.module, "MIGRATIONS", every_step)
+    migrated = backend.open()
+    assert migrated.schema_version() == len(every_step)
+    assert migrated.setting("kept", "no") == "yes"
+    migrated.create_event(event())
+    assert migrated.events_version() == 1
+
+
 # -- events ----------------------------------------------------------------------------------
+
+def test_the_events_version_counts_event_changes_and_nothing_else(store):
+    before = store.events_version()
+    created = store.create_event(event())
+    after_create = store.events_version()
+    store.update_event(created["eventId"], {"price": 3.0})
+    after_update = store.events_version()
+    store.create_ticket(event_ticket(created["eventId"]))
+    store.list_events("2026-01-01", None, 0, 10)
+    assert store.events_version() == after_update
+    store.cancel_event(created["eventId"])
+    assert before < after_create < after_update < store.events_version()
+    with pytest.raises(storage.NotFound):
+        store.update_event(created["eventId"], {"price": 4.0})
+    assert store.events_version() == after_update + 1
+
 
 def test_events_round_trip(store):
     created = store.create_event(event())
