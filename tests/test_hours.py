@@ -3,6 +3,7 @@
 import pytest
 
 import museum
+import museum_config
 from conftest import TODAY, VISITOR, assert_problem
 
 HOURS = "/v1.1/museum-hours"
@@ -43,7 +44,7 @@ def test_pages_continue_where_the_last_one_ended(client):
 
 
 def test_the_horizon_is_366_days(make_client, config_text):
-    open_every_day = "".join(f"{day} = 08:00-20:00\n" for day in museum.WEEKDAYS)
+    open_every_day = "".join(f"{day} = 08:00-20:00\n" for day in museum_config.WEEKDAYS)
     client = make_client(museum.parse_config(config_text + "[hours]\n" + open_every_day))
     last_page = hours(client, "?startDate=2026-01-01&limit=30&page=13").json
     assert [day["date"] for day in last_page] == [  # days 361 to 366

@@ -1,0 +1,308 @@
+"""The museum service's configuration: the schema of museum.ini, its parsing and
+precedence, the opening-hours schedule, and the password hashes of [users].
+
+Kept apart from museum.py because it has a life of its own (the CLI's help, the shipped
+file's tests) and knows nothing of HTTP.
+"""
+
+import base64
+import binascii
+import configparser
+import hashlib
+import hmac
+import os
+import re
+import secrets
+from dataclasses import dataclass, field
+from datetime import date
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+# ============================================================================================
+# Configuration
+# ============================================================================================
+
+class ConfigError(Exception):
+    """A config value is wrong; the message names the file, section and key."""
+
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+ROLES = ("admin", "visitor")
+TIME_RANGE = re.compile(r"(\d\d):(\d\d)-(\d\d):(\d\d)")
+
+
+def _text(value):
+    return value
+
+
+def _positive_int(value):
+    number = int(value)
+    if number < 1:
+        raise ValueError("must be a whole number >= 1")
+    return number
+
+
+def _port(value):
+    number = int(value)
+    if not 0 <= number <= 65535:
+        raise ValueError("must be a port number 0..65535")
+    return number
+
+
+def _time_zone(value):
+    if not value:
+        return None
+    try:
+        return ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {value!r} (use an IANA name such as Europe/Paris)")
+
+
+def _opening_hours(value):
+    """`closed` or `HH:MM-HH:MM` -> None or ("HH:MM", "HH:MM")."""
+    if value.lower() == "closed":
+        return None
+    match = TIME_RANGE.fullmatch(value)
+    if not match:
+        raise ValueError(f"{value!r} is neither 'closed' nor a range like 09:00-18:00")
+    hours_open, minutes_open, hours_close, minutes_close = map(int, match.groups())
+    if max(hours_open, hours_close) > 23 or max(minutes_open, minutes_close) > 59:
+        raise ValueError(f"{value!r} is not a valid time of day")
+    if (hours_open, minutes_open) >= (hours_close, minutes_close):
+        raise ValueError(f"{value!r} closes before it opens")
+    return value[:5], value[6:]
+
+
+@dataclass(frozen=True)
+class Option:
+    default: str
+    parse: callable
+    help: str
+
+
+# The one description of every fixed option: it checks files, fills defaults and renders help.
+SCHEMA = {
+    "server": {
+        "host": Option("127.0.0.1", _text, "address to listen on; 127.0.0.1 keeps the service "
+                       "on this machine (put a TLS proxy in front to publish it)"),
+        "port": Option("8080", _port, "TCP port to listen on (0 picks a free one)"),
+        "threads": Option("4", _positive_int, "worker threads answering requests"),
+        "connection_limit": Option("100", _positive_int, "open connections accepted at once"),
+        "channel_timeout": Option("30", _positive_int,
+                                  "seconds an idle or stalled connection is kept open"),
+        "max_request_header_size": Option("65536", _positive_int,
+                                          "bytes of request line and headers (more: 431)"),
+        "max_request_body_size": Option("1048576", _positive_int,
+                                        "bytes of body waitress buffers (more: 413); the API "
+                                        "itself takes JSON bodies up to 65536"),
+        "ident": Option("museum", _text, "the Server header sent with every response"),
+        "trusted_proxy": Option("", _text, "address of a reverse proxy whose X-Forwarded-* "
+                                "headers are trusted (empty: none)"),
+    },
+    "storage": {
+        "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path), or "
+                      "postgresql://user@host/dbname to share one database between instances"),
+    },
+    "museum": {
+        "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
+                           "server's local zone)"),
+    },
+    "tickets": {
+        "qr_secret": Option("", _text, "key that signs ticket QR codes (empty: generated at "
+                            "first start and kept in the database)"),
+    },
+    "auth": {
+        "max_failures": Option("10", _positive_int,
+                               "failed logins from one address before it is locked out"),
+        "failure_window": Option("60", _positive_int, "seconds over which failures count"),
+        "lockout": Option("300", _positive_int, "seconds a locked-out address gets 429"),
+    },
+    "hours": {
+        day: Option("closed" if day == "monday" else "10:00-16:00" if day == "friday"
+                    else "09:00-18:00", _opening_hours, f"{day}: 'closed' or HH:MM-HH:MM")
+        for day in WEEKDAYS
+    },
+}
+# Sections whose keys are names or dates chosen by the museum.
+FREE_SECTIONS = ("users", "exceptions")
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    role: str
+    password_hash: str
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Weekly opening hours plus dated exceptions; each day is None (closed) or (open, close)."""
+
+    weekly: tuple
+    exceptions: dict = field(default_factory=dict)
+
+    def hours_on(self, day):
+        return self.exceptions.get(day, self.weekly[day.weekday()])
+
+
+@dataclass(frozen=True)
+class Config:
+    settings: dict
+    users: dict
+    schedule: Schedule
+    source: str = "built-in defaults"
+
+    def __getitem__(self, section):
+        return self.settings[section]
+
+
+def parse_config(text="", source="<text>", environ=None, overrides=None):
+    """Build a `Config` from INI text; `MUSEUM_<SECTION>_<KEY>` variables and `overrides`
+    ({(section, key): raw value}) win over the file, in that order."""
+    parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+    parser.optionxform = str  # user names keep their case
+    try:
+        parser.read_string(text, source=source)
+    except configparser.Error as error:
+        raise ConfigError(f"{source}: {error.message.splitlines()[0]}") from None
+    for section in parser.sections():
+        if section not in SCHEMA and section not in FREE_SECTIONS:
+            raise ConfigError(f"{source}: unknown section [{section}]")
+    raw = {section: dict(parser[section]) if parser.has_section(section) else {}
+           for section in SCHEMA}
+    for section, key in _environment_overrides(environ or {}):
+        raw[section][key] = environ[f"MUSEUM_{section}_{key}".upper()]
+    for (section, key), value in (overrides or {}).items():
+        raw[section][key] = value
+    settings = {section: _parse_section(source, section, options, raw[section])
+                for section, options in SCHEMA.items()}
+    users = _parse_users(source, parser["users"] if parser.has_section("users") else {})
+    exceptions = _parse_exceptions(
+        source, parser["exceptions"] if parser.has_section("exceptions") else {})
+    schedule = Schedule(tuple(settings["hours"][day] for day in WEEKDAYS), exceptions)
+    return Config(settings, users, schedule, source)
+
+
+def _environment_overrides(environ):
+    for section, options in SCHEMA.items():
+        for key in options:
+            if f"MUSEUM_{section}_{key}".upper() in environ:
+                yield section, key
+
+
+def _parse_section(source, section, options, values):
+    parsed = {}
+    for key in values:
+        if key not in options:
+            raise ConfigError(f"{source}: [{section}] {key}: unknown option")
+    for key, option in options.items():
+        value = values.get(key, option.default).strip()
+        try:
+            parsed[key] = option.parse(value)
+        except ValueError as error:
+            raise ConfigError(f"{source}: [{section}] {key}: {error}") from None
+    return parsed
+
+
+def _parse_users(source, entries):
+    users = {}
+    for name, value in entries.items():
+        role, _, password_hash = value.strip().partition(":")
+        if role not in ROLES:
+            raise ConfigError(f"{source}: [users] {name}: role must be admin or visitor, "
+                              f"as 'role:hash'")
+        if not _hash_is_readable(password_hash):
+            raise ConfigError(f"{source}: [users] {name}: unreadable password hash "
+                              f"(make one with 'museum hash-password')")
+        users[name] = User(name, role, password_hash)
+    return users
+
+
+def _parse_exceptions(source, entries):
+    exceptions = {}
+    for key, value in entries.items():
+        try:
+            day = date.fromisoformat(key) if DATE.fullmatch(key) else None
+            if day is None:
+                raise ValueError("is not a date YYYY-MM-DD")
+            exceptions[day] = _opening_hours(value.strip())
+        except ValueError as error:
+            raise ConfigError(f"{source}: [exceptions] {key}: {error}") from None
+    return exceptions
+
+
+def load_config(path=None, environ=None, overrides=None):
+    """Read the config file: `path`, else `$MUSEUM_CONFIG`, else ./museum.ini if present
+    (built-in defaults when absent)."""
+    environ = os.environ if environ is None else environ
+    path = path or environ.get("MUSEUM_CONFIG")
+    if path is None and not os.path.exists("museum.ini"):
+        return parse_config("", "built-in defaults", environ, overrides)
+    path = path or "museum.ini"
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read the config file ({error})") from None
+    return parse_config(text, path, environ, overrides)
+
+
+def help_for_config():
+    """The config reference, from the schema."""
+    lines = []
+    for section, options in SCHEMA.items():
+        lines.append(f"[{section}]")
+        lines += [f"  {key} = {option.default:<14} {option.help}" for key, option in options.items()]
+    lines += ["[users]", "  NAME = ROLE:HASH  role admin or visitor; hash from 'museum hash-password'",
+              "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]"]
+    return "\n".join(lines)
+
+
+# ============================================================================================
+# Passwords
+# ============================================================================================
+
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+DEMO_PASSWORD = "museum"
+
+
+def hash_password(password):
+    """A self-describing scrypt hash: scrypt$n$r$p$salt$key (base64)."""
+    salt = secrets.token_bytes(16)
+    key = hashlib.scrypt(password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P)
+    return _scrypt_hash(salt, key)
+
+
+def _scrypt_hash(salt, key):
+    encode = base64.b64encode
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${encode(salt).decode()}${encode(key).decode()}"
+
+
+def _split_hash(password_hash):
+    scheme, n, r, p, salt, key = password_hash.split("$")
+    if scheme != "scrypt":
+        raise ValueError(scheme)
+    return int(n), int(r), int(p), base64.b64decode(salt, validate=True), \
+        base64.b64decode(key, validate=True)
+
+
+def _hash_is_readable(password_hash):
+    try:
+        n, r, p, salt, key = _split_hash(password_hash)
+    except (ValueError, binascii.Error):
+        return False
+    return n > 1 and n & (n - 1) == 0 and r > 0 and p > 0 and bool(salt and key)
+
+
+def check_password(password, password_hash):
+    n, r, p, salt, key = _split_hash(password_hash)
+    candidate = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(key),
+                               maxmem=256 * r * n + 2**20)
+    return hmac.compare_digest(candidate, key)
+
+
+# Unknown users are checked against this hash (no password has an all-zero key) so that
+# they cost one scrypt like real users.
+UNKNOWN_USER_HASH = _scrypt_hash(b"\0" * 16, b"\0" * 32)
