@@ -602,7 +602,8 @@ def target_summary(results, settings):
         verdicts["peak RSS"] = "met" if memory_met(results) else "not met"
     missed = [name for name, outcome in verdicts.items() if outcome != "met"]
     return (f"**Targets met: {len(verdicts) - len(missed)} of {len(verdicts)}**"
-            + (f" (not met: {', '.join(missed)})." if missed else "."))
+            + (f" (not met: {', '.join(missed)}; where the time goes and what would close "
+               f"the gap: [PROFILE.md](PROFILE.md))." if missed else "."))
 
 
 def memory_met(results):

@@ -21,7 +21,7 @@ from storage import (
     Store,
     Unavailable,
 )
-from storage.common import LAST_DATE, event_record, ticket_record, unavailable_on
+from storage.common import LAST_DATE, event_record, one_line, ticket_record
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -100,15 +100,17 @@ def _unavailable_on_error(method):
     full, I/O errors (OperationalError) and a damaged or foreign file (DatabaseError proper).
     The thread's connection is dropped, so the next call opens a fresh one once the cause is
     gone. Constraint and binding errors are the service's bugs and stay as they are (500)."""
-    mapped = unavailable_on(sqlite3.DatabaseError)(method)
 
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
         try:
-            return mapped(self, *args, **kwargs)
-        except Unavailable as error:
-            if isinstance(error.__cause__, (sqlite3.IntegrityError, sqlite3.InterfaceError)):
-                raise error.__cause__ from None
+            return method(self, *args, **kwargs)
+        except (sqlite3.IntegrityError, sqlite3.InterfaceError):
+            raise
+        except sqlite3.DatabaseError as error:
+            self._drop_connection()
+            raise Unavailable(one_line(error)) from error
+        except Unavailable:
             self._drop_connection()
             raise
 
