@@ -905,6 +905,10 @@ def command_serve(args):
 def command_mock(args):
     overrides = {("server", "host"): args.host, ("server", "port"): args.port}
     config = parse_config("", "mock defaults", overrides={k: v for k, v in overrides.items() if v})
+    if not _is_loopback(config["server"]["host"]):
+        # Any credentials are an admin here, as good as a demo password: same rule.
+        raise ConfigError(f"the mock accepts any credentials; refusing to listen on "
+                          f"{config['server']['host']} (use a loopback address)")
     store = storage.open_store(":memory:")
     seed_demo_events(store, museum_today(config["museum"]["timezone"], utc_now)())
     return run_server(create_app(config, store=store, mock=True), config["server"],

@@ -2,6 +2,9 @@
 keeping nothing; it answers every operation like the real service does."""
 
 import json
+import os
+import subprocess
+import sys
 import uuid
 from datetime import date, timedelta
 
@@ -9,7 +12,7 @@ import pytest
 
 from conftest import ADMIN
 from described import SERVER, assert_described
-from serving import auth_header, running_mock, running_server
+from serving import ROOT, auth_header, running_mock, running_server
 
 ANYONE = auth_header("anyone", "any password")
 # Far enough ahead to miss the demo events, and a Tuesday: open with the default hours.
@@ -179,3 +182,13 @@ def test_a_restarted_mock_forgets_what_was_written_and_keeps_no_file(tmp_path):
     assert [e["name"] for e in fresh] == [e["name"] for e in demo]
     assert not {e["eventId"] for e in fresh} & {e["eventId"] for e in demo}
     assert all(path.suffix == ".log" for path in tmp_path.iterdir()), list(tmp_path.iterdir())
+
+
+def test_mock_refuses_a_public_address(tmp_path):
+    """Any credentials are an admin on the mock, so like a demo password it stays local."""
+    result = subprocess.run([sys.executable, "-m", "museum", "mock", "--host", "0.0.0.0"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 2
+    assert "refusing to listen on 0.0.0.0" in result.stderr
+    assert "Traceback" not in result.stderr
