@@ -37,6 +37,24 @@ def ticket_record(ticket_id, kind, date, event_id, code, email, phone, event_nam
     }
 
 
+def count_event_change(conn):
+    """Bump the events version, inside the transaction of the change it counts."""
+    conn.execute("UPDATE event_changes SET version = version + 1")
+
+
+def read_events_version(conn):
+    return conn.execute("SELECT version FROM event_changes").fetchone()[0]
+
+
+def listing_page(conn, list_query, count_query, window, offset, limit, to_event):
+    """(events, total) for one page: the total rides on the page's rows, and only an empty
+    page past the end needs the count query of its own."""
+    rows = conn.execute(list_query, (*window, limit, offset)).fetchall()
+    if rows:
+        return [to_event(row) for row in rows], rows[0][-1]
+    return [], conn.execute(count_query, window).fetchone()[0]
+
+
 def one_line(error):
     """A driver's message without its line breaks: it ends up in logs and startup errors."""
     return " ".join(str(error).split())

@@ -38,7 +38,16 @@ from storage import (
     Unavailable,
     display_url,
 )
-from storage.common import LAST_DATE, event_record, one_line, ticket_record, unavailable_on
+from storage.common import (
+    LAST_DATE,
+    count_event_change,
+    event_record,
+    listing_page,
+    one_line,
+    read_events_version,
+    ticket_record,
+    unavailable_on,
+)
 
 POOL_SIZE = 10  # connections per process at most (size max_connections for N instances)
 POOL_TIMEOUT = 10  # seconds a request waits for a free connection before it gets a 503
@@ -121,10 +130,6 @@ COUNT_QUERY = "SELECT count(DISTINCT event_id) FROM event_dates WHERE date >= %s
 
 # Connection lost, server shutting down, pool exhausted, lock deadlock, disk full, read-only.
 _unavailable_on_error = unavailable_on(psycopg.OperationalError, errors.ReadOnlySqlTransaction)
-
-
-def _count_event_change(conn):
-    conn.execute("UPDATE event_changes SET version = version + 1")
 
 
 def _event(row):
@@ -235,7 +240,7 @@ class PostgresStore(Store):
     @_unavailable_on_error
     def create_event(self, event):
         with self._write() as conn:
-            _count_event_change(conn)
+            count_event_change(conn)
             conn.execute(
                 "INSERT INTO events (id, name, location, description, dates, price) "
                 "VALUES (%s, %s, %s, %s, %s::date[], %s)",
@@ -278,20 +283,17 @@ class PostgresStore(Store):
     def list_events(self, start, end, offset, limit):
         window = (start, end or LAST_DATE)
         with self._connection() as conn:
-            rows = conn.execute(LIST_QUERY, (*window, limit, offset)).fetchall()
-            if rows:
-                return [_event(row) for row in rows], rows[0][-1]
-            return [], conn.execute(COUNT_QUERY, window).fetchone()[0]
+            return listing_page(conn, LIST_QUERY, COUNT_QUERY, window, offset, limit, _event)
 
     @_unavailable_on_error
     def events_version(self):
         with self._connection() as conn:
-            return conn.execute("SELECT version FROM event_changes").fetchone()[0]
+            return read_events_version(conn)
 
     @_unavailable_on_error
     def update_event(self, event_id, changes):
         with self._write() as conn:
-            _count_event_change(conn)
+            count_event_change(conn)
             # Concurrent changes of one event take turns; tickets wait until it commits.
             event = self._listed_event(conn, event_id, lock="FOR NO KEY UPDATE")
             if "dates" in changes:
@@ -309,7 +311,7 @@ class PostgresStore(Store):
     @_unavailable_on_error
     def cancel_event(self, event_id):
         with self._write() as conn:
-            _count_event_change(conn)
+            count_event_change(conn)
             # The update waits for tickets holding the row FOR SHARE; a concurrent cancel
             # finds the row cancelled once it may look.
             row = conn.execute(

@@ -21,7 +21,15 @@ from storage import (
     Store,
     Unavailable,
 )
-from storage.common import LAST_DATE, event_record, one_line, ticket_record
+from storage.common import (
+    LAST_DATE,
+    count_event_change,
+    event_record,
+    listing_page,
+    one_line,
+    read_events_version,
+    ticket_record,
+)
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -115,10 +123,6 @@ def _unavailable_on_error(method):
             raise
 
     return guarded
-
-
-def _count_event_change(conn):
-    conn.execute("UPDATE event_changes SET version = version + 1")
 
 
 def _event(row):
@@ -246,7 +250,7 @@ class SQLiteStore(Store):
     @_unavailable_on_error
     def create_event(self, event):
         with self._write() as conn:
-            _count_event_change(conn)
+            count_event_change(conn)
             conn.execute(
                 "INSERT INTO events (id, name, location, description, dates, price) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -289,20 +293,17 @@ class SQLiteStore(Store):
     def list_events(self, start, end, offset, limit):
         window = (start, end or LAST_DATE)
         with self._connection() as conn:
-            rows = conn.execute(LIST_QUERY, (*window, limit, offset)).fetchall()
-            if rows:
-                return [_event(row) for row in rows], rows[0][-1]
-            return [], conn.execute(COUNT_QUERY, window).fetchone()[0]
+            return listing_page(conn, LIST_QUERY, COUNT_QUERY, window, offset, limit, _event)
 
     @_unavailable_on_error
     def events_version(self):
         with self._connection() as conn:
-            return conn.execute("SELECT version FROM event_changes").fetchone()[0]
+            return read_events_version(conn)
 
     @_unavailable_on_error
     def update_event(self, event_id, changes):
         with self._write() as conn:
-            _count_event_change(conn)
+            count_event_change(conn)
             event = self._listed_event(conn, event_id)
             if "dates" in changes:
                 self._unindex_dates(conn, event_id, event["dates"])
@@ -319,7 +320,7 @@ class SQLiteStore(Store):
     @_unavailable_on_error
     def cancel_event(self, event_id):
         with self._write() as conn:
-            _count_event_change(conn)
+            count_event_change(conn)
             event = self._listed_event(conn, event_id)
             conn.execute("UPDATE events SET cancelled = 1 WHERE id = ?", (event_id,))
             self._unindex_dates(conn, event_id, event["dates"])
