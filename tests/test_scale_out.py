@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 CLIENTS = 16  # clients 2k and 2k+1 form a pair when 2k < PAIRED_CLIENTS
 PAIRED_CLIENTS = 8
-ROUNDS = 30  # requests per client
+ROUNDS = 45  # requests per client: a third of them or more come after the cancellation
 CANCEL_AFTER = 120  # tickets sold before the event is cancelled
 ADMIN = auth_header("admin", PASSWORDS["admin"])
 VISITOR = auth_header("visitor", PASSWORDS["visitor"])
