@@ -101,7 +101,7 @@ def test_a_locked_database_answers_503_and_writes_nothing(config, tmp_path, monk
     app = webtest.TestApp(museum.create_app(config, store=storage.open_store(path),
                                             clock=lambda: NOW))
     blocker = storage.open_store(path)
-    with blocker._write() as held:  # another writer holds the lock past the busy timeout
+    with blocker._transaction() as held:  # another writer holds the lock past the busy timeout
         res = app.post_json(EVENTS, {"name": "A", "location": "B", "eventDescription": "C",
                                      "dates": ["2026-12-01"], "price": 1},
                             headers=ADMIN, status=503)

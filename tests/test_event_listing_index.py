@@ -16,7 +16,7 @@ from datetime import date, timedelta
 import pytest
 
 import storage
-from storage.sqlite import COUNT_QUERY, LIST_QUERY
+from storage.sql import COUNT_QUERY, LIST_QUERY
 
 EVENT_COUNT = 100_000
 FIRST_DAY = date(2026, 1, 1)

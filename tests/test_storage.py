@@ -18,7 +18,8 @@ import pytest
 
 import storage
 from serving import ROOT, wait_until
-from storage import sqlite as sqlite_backend
+from storage.sql import LIST_QUERY
+from storage.sqlite import SQLiteStore
 
 DEAD_SERVER = "postgresql://museum@127.0.0.1:1/museum"  # nothing listens on port 1
 
@@ -61,8 +62,7 @@ class Backend:
 
 
 class SQLiteBackend(Backend):
-    module = sqlite_backend
-    migrations = sqlite_backend.MIGRATIONS
+    store_class = SQLiteStore
     integrity_error = sqlite3.IntegrityError
     version_statement = "PRAGMA user_version = {}"
 
@@ -83,8 +83,7 @@ class PostgresBackend(Backend):
 
         from storage import postgres
 
-        self.module = postgres
-        self.migrations = postgres.MIGRATIONS
+        self.store_class = postgres.PostgresStore
         self.integrity_error = psycopg.IntegrityError
 
     def rows(self, query, params=None):
@@ -113,19 +112,19 @@ def store(backend):
 # -- migrations ------------------------------------------------------------------------------
 
 def test_a_fresh_database_runs_every_migration(store, backend):
-    assert store.schema_version() == len(backend.migrations)
+    assert store.schema_version() == len(backend.store_class.MIGRATIONS)
 
 
 def test_opening_twice_does_not_migrate_again(backend):
     backend.open().create_event(event(name="kept"))
     reopened = backend.open()
-    assert reopened.schema_version() == len(backend.migrations)
+    assert reopened.schema_version() == len(backend.store_class.MIGRATIONS)
     assert reopened.list_events("2026-01-01", None, 0, 10)[0][0]["name"] == "kept"
 
 
 def test_a_database_from_a_newer_version_is_refused(backend):
     backend.open()
-    backend.rows(backend.version_statement.format(len(backend.migrations) + 1))
+    backend.rows(backend.version_statement.format(len(backend.store_class.MIGRATIONS) + 1))
     with pytest.raises(storage.SchemaTooNew, match="newer than this service supports"):
         backend.open()
 
@@ -138,17 +137,21 @@ def test_instances_starting_together_migrate_once(backend):
         return backend.open().schema_version()
 
     with ThreadPoolExecutor(4) as pool:
-        assert list(pool.map(start, range(4))) == [len(backend.migrations)] * 4
+        assert list(pool.map(start, range(4))) == [len(backend.store_class.MIGRATIONS)] * 4
 
 
-@pytest.mark.parametrize("old_version", [1])
+def test_the_backends_share_one_schema_version_ladder(backend):
+    assert len(backend.store_class.MIGRATIONS) == len(SQLiteStore.MIGRATIONS)
+
+
+@pytest.mark.parametrize("old_version", range(1, len(SQLiteStore.MIGRATIONS)))
 def test_a_database_at_each_old_version_is_migrated_keeping_its_data(
         backend, old_version, monkeypatch):
-    every_step = backend.migrations
-    monkeypatch.setattr(backend.module, "MIGRATIONS", every_step[:old_version])
+    every_step = backend.store_class.MIGRATIONS
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step[:old_version])
     assert backend.open().schema_version() == old_version
     backend.rows("INSERT INTO settings (name, value) VALUES ('kept', 'yes')")
-    monkeypatch.setattr(backend.module, "MIGRATIONS", every_step)
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step)
     migrated = backend.open()
     assert migrated.schema_version() == len(every_step)
     assert migrated.setting("kept", "no") == "yes"
@@ -397,7 +400,7 @@ def test_each_thread_gets_its_own_connection(sqlite_store):
 def test_an_empty_version_0_file_is_migrated(db_path):
     sqlite3.connect(db_path).close()
     opened = storage.open_store(db_path)
-    assert opened.schema_version() == len(sqlite_backend.MIGRATIONS)
+    assert opened.schema_version() == len(SQLiteStore.MIGRATIONS)
     opened.create_event(event())
 
 
@@ -417,7 +420,7 @@ def test_in_memory_stores_are_private():
 def test_sqlite_listings_are_served_by_the_index(sqlite_store):
     with sqlite_store._connection() as conn:
         plan = [row[3] for row in conn.execute(
-            "EXPLAIN QUERY PLAN " + sqlite_backend.LIST_QUERY, ("2026-12-01", "2026-12-07", 10, 0))]
+            "EXPLAIN QUERY PLAN " + LIST_QUERY, ("2026-12-01", "2026-12-07", 10, 0))]
     assert "SEARCH event_dates USING PRIMARY KEY (date>? AND date<?)" in plan
     assert not [step for step in plan if step.startswith(("SCAN event_dates", "SCAN e"))]
 
@@ -440,8 +443,6 @@ def test_postgres_urls_open_the_postgres_backend(postgres_url):
 
 
 def test_postgres_listings_are_served_by_the_index(postgres_url):
-    from storage import postgres
-
     backend = PostgresBackend(postgres_url)
     backend.open()
     # A long history, 20,000 events over 20 years, so the planner weighs real tables: a
@@ -450,13 +451,13 @@ def test_postgres_listings_are_served_by_the_index(postgres_url):
         WITH made AS (
             INSERT INTO events (id, name, location, description, dates, price)
             SELECT gen_random_uuid(), 'event ' || n, 'hall', 'text',
-                   ARRAY[DATE '2016-01-01' + n % 7300], 1
+                   json_build_array(DATE '2016-01-01' + n % 7300)::text, 1
             FROM generate_series(1, 20000) AS n
             RETURNING id, dates)
-        INSERT INTO event_dates (date, event_id) SELECT dates[1], id FROM made""")
+        INSERT INTO event_dates (date, event_id) SELECT (dates::json->>0)::date, id FROM made""")
     backend.rows("ANALYZE")
     plan = "\n".join(row[0] for row in backend.rows(
-        "EXPLAIN " + postgres.LIST_QUERY, ("2026-06-01", "2026-06-07", 10, 0)))
+        "EXPLAIN " + LIST_QUERY.replace("?", "%s"), ("2026-06-01", "2026-06-07", 10, 0)))
     backend.close_all()
     assert "event_dates_pkey" in plan and "events_pkey" in plan, plan
     assert "Seq Scan" not in plan, plan

@@ -1,0 +1,300 @@
+"""The store written once in SQL that sqlite and PostgreSQL both speak.
+
+Every rule of the interface lives here, once. A backend supplies only its dialect part:
+how it connects and opens a write transaction, its schema's migrations and where it keeps
+the schema version, the row locks it needs, and which driver errors mean the database is
+unavailable. Statements use `?` placeholders; the PostgreSQL backend translates them.
+
+Ids, dates and the event's date list cross as text on both backends (the event's dates as a
+JSON list), so one set of row builders serves both.
+"""
+
+import json
+from contextlib import contextmanager
+
+from storage import (
+    DateNotOffered,
+    DuplicateCode,
+    IdempotencyConflict,
+    NotFound,
+    SchemaTooNew,
+    StorageError,
+    Store,
+    Unavailable,
+)
+
+# The open end of a listing window: later than any date the service accepts.
+LAST_DATE = "9999-12-31"
+
+EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price"
+
+TICKET_QUERY = """
+    SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
+           e.name, e.cancelled IS TRUE
+    FROM tickets t LEFT JOIN events e ON e.id = t.event_id
+    WHERE t.id = ?"""
+
+# The window's first date per event comes from the listing index. `count(*) OVER ()` adds
+# the window's total to every row, so a page and its total take one query.
+LIST_QUERY = f"""
+    SELECT {EVENT_COLUMNS}, count(*) OVER () AS total
+    FROM (SELECT event_id, min(date) AS first FROM event_dates
+          WHERE date >= ? AND date <= ? GROUP BY event_id) AS w
+    JOIN events e ON e.id = w.event_id
+    ORDER BY w.first, e.name, e.id
+    LIMIT ? OFFSET ?"""
+
+COUNT_QUERY = "SELECT count(DISTINCT event_id) FROM event_dates WHERE date >= ? AND date <= ?"
+
+
+def event_record(row):
+    event_id, name, location, description, dates, price = row[:6]
+    return {"eventId": event_id, "name": name, "location": location,
+            "eventDescription": description, "dates": json.loads(dates), "price": price}
+
+
+def ticket_record(row):
+    ticket_id, kind, date, event_id, code, email, phone, event_name, cancelled = row
+    return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
+            "confirmationCode": code, "email": email, "phone": phone,
+            "eventName": event_name, "cancelled": bool(cancelled)}
+
+
+def one_line(error):
+    """A driver's message without its line breaks: it ends up in logs and startup errors."""
+    return " ".join(str(error).split())
+
+
+class SQLStore(Store):
+    """The interface implemented once; subclasses fill in the dialect part below."""
+
+    MIGRATIONS = []  # steps, each a list of statements, applied in order
+    # Row locks for the read that precedes a write. sqlite needs none: BEGIN IMMEDIATE
+    # already runs one writer at a time.
+    SHARE_LOCK = ""  # the event stays as read until the ticket sold for it commits
+    UPDATE_LOCK = ""  # one change of an event at a time
+    OUTAGE_ERRORS = ()  # driver errors meaning the database cannot be used right now
+    BUG_ERRORS = ()  # subclasses of those that are the service's bugs all the same
+
+    # -- the dialect part -----------------------------------------------------------------
+
+    def _connection(self):
+        """A context manager giving a connection for reads."""
+        raise NotImplementedError
+
+    def _transaction(self):
+        """A context manager giving a connection inside a write transaction, committed when
+        the block ends and rolled back if it raises."""
+        raise NotImplementedError
+
+    def _read_schema_version(self, conn):
+        raise NotImplementedError
+
+    def _record_schema_version(self, conn, version):
+        raise NotImplementedError
+
+    def _lock_schema(self, conn):
+        """Hold off other instances migrating the same database until this one commits."""
+
+    def _forget_connection(self):
+        """After an outage: drop what cannot be trusted, so the next call reconnects."""
+
+    def _describe(self):
+        """How the database is named in messages."""
+        raise NotImplementedError
+
+    # -- connections, failures and migrations ---------------------------------------------
+
+    @contextmanager
+    def _reading(self):
+        with self._failures_as_unavailable(), self._connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _writing(self):
+        with self._failures_as_unavailable(), self._transaction() as conn:
+            yield conn
+
+    @contextmanager
+    def _failures_as_unavailable(self):
+        """The database's own failures (gone, locked, read-only, full) become `Unavailable`;
+        domain errors and the service's bugs pass unchanged."""
+        try:
+            yield
+        except (StorageError, *self.BUG_ERRORS):
+            raise
+        except self.OUTAGE_ERRORS as error:
+            self._forget_connection()
+            raise Unavailable(one_line(error)) from error
+
+    def schema_version(self):
+        with self._reading() as conn:
+            return self._read_schema_version(conn)
+
+    def _migrate(self):
+        """Apply the missing steps in one transaction. The version is read first without a
+        lock, so an up-to-date database costs a starting instance no write lock."""
+        if self._checked_schema_version() == len(self.MIGRATIONS):
+            return
+        with self._writing() as conn:
+            self._lock_schema(conn)
+            version = self._read_schema_version(conn)  # another instance may have migrated
+            for number, step in enumerate(self.MIGRATIONS[version:], start=version + 1):
+                for statement in step:
+                    conn.execute(statement)
+                self._record_schema_version(conn, number)
+
+    def _checked_schema_version(self):
+        version = self.schema_version()
+        if version > len(self.MIGRATIONS):
+            raise SchemaTooNew(
+                f"{self._describe()}: database schema version {version} is newer than this "
+                f"service supports ({len(self.MIGRATIONS)}); upgrade the service")
+        return version
+
+    # -- events ---------------------------------------------------------------------------
+
+    def check(self):
+        with self._reading() as conn:
+            conn.execute("SELECT count(*) FROM settings").fetchone()
+
+    def create_event(self, event):
+        with self._writing() as conn:
+            self._count_event_change(conn)
+            conn.execute(
+                "INSERT INTO events (id, name, location, description, dates, price) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (event["eventId"], event["name"], event["location"], event["eventDescription"],
+                 json.dumps(event["dates"]), event["price"]))
+            self._index_dates(conn, event["eventId"], event["dates"])
+        return event
+
+    def get_event(self, event_id):
+        with self._reading() as conn:
+            return self._listed_event(conn, event_id)
+
+    def list_events(self, start, end, offset, limit):
+        window = (start, end or LAST_DATE)
+        with self._reading() as conn:
+            rows = conn.execute(LIST_QUERY, (*window, limit, offset)).fetchall()
+            if rows:
+                return [event_record(row) for row in rows], rows[0][-1]  # the total column
+            # A page past the end has no row to carry the total.
+            return [], conn.execute(COUNT_QUERY, window).fetchone()[0]
+
+    def events_version(self):
+        with self._reading() as conn:
+            return conn.execute("SELECT version FROM event_changes").fetchone()[0]
+
+    def update_event(self, event_id, changes):
+        with self._writing() as conn:
+            self._count_event_change(conn)
+            event = self._listed_event(conn, event_id, self.UPDATE_LOCK)
+            if "dates" in changes:
+                self._unindex_dates(conn, event_id, event["dates"])
+                self._index_dates(conn, event_id, changes["dates"])
+            event.update(changes)
+            conn.execute(
+                "UPDATE events SET name = ?, location = ?, description = ?, dates = ?, "
+                "price = ? WHERE id = ?",
+                (event["name"], event["location"], event["eventDescription"],
+                 json.dumps(event["dates"]), event["price"], event_id))
+        return event
+
+    def cancel_event(self, event_id):
+        with self._writing() as conn:
+            self._count_event_change(conn)
+            # On PostgreSQL the update waits for sales holding the row FOR SHARE, and a
+            # concurrent cancel finds the row cancelled once it may look.
+            row = conn.execute(
+                "UPDATE events SET cancelled = true WHERE id = ? AND NOT cancelled "
+                "RETURNING dates", (event_id,)).fetchone()
+            if row is None:
+                raise NotFound(event_id)
+            self._unindex_dates(conn, event_id, json.loads(row[0]))
+
+    @staticmethod
+    def _count_event_change(conn):
+        """Bump the events version inside the transaction of the change it counts."""
+        conn.execute("UPDATE event_changes SET version = version + 1")
+
+    @staticmethod
+    def _listed_event(conn, event_id, lock=""):
+        row = conn.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events e WHERE e.id = ? AND NOT e.cancelled {lock}",
+            (event_id,)).fetchone()
+        if row is None:
+            raise NotFound(event_id)
+        return event_record(row)
+
+    @staticmethod
+    def _index_dates(conn, event_id, dates):
+        conn.executemany("INSERT INTO event_dates (date, event_id) VALUES (?, ?)",
+                         [(day, event_id) for day in dates])
+
+    @staticmethod
+    def _unindex_dates(conn, event_id, dates):
+        conn.executemany("DELETE FROM event_dates WHERE date = ? AND event_id = ?",
+                         [(day, event_id) for day in dates])
+
+    # -- tickets --------------------------------------------------------------------------
+
+    def create_ticket(self, ticket, idempotency=None):
+        with self._writing() as conn:
+            # The key is claimed before the sale: a retry on another instance waits on it
+            # until this transaction ends, then replays, and a failed sale frees the key.
+            if idempotency is not None and not self._claim(conn, idempotency, ticket):
+                return self._replayed(conn, *idempotency), False
+            event_name = None
+            if ticket["ticketType"] == "event":
+                event = self._listed_event(conn, ticket["eventId"], self.SHARE_LOCK)
+                if ticket["ticketDate"] not in event["dates"]:
+                    raise DateNotOffered(event["dates"])
+                event_name = event["name"]
+            inserted = conn.execute(
+                "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
+                "phone) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (confirmation_code) DO NOTHING",
+                (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
+                 ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
+                 ticket.get("phone")))
+            if inserted.rowcount == 0:
+                raise DuplicateCode(ticket["confirmationCode"])
+        # The row as inserted, with the name of an event that stayed locked until the commit.
+        return ticket_record((ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
+                              ticket.get("eventId"), ticket["confirmationCode"],
+                              ticket["email"], ticket.get("phone"), event_name, False)), True
+
+    @staticmethod
+    def _claim(conn, idempotency, ticket):
+        """Take the key for this ticket; False when another sale holds it."""
+        claimed = conn.execute(
+            "INSERT INTO idempotency_keys (user_name, key, fingerprint, ticket_id) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", (*idempotency, ticket["ticketId"]))
+        return claimed.rowcount == 1
+
+    @staticmethod
+    def _replayed(conn, user, key, fingerprint):
+        stored_fingerprint, ticket_id = conn.execute(
+            "SELECT fingerprint, ticket_id FROM idempotency_keys "
+            "WHERE user_name = ? AND key = ?", (user, key)).fetchone()
+        if stored_fingerprint != fingerprint:
+            raise IdempotencyConflict(key)
+        return ticket_record(conn.execute(TICKET_QUERY, (ticket_id,)).fetchone())
+
+    def get_ticket(self, ticket_id):
+        with self._reading() as conn:
+            row = conn.execute(TICKET_QUERY, (ticket_id,)).fetchone()
+        if row is None:
+            raise NotFound(ticket_id)
+        return ticket_record(row)
+
+    # -- settings -------------------------------------------------------------------------
+
+    def setting(self, name, default):
+        with self._writing() as conn:
+            # Two instances starting together: the second insert waits for the first to
+            # commit, then the select (a statement of its own) reads the winner's value.
+            conn.execute("INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                         (name, default))
+            return conn.execute("SELECT value FROM settings WHERE name = ?",
+                                (name,)).fetchone()[0]
