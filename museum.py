@@ -441,27 +441,6 @@ class Authenticator:
                 del self._failures[address]
 
 
-class AnyCredentials(Authenticator):
-    """The mock's auth: any well-formed Basic credentials act as an admin of that name."""
-
-    def __init__(self):
-        super().__init__({}, max_failures=1, failure_window=1, lockout=1)
-
-    def authenticate(self, header):
-        credentials = _basic_credentials(header)
-        return User(credentials[0], "admin", "") if credentials else None
-
-    def _count_failure(self, address):
-        """The mock locks no one out."""
-
-
-class MockMarker:
-    """Tells every client of the mock that nothing it writes is kept."""
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        resp.set_header("X-Museum-Mock", "true")
-
-
 def _basic_credentials(header):
     """(name, password) from `Basic base64(name:password)`, or None if malformed."""
     scheme, _, encoded = (header or "").partition(" ")
@@ -532,7 +511,7 @@ class Health:
         json_response(resp, {"status": "ok"})
 
 
-class Description:
+class OpenAPIDocument:
     """The OpenAPI description of this interface; public, so clients can be generated."""
 
     auth_required = False
@@ -744,7 +723,7 @@ def read_qr_text(secret, text):
         else None
 
 
-class TicketCode:
+class TicketImage:
     """The ticket's image with its QR code; rendered once per ticket per process."""
 
     CACHE_LIMIT = 2048
@@ -813,6 +792,10 @@ def utc_now():
     return datetime.now(timezone.utc)
 
 
+def new_uuid():
+    return str(uuid.uuid4())
+
+
 def museum_today(time_zone, clock):
     """A function giving today's date in the museum's time zone (None: the server's zone)."""
     return lambda: clock().astimezone(time_zone).date()
@@ -822,32 +805,29 @@ def qr_secret(config, store):
     return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
 
-def create_app(config, store=None, clock=None, new_id=None, mock=False):
-    """The WSGI app for `config`. Tests inject `store`, `clock` (aware datetime) and `new_id`;
-    by default the store is opened from the config's storage url. `mock` swaps the users for
-    `AnyCredentials` and marks every response."""
+def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
+               middleware=()):
+    """The WSGI app for `config`. By default the store is opened from the config's storage
+    url and users are checked against its [users]; tests inject `store`, `clock` (giving an
+    aware datetime) and `new_id`, and `museum mock` its own authenticator and `middleware`."""
     store = store or storage.open_store(config["storage"]["url"])
-    today = museum_today(config["museum"]["timezone"], clock or utc_now)
-    new_id = new_id or (lambda: str(uuid.uuid4()))
-    auth = config["auth"]
-    middleware = [AccessLog(), SafeHeaders()]
-    if mock:
-        middleware += [MockMarker(), AnyCredentials()]
-    else:
-        middleware.append(Authenticator(config.users, auth["max_failures"],
-                                        auth["failure_window"], auth["lockout"]))
-    app = falcon.App(middleware=middleware)
+    today = museum_today(config["museum"]["timezone"], clock)
+    if authenticator is None:
+        auth = config["auth"]
+        authenticator = Authenticator(config.users, auth["max_failures"],
+                                      auth["failure_window"], auth["lockout"])
+    app = falcon.App(middleware=[AccessLog(), SafeHeaders(), *middleware, authenticator])
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
     app.add_error_handler(storage.StorageError, storage_error_as_problem)
     app.add_route("/healthz", Health(store))
-    app.add_route(f"{API}/openapi.json", Description())
+    app.add_route(f"{API}/openapi.json", OpenAPIDocument())
     app.add_route(f"{API}/museum-hours", MuseumHours(config.schedule, today))
     app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id))
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
     app.add_route(f"{API}/tickets", Tickets(store, config.schedule, today, new_id))
-    app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketCode(store, qr_secret(config, store)))
+    app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, qr_secret(config, store)))
     return app
 
 
@@ -864,6 +844,52 @@ def app(environ, start_response):
             if _default_app is None:
                 _default_app = create_app(load_config())
     return _default_app(environ, start_response)
+
+
+# ============================================================================================
+# The mock: the same app on demo data in memory, for trying the interface
+# ============================================================================================
+
+class AnyCredentials(Authenticator):
+    """The mock's auth: any well-formed Basic credentials act as an admin of that name."""
+
+    def __init__(self):
+        super().__init__({}, max_failures=1, failure_window=1, lockout=1)
+
+    def authenticate(self, header):
+        credentials = _basic_credentials(header)
+        return User(credentials[0], "admin", "") if credentials else None
+
+    def _count_failure(self, address):
+        """The mock locks no one out."""
+
+
+class MockMarker:
+    """Tells every client of the mock that nothing it writes is kept."""
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        resp.set_header("X-Museum-Mock", "true")
+
+
+DEMO_EVENTS = [
+    ("Night at the Museum", "Great Hall", "A torchlit tour of the galleries after closing.",
+     (4, 11, 18), 25),
+    ("Dinosaur Discovery Day", "Fossil Gallery", "Hands-on fossils and talks for families.",
+     (2, 9), 8.5),
+    ("Impressionist Masters", "East Wing", "Guided tour of the visiting impressionist "
+     "exhibition.", (1, 3, 5, 7, 14, 21), 15),
+    ("Conservation Lab Open Day", "Lower Ground", "Meet the conservators restoring a 17th "
+     "century altarpiece.", (10,), 0),
+]
+
+
+def seed_demo_events(store, today):
+    """A handful of realistic events on days after `today`, for the mock."""
+    for name, location, description, days, price in DEMO_EVENTS:
+        store.create_event({
+            "eventId": new_uuid(), "name": name, "location": location,
+            "eventDescription": description, "price": float(price),
+            "dates": [(today + timedelta(days=day)).isoformat() for day in days]})
 
 
 # ============================================================================================
@@ -911,7 +937,9 @@ def command_mock(args):
                           f"{config['server']['host']} (use a loopback address)")
     store = storage.open_store(":memory:")
     seed_demo_events(store, museum_today(config["museum"]["timezone"], utc_now)())
-    return run_server(create_app(config, store=store, mock=True), config["server"],
+    mock_app = create_app(config, store=store, authenticator=AnyCredentials(),
+                          middleware=[MockMarker()])
+    return run_server(mock_app, config["server"],
                       "MOCK: demo data in memory, any credentials, nothing is kept")
 
 
@@ -929,27 +957,6 @@ def run_server(wsgi_app, server_settings, what):
     server.run()
     log.info("stopped")
     return 0
-
-
-DEMO_EVENTS = [
-    ("Night at the Museum", "Great Hall", "A torchlit tour of the galleries after closing.",
-     (4, 11, 18), 25),
-    ("Dinosaur Discovery Day", "Fossil Gallery", "Hands-on fossils and talks for families.",
-     (2, 9), 8.5),
-    ("Impressionist Masters", "East Wing", "Guided tour of the visiting impressionist "
-     "exhibition.", (1, 3, 5, 7, 14, 21), 15),
-    ("Conservation Lab Open Day", "Lower Ground", "Meet the conservators restoring a 17th "
-     "century altarpiece.", (10,), 0),
-]
-
-
-def seed_demo_events(store, today):
-    """A handful of realistic events on days after `today`, for the mock."""
-    for name, location, description, days, price in DEMO_EVENTS:
-        store.create_event({
-            "eventId": str(uuid.uuid4()), "name": name, "location": location,
-            "eventDescription": description, "price": float(price),
-            "dates": [(today + timedelta(days=day)).isoformat() for day in days]})
 
 
 def command_openapi(args):
