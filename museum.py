@@ -14,6 +14,7 @@ import functools
 import getpass
 import hashlib
 import hmac
+import importlib.resources
 import ipaddress
 import json
 import logging
@@ -38,6 +39,7 @@ import ticket_image
 from museum_config import (
     DATE,
     DEMO_PASSWORD,
+    ROLES,
     UNKNOWN_USER_HASH,
     ConfigError,
     User,
@@ -241,10 +243,11 @@ DEFAULT_DETAILS = {
 class Problem(falcon.HTTPError):
     """An HTTP error answered as application/problem+json; `errors` lists bad fields."""
 
-    def __init__(self, status, detail, errors=None, headers=None):
+    def __init__(self, status, detail, errors=None, headers=None, members=None):
         super().__init__(status, title=HTTPStatus(status).phrase, description=detail,
                          headers=headers)
         self.errors = errors
+        self.members = members  # RFC 9457 extension members, added to the body
 
 
 def write_problem(req, resp, error):
@@ -258,6 +261,8 @@ def write_problem(req, resp, error):
     }
     if getattr(error, "errors", None):
         body["errors"] = error.errors
+    if getattr(error, "members", None):
+        body.update(error.members)
     resp.content_type = PROBLEM_JSON
     resp.data = json.dumps(body).encode()
 
@@ -271,6 +276,12 @@ def storage_error_as_problem(req, resp, error, params):
                       f"{', '.join(error.dates)}.",
                       errors=[{"field": "ticketDate",
                                "message": f"must be one of {', '.join(error.dates)}"}])
+    if isinstance(error, storage.DatesSold):
+        sold = [f"{day} ({count} sold)" for day, count in error.sold.items()]
+        raise Problem(409, f"Tickets were sold for dates this change removes: "
+                      f"{', '.join(sold)}. Keep those dates, or cancel the event.",
+                      errors=[{"field": "dates", "message": f"must keep {day}: {count} "
+                               f"ticket(s) sold for it"} for day, count in error.sold.items()])
     if isinstance(error, storage.IdempotencyConflict):
         raise Problem(409, "This Idempotency-Key was already used with a different request.")
     log.error("storage unavailable: %s", error)
@@ -399,8 +410,9 @@ class Authenticator:
         if user is None:
             self._count_failure(address)
             raise Problem(401, "Valid credentials are required.", headers=self.CHALLENGE)
-        if req.method in getattr(resource, "admin_methods", ()) and user.role != "admin":
-            raise Problem(403, "This needs the admin role.")
+        needed = getattr(resource, "needed_roles", {}).get(req.method, "visitor")
+        if ROLES.index(user.role) < ROLES.index(needed):
+            raise Problem(403, f"This needs the {needed} role.")
         req.context.user = user
 
     def authenticate(self, header):
@@ -557,7 +569,7 @@ class MuseumHours:
 
 
 class SpecialEvents:
-    admin_methods = ("POST",)
+    needed_roles = {"POST": "admin"}
 
     def __init__(self, store, today, new_id):
         self.store = store
@@ -602,7 +614,7 @@ def _page_links(req, page, limit, total):
 
 
 class SpecialEvent:
-    admin_methods = ("PATCH", "DELETE")
+    needed_roles = {"PATCH": "admin", "DELETE": "admin"}
 
     def __init__(self, store):
         self.store = store
@@ -644,8 +656,16 @@ class Tickets:
     def on_post(self, req, resp):
         key = self._idempotency_key(req)
         body = read_json(req)
+        idempotency = None
+        if key is not None:
+            # A retry gets its ticket before any rule is checked again: a sale made before
+            # midnight stays answerable after it.
+            idempotency = (req.context.user.name, key, _fingerprint(body))
+            replayed = self.store.replayed_ticket(*idempotency)
+            if replayed is not None:
+                self._answer(resp, replayed)
+                return
         ticket = self._check(body)
-        idempotency = key and (req.context.user.name, key, _fingerprint(body))
         for _ in range(3):  # a fresh code on the rare clash with an existing one
             try:
                 stored, _ = self.store.create_ticket(
@@ -657,8 +677,11 @@ class Tickets:
         else:
             raise Problem(503, "Could not draw a unique confirmation code; try again.",
                           headers={"Retry-After": "1"})
-        json_response(resp, self._receipt(stored), 201)
-        resp.location = f"{API}/tickets/{stored['ticketId']}/qr"
+        self._answer(resp, stored)
+
+    def _answer(self, resp, ticket):
+        json_response(resp, self._receipt(ticket), 201)
+        resp.location = f"{API}/tickets/{ticket['ticketId']}/qr"
 
     @staticmethod
     def _idempotency_key(req):
@@ -785,6 +808,166 @@ def _ticket_lines(ticket):
 
 
 # ============================================================================================
+# The door: admitting tickets at the entrance, and the page the gate staff use
+# ============================================================================================
+
+QR_TEXT_LIMIT = 512  # a genuine QR text is about 120 characters
+DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the admission
+    "already-admitted": (409, "This ticket was admitted before."),
+    "wrong-date": (409, "This ticket is for another day."),
+    "cancelled": (410, "The event of this ticket was cancelled."),
+    "forged": (422, "This is not a genuine ticket of this museum."),
+    "unknown": (404, "No ticket with this code was sold."),
+}
+DOOR_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode")
+
+
+def door_check(store, secret, today, qr_text=None, code=None):
+    """What the door makes of a presented ticket, from its QR text or its typed confirmation
+    code: `(result, ticket)`, result one of `admittable`, `already-admitted`, `wrong-date`,
+    `cancelled` (with the ticket), `forged` or `unknown` (ticket None). Reads only."""
+    if qr_text is not None:
+        genuine = read_qr_text(secret, qr_text)
+        if genuine is None:
+            return "forged", None
+        ticket_id, code = genuine
+        find, key = store.get_ticket, ticket_id
+    else:
+        find, key = store.get_ticket_by_code, code
+    try:
+        ticket = find(key)
+    except storage.NotFound:
+        return "unknown", None
+    if ticket["confirmationCode"] != code:
+        return "forged", None
+    if ticket["cancelled"]:
+        return "cancelled", ticket
+    if ticket["admittedAt"]:
+        return "already-admitted", ticket
+    if ticket["ticketDate"] != today.isoformat():
+        return "wrong-date", ticket
+    return "admittable", ticket
+
+
+def door_details(ticket):
+    """What the door shows of a ticket: never its buyer's email or phone."""
+    details = {name: ticket[name] for name in DOOR_FIELDS}
+    if ticket["eventName"]:
+        details["eventName"] = ticket["eventName"]
+    if ticket["admittedAt"]:
+        details.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
+    return details
+
+
+ADMISSION_RULES = {
+    "code": lambda v, name, value: v.text(name, value, QR_TEXT_LIMIT),
+    "confirmationCode": lambda v, name, value: v.text(name, value, 100),
+}
+
+
+class Admissions:
+    """Admit a ticket at the door: each ticket once, on its day."""
+
+    needed_roles = {"POST": "gate"}
+
+    def __init__(self, store, secret, today, clock):
+        self.store = store
+        self.secret = secret
+        self.today = today
+        self.clock = clock
+
+    def on_post(self, req, resp):
+        presented = self._presented(read_json(req))
+        today = self.today()
+        result, ticket = door_check(self.store, self.secret, today, **presented)
+        if result == "admittable":
+            admission, admitted = self.store.admit(ticket["ticketId"], req.context.user.name,
+                                                   rfc3339(self.clock()))
+            ticket = {**ticket, **admission}
+            if admitted:
+                json_response(resp, {"result": "admitted", **door_details(ticket)}, 201)
+                return
+            result = "already-admitted"  # another gate was a moment faster
+        status, detail = DOOR_OUTCOMES[result]
+        members = {"result": result, **(door_details(ticket) if ticket else {})}
+        raise Problem(status, detail, members=members)
+
+    @staticmethod
+    def _presented(body):
+        """{"qr_text": …} or {"code": …}: exactly one of the two body fields."""
+        validator = Validator()
+        values = check_fields(body, ADMISSION_RULES, (), validator)
+        given = [name for name in ADMISSION_RULES if name in body]
+        if len(given) > 1:
+            validator.error("confirmationCode", "must not be given with code")
+        elif not given:
+            validator.error("code", "is required, or confirmationCode typed from the ticket")
+        validator.raise_if_invalid()
+        if "code" in values:
+            return {"qr_text": values["code"]}
+        return {"code": values["confirmationCode"].lower()}
+
+
+class Admission:
+    """Undo an admission made by mistake."""
+
+    needed_roles = {"DELETE": "admin"}
+
+    def __init__(self, store):
+        self.store = store
+
+    def on_delete(self, req, resp, ticket_id):
+        try:
+            self.store.undo_admission(_path_uuid(ticket_id, "ticketId"))
+        except storage.NotFound:
+            raise Problem(404, "This ticket has not been admitted.") from None
+        resp.status = 204
+
+
+class AdmissionSummary:
+    """The door's counters for one day."""
+
+    needed_roles = {"GET": "gate"}
+
+    def __init__(self, store, today):
+        self.store = store
+        self.today = today
+
+    def on_get(self, req, resp):
+        validator = Validator()
+        day = parse_query(req, validator, "date", Validator.date, None) or self.today()
+        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        json_response(resp, {"date": day.isoformat(), **self.store.door_summary(day.isoformat())})
+
+
+# The page loads nothing but its own script and stylesheet, and no other site may frame it.
+PAGE_POLICY = ("default-src 'self'; img-src 'self' data:; base-uri 'none'; "
+               "form-action 'none'; frame-ancestors 'none'")
+
+
+class PageFile:
+    """One file of the scanner page, shipped in museum_pages/ and read once at start."""
+
+    needed_roles = {"GET": "gate"}
+
+    def __init__(self, name, media_type):
+        self.data = importlib.resources.files("museum_pages").joinpath(name).read_bytes()
+        self.media_type = media_type
+
+    def on_get(self, req, resp):
+        resp.content_type = self.media_type
+        resp.data = self.data
+        resp.cache_control = ["no-cache"]
+        resp.set_header("Content-Security-Policy", PAGE_POLICY)
+        resp.set_header("Permissions-Policy", "camera=(self)")
+
+
+def rfc3339(moment):
+    """An aware datetime as RFC 3339 UTC text, to the second."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ============================================================================================
 # The application
 # ============================================================================================
 
@@ -827,7 +1010,14 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id))
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
     app.add_route(f"{API}/tickets", Tickets(store, config.schedule, today, new_id))
-    app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, qr_secret(config, store)))
+    secret = qr_secret(config, store)
+    app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
+    app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock))
+    app.add_route(f"{API}/admissions/summary", AdmissionSummary(store, today))
+    app.add_route(f"{API}/admissions/{{ticket_id}}", Admission(store))
+    app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
+    app.add_route("/scan/scan.js", PageFile("scan.js", "text/javascript; charset=utf-8"))
+    app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
     return app
 
 
@@ -994,32 +1184,28 @@ def command_hash_password(args):
 def command_verify_ticket(args):
     overrides = {("storage", "url"): args.db} if args.db else {}
     config = load_config(args.config, overrides=overrides)
-    store = storage.open_store(config["storage"]["url"])
-    verdict = verify_ticket(args.text, qr_secret(config, store), store,
+    store = storage.open_store(config["storage"]["url"], read_only=True)
+    secret = config["tickets"]["qr_secret"] or store.setting("qr_secret")
+    if secret is None:
+        raise storage.StorageError("no QR secret in the database yet: no ticket was sold")
+    verdict = verify_ticket(args.text, secret, store,
                             museum_today(config["museum"]["timezone"], utc_now)())
     print(verdict)
     return 0 if verdict.startswith("valid") else 1
 
 
 def verify_ticket(text, secret, store, today):
-    """The gate's verdict on a scanned QR text: `valid …`, `forged`, `unknown`,
-    `cancelled` or `wrong date …`."""
-    genuine = read_qr_text(secret, text)
-    if genuine is None:
-        return "forged"
-    ticket_id, code = genuine
-    try:
-        ticket = store.get_ticket(ticket_id)
-    except storage.NotFound:
-        return "unknown"
-    if ticket["confirmationCode"] != code:
-        return "forged"
-    if ticket["cancelled"]:
-        return "cancelled"
-    if ticket["ticketDate"] != today.isoformat():
+    """The door's verdict on a scanned QR text, read only: `valid …`, `already admitted …`,
+    `forged`, `unknown`, `cancelled` or `wrong date …`."""
+    result, ticket = door_check(store, secret, today, qr_text=text)
+    if result == "wrong-date":
         return f"wrong date: ticket is for {ticket['ticketDate']}"
+    if result == "already-admitted":
+        return f"already admitted at {ticket['admittedAt']} by {ticket['admittedBy']}"
+    if result != "admittable":
+        return result
     what = f"event {ticket['eventName']}" if ticket["eventName"] else "general entry"
-    return f"valid: {what}, {ticket['ticketDate']}"
+    return f"valid: {what}, {ticket['ticketDate']}, not admitted yet"
 
 
 def build_parser():
@@ -1050,7 +1236,8 @@ def build_parser():
     hash_cmd.set_defaults(run=command_hash_password)
 
     verify = commands.add_parser(
-        "verify-ticket", help="check a scanned ticket QR text at the door (exit 0 if valid)")
+        "verify-ticket", help="check a scanned ticket QR text, reading the database only; "
+        "admits nobody (exit 0 if valid and not yet admitted)")
     verify.add_argument("text", help="the text the scanner read from the QR code")
     _config_flags(verify)
     verify.set_defaults(run=command_verify_ticket)

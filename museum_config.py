@@ -29,7 +29,8 @@ class ConfigError(Exception):
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-ROLES = ("admin", "visitor")
+# In order of power: each role may do everything the roles before it may.
+ROLES = ("visitor", "gate", "admin")
 TIME_RANGE = re.compile(r"(\d\d):(\d\d)-(\d\d):(\d\d)")
 
 
@@ -211,8 +212,8 @@ def _parse_users(source, entries):
     for name, value in entries.items():
         role, _, password_hash = value.strip().partition(":")
         if role not in ROLES:
-            raise ConfigError(f"{source}: [users] {name}: role must be admin or visitor, "
-                              f"as 'role:hash'")
+            raise ConfigError(f"{source}: [users] {name}: role must be one of "
+                              f"{', '.join(ROLES)}, as 'role:hash'")
         if not _hash_is_readable(password_hash):
             raise ConfigError(f"{source}: [users] {name}: unreadable password hash "
                               f"(make one with 'museum hash-password')")
@@ -255,7 +256,7 @@ def help_for_config():
     for section, options in SCHEMA.items():
         lines.append(f"[{section}]")
         lines += [f"  {key} = {option.default:<14} {option.help}" for key, option in options.items()]
-    lines += ["[users]", "  NAME = ROLE:HASH  role admin or visitor; hash from 'museum hash-password'",
+    lines += ["[users]", "  NAME = ROLE:HASH  role admin, gate or visitor; hash from 'museum hash-password'",
               "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]"]
     return "\n".join(lines)
 

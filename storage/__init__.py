@@ -5,7 +5,9 @@ Records cross the interface as plain dicts shaped like the API's JSON:
 
 event:  {"eventId", "name", "location", "eventDescription", "dates": [YYYY-MM-DD, ...], "price"}
 ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmationCode",
-         "email", "phone" (or None)}
+         "email", "phone" (or None)}; as read back also "eventName" (None for general
+         tickets), "cancelled" (its event was), "admittedAt" and "admittedBy" (None until
+         the ticket is admitted at the door; admittedAt is RFC 3339 UTC text)
 
 Ids and dates are strings (UUID text, ISO dates); validation happens before a call, in the
 app. Domain errors are the exceptions below; backends raise nothing else on ordinary failures.
@@ -39,6 +41,15 @@ class DuplicateCode(StorageError):
     """The confirmation code is already taken; the caller draws another one."""
 
 
+class DatesSold(StorageError):
+    """A change would remove dates that tickets were sold for; `sold` maps each such date
+    to its number of tickets."""
+
+    def __init__(self, sold):
+        super().__init__(", ".join(f"{day}: {count}" for day, count in sold.items()))
+        self.sold = sold
+
+
 class IdempotencyConflict(StorageError):
     """The idempotency key was used before with a different request."""
 
@@ -47,7 +58,11 @@ class Unavailable(StorageError):
     """The database cannot be reached or written (locked, read-only, disk full, gone)."""
 
 
-class SchemaTooNew(StorageError):
+class SchemaMismatch(StorageError):
+    """The database's schema is not the one this service version uses."""
+
+
+class SchemaTooNew(SchemaMismatch):
     """The database was written by a newer version of the service."""
 
 
@@ -82,7 +97,8 @@ class Store(ABC):
     @abstractmethod
     def update_event(self, event_id, changes):
         """Apply `changes` (a subset of the event's fields) in one transaction; return the
-        event after the update. `NotFound` if unknown or cancelled."""
+        event after the update. `NotFound` if unknown or cancelled; `DatesSold` if the new
+        dates leave out a date that tickets were sold for (nothing changes then)."""
 
     @abstractmethod
     def cancel_event(self, event_id):
@@ -102,13 +118,40 @@ class Store(ABC):
         """
 
     @abstractmethod
-    def get_ticket(self, ticket_id):
-        """Return the ticket plus `eventName` (None for general tickets) and `cancelled`
-        (True when its event was cancelled); `NotFound` if unknown."""
+    def replayed_ticket(self, user, key, fingerprint):
+        """The ticket sold earlier under that user's idempotency key, or None if the key is
+        unused; `IdempotencyConflict` if it was used with another fingerprint. Reads only."""
 
     @abstractmethod
-    def setting(self, name, default):
-        """Return the stored value of setting `name`; store `default` first if absent."""
+    def get_ticket(self, ticket_id):
+        """Return the ticket as read back (see above); `NotFound` if unknown."""
+
+    @abstractmethod
+    def get_ticket_by_code(self, code):
+        """Return the ticket with that confirmation code, as `get_ticket` does."""
+
+    @abstractmethod
+    def admit(self, ticket_id, admitted_by, admitted_at):
+        """Admit the (existing) ticket once; return `(admission, admitted)` where admission
+        is `{"admittedAt", "admittedBy"}` of the ticket's first admission and `admitted`
+        says whether this call made it. Once is a constraint: of two gates admitting one
+        ticket at the same moment, on any instances, one admits and the other reads that
+        admission. Which tickets may be admitted is the caller's rule."""
+
+    @abstractmethod
+    def undo_admission(self, ticket_id):
+        """Remove the ticket's admission; `NotFound` if it has none."""
+
+    @abstractmethod
+    def door_summary(self, day):
+        """Tickets sold and admitted for `day`, leaving out cancelled events:
+        `{"sold": {"general": n, "event": n}, "admitted": {...}, "events": [{"eventId",
+        "name", "sold", "admitted"}, ...]}`, events ordered by name, then eventId."""
+
+    @abstractmethod
+    def setting(self, name, default=None):
+        """Return the stored value of setting `name`. With a `default`, store it first if
+        absent; without one, only read (None if absent)."""
 
     @abstractmethod
     def close(self):
@@ -118,10 +161,13 @@ class Store(ABC):
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
-def open_store(url):
+def open_store(url, read_only=False):
     """Open the store a config's storage url names: a sqlite file path, `sqlite:///path`,
     `:memory:` (a private in-memory database), or `postgresql://user@host/dbname` (the
-    password from the url or the standard `PG*` environment variables)."""
+    password from the url or the standard `PG*` environment variables).
+
+    A `read_only` store never writes: it creates no file, migrates nothing (a schema of
+    another version raises `SchemaMismatch`) and refuses writes with `Unavailable`."""
     scheme, separator, rest = url.partition("://")
     if separator and scheme.lower() in POSTGRES_SCHEMES:
         try:
@@ -129,13 +175,13 @@ def open_store(url):
         except ImportError as error:  # psycopg or psycopg_pool is not installed
             raise StorageError(f"PostgreSQL support needs: pip install "
                                f"'museum-service[postgres]' ({error})") from error
-        return PostgresStore(url)
+        return PostgresStore(url, read_only)
     if separator and scheme.lower() != "sqlite":
         raise StorageError(f"unsupported storage url {display_url(url)!r}: give a sqlite file "
                            f"path, sqlite:///path or postgresql://user@host/dbname")
     from storage.sqlite import SQLiteStore
 
-    return SQLiteStore(rest.removeprefix("/") if separator else url)
+    return SQLiteStore(rest.removeprefix("/") if separator else url, read_only)
 
 
 def display_url(url):

@@ -87,6 +87,18 @@ MIGRATIONS = [
         "ALTER TABLE events ALTER COLUMN dates TYPE text USING array_to_json(dates)::text",
         'ALTER TABLE events ALTER COLUMN name TYPE text COLLATE "C"',
     ],
+    [
+        # The door: one admission per ticket, by primary key.
+        """CREATE TABLE admissions (
+            ticket_id uuid PRIMARY KEY REFERENCES tickets (id),
+            admitted_at text NOT NULL,
+            admitted_by text NOT NULL
+        )""",
+        # Tickets by day for the door's counts, by event and day for the dates sold.
+        "CREATE INDEX tickets_by_date ON tickets (date, event_id)",
+        "DROP INDEX tickets_by_event",
+        "CREATE INDEX tickets_by_event ON tickets (event_id, date)",
+    ],
 ]
 
 
@@ -109,14 +121,17 @@ def _configure(conn):
     conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
 
 
-def _connection_options(url):
-    """Options for every connection; the url and the PG* environment take precedence."""
+def _connection_options(url, read_only):
+    """Options for every connection; the url and the PG* environment take precedence,
+    but not over `read_only`."""
     try:
         given = conninfo_to_dict(url)
     except psycopg.ProgrammingError as error:
         raise StorageError(f"{display_url(url)} is not a valid PostgreSQL url: "
                            f"{one_line(error)}") from error
     options = {"autocommit": True}
+    if read_only:
+        options["options"] = f"{given.get('options', '')} -c default_transaction_read_only=on"
     if "connect_timeout" not in given and "PGCONNECT_TIMEOUT" not in os.environ:
         options["connect_timeout"] = CONNECT_TIMEOUT
     if "application_name" not in given and "PGAPPNAME" not in os.environ:
@@ -131,9 +146,9 @@ class PostgresStore(SQLStore):
     # Connection lost, server shutting down, pool exhausted, deadlock, disk full, read-only.
     OUTAGE_ERRORS = (psycopg.OperationalError, errors.ReadOnlySqlTransaction)
 
-    def __init__(self, url):
+    def __init__(self, url, read_only=False):
         self.url = display_url(url)
-        options = _connection_options(url)
+        options = _connection_options(url, read_only)
         self._pool = ConnectionPool(
             url, kwargs=options, min_size=1, max_size=POOL_SIZE, open=False,
             connection_class=QmarkConnection, configure=_configure,
@@ -143,7 +158,7 @@ class PostgresStore(SQLStore):
             # the driver's reason, where the pool would retry until its timeout.
             psycopg.connect(url, **options).close()
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT)
-            self._migrate()
+            self._open_schema(read_only)
         except (psycopg.OperationalError, Unavailable) as error:
             self._pool.close()
             raise Unavailable(f"{self._describe()} is unavailable: {one_line(error)}") from error

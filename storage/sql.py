@@ -13,10 +13,12 @@ import json
 from contextlib import contextmanager
 
 from storage import (
+    DatesSold,
     DateNotOffered,
     DuplicateCode,
     IdempotencyConflict,
     NotFound,
+    SchemaMismatch,
     SchemaTooNew,
     StorageError,
     Store,
@@ -30,9 +32,22 @@ EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price"
 
 TICKET_QUERY = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
-           e.name, e.cancelled IS TRUE
+           e.name, e.cancelled IS TRUE, a.admitted_at, a.admitted_by
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
-    WHERE t.id = ?"""
+                   LEFT JOIN admissions a ON a.ticket_id = t.id
+    WHERE t.{} = ?"""
+TICKET_BY_ID = TICKET_QUERY.format("id")
+TICKET_BY_CODE = TICKET_QUERY.format("confirmation_code")
+
+# The door's counts for one day, one row per event (event_id NULL: general tickets), from
+# the index of tickets by date and the admissions' primary key.
+SUMMARY_QUERY = """
+    SELECT t.event_id, e.name, count(*), count(a.ticket_id)
+    FROM tickets t LEFT JOIN events e ON e.id = t.event_id
+                   LEFT JOIN admissions a ON a.ticket_id = t.id
+    WHERE t.date = ? AND e.cancelled IS NOT TRUE
+    GROUP BY t.event_id, e.name
+    ORDER BY e.name, t.event_id"""
 
 # The window's first date per event comes from the listing index. `count(*) OVER ()` adds
 # the window's total to every row, so a page and its total take one query.
@@ -54,10 +69,12 @@ def event_record(row):
 
 
 def ticket_record(row):
-    ticket_id, kind, date, event_id, code, email, phone, event_name, cancelled = row
+    (ticket_id, kind, date, event_id, code, email, phone, event_name, cancelled,
+     admitted_at, admitted_by) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
-            "eventName": event_name, "cancelled": bool(cancelled)}
+            "eventName": event_name, "cancelled": bool(cancelled),
+            "admittedAt": admitted_at, "admittedBy": admitted_by}
 
 
 def one_line(error):
@@ -131,6 +148,15 @@ class SQLStore(Store):
         with self._reading() as conn:
             return self._read_schema_version(conn)
 
+    def _open_schema(self, read_only):
+        """Migrate the schema, or for a read-only store check that it needs no migration."""
+        if not read_only:
+            self._migrate()
+        elif self._checked_schema_version() != len(self.MIGRATIONS):
+            raise SchemaMismatch(
+                f"{self._describe()}: database schema version {self.schema_version()}, this "
+                f"service uses {len(self.MIGRATIONS)}; start 'museum serve' once to migrate")
+
     def _migrate(self):
         """Apply the missing steps in one transaction. The version is read first without a
         lock, so an up-to-date database costs a starting instance no write lock."""
@@ -191,6 +217,7 @@ class SQLStore(Store):
             self._count_event_change(conn)
             event = self._listed_event(conn, event_id, self.UPDATE_LOCK)
             if "dates" in changes:
+                self._refuse_removing_sold_dates(conn, event_id, set(changes["dates"]))
                 self._unindex_dates(conn, event_id, event["dates"])
                 self._index_dates(conn, event_id, changes["dates"])
             event.update(changes)
@@ -212,6 +239,16 @@ class SQLStore(Store):
             if row is None:
                 raise NotFound(event_id)
             self._unindex_dates(conn, event_id, json.loads(row[0]))
+
+    @staticmethod
+    def _refuse_removing_sold_dates(conn, event_id, kept):
+        """Sales hold the event's row, so no ticket is sold between this count and the
+        change it guards."""
+        sold = conn.execute("SELECT date, count(*) FROM tickets WHERE event_id = ? "
+                            "GROUP BY date ORDER BY date", (event_id,)).fetchall()
+        removed = {day: count for day, count in sold if day not in kept}
+        if removed:
+            raise DatesSold(removed)
 
     @staticmethod
     def _count_event_change(conn):
@@ -262,7 +299,8 @@ class SQLStore(Store):
         # The row as inserted, with the name of an event that stayed locked until the commit.
         return ticket_record((ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                               ticket.get("eventId"), ticket["confirmationCode"],
-                              ticket["email"], ticket.get("phone"), event_name, False)), True
+                              ticket["email"], ticket.get("phone"), event_name, False,
+                              None, None)), True
 
     @staticmethod
     def _claim(conn, idempotency, ticket):
@@ -272,25 +310,79 @@ class SQLStore(Store):
             "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", (*idempotency, ticket["ticketId"]))
         return claimed.rowcount == 1
 
+    def replayed_ticket(self, user, key, fingerprint):
+        with self._reading() as conn:
+            return self._replayed(conn, user, key, fingerprint)
+
     @staticmethod
     def _replayed(conn, user, key, fingerprint):
-        stored_fingerprint, ticket_id = conn.execute(
-            "SELECT fingerprint, ticket_id FROM idempotency_keys "
-            "WHERE user_name = ? AND key = ?", (user, key)).fetchone()
-        if stored_fingerprint != fingerprint:
+        row = conn.execute("SELECT fingerprint, ticket_id FROM idempotency_keys "
+                           "WHERE user_name = ? AND key = ?", (user, key)).fetchone()
+        if row is None:
+            return None
+        if row[0] != fingerprint:
             raise IdempotencyConflict(key)
-        return ticket_record(conn.execute(TICKET_QUERY, (ticket_id,)).fetchone())
+        return ticket_record(conn.execute(TICKET_BY_ID, (row[1],)).fetchone())
 
     def get_ticket(self, ticket_id):
         with self._reading() as conn:
-            row = conn.execute(TICKET_QUERY, (ticket_id,)).fetchone()
+            return self._ticket(conn, TICKET_BY_ID, ticket_id)
+
+    @staticmethod
+    def _ticket(conn, query, key):
+        row = conn.execute(query, (key,)).fetchone()
         if row is None:
-            raise NotFound(ticket_id)
+            raise NotFound(key)
         return ticket_record(row)
+
+    # -- the door -------------------------------------------------------------------------
+
+    def get_ticket_by_code(self, code):
+        with self._reading() as conn:
+            return self._ticket(conn, TICKET_BY_CODE, code)
+
+    def admit(self, ticket_id, admitted_by, admitted_at):
+        with self._writing() as conn:
+            # The primary key admits once. On PostgreSQL a second gate's insert waits for
+            # the first one's commit and does nothing; the select then reads that admission.
+            inserted = conn.execute(
+                "INSERT INTO admissions (ticket_id, admitted_at, admitted_by) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING", (ticket_id, admitted_at, admitted_by))
+            if inserted.rowcount == 1:
+                return {"admittedAt": admitted_at, "admittedBy": admitted_by}, True
+            first_at, first_by = conn.execute(
+                "SELECT admitted_at, admitted_by FROM admissions WHERE ticket_id = ?",
+                (ticket_id,)).fetchone()
+        return {"admittedAt": first_at, "admittedBy": first_by}, False
+
+    def undo_admission(self, ticket_id):
+        with self._writing() as conn:
+            if conn.execute("DELETE FROM admissions WHERE ticket_id = ?",
+                            (ticket_id,)).rowcount == 0:
+                raise NotFound(ticket_id)
+
+    def door_summary(self, day):
+        with self._reading() as conn:
+            rows = conn.execute(SUMMARY_QUERY, (day,)).fetchall()
+        summary = {"sold": {"general": 0, "event": 0}, "admitted": {"general": 0, "event": 0},
+                   "events": []}
+        for event_id, name, sold, admitted in rows:
+            kind = "general" if event_id is None else "event"
+            summary["sold"][kind] += sold
+            summary["admitted"][kind] += admitted
+            if event_id is not None:
+                summary["events"].append({"eventId": event_id, "name": name, "sold": sold,
+                                          "admitted": admitted})
+        return summary
 
     # -- settings -------------------------------------------------------------------------
 
-    def setting(self, name, default):
+    def setting(self, name, default=None):
+        if default is None:
+            with self._reading() as conn:
+                row = conn.execute("SELECT value FROM settings WHERE name = ?",
+                                   (name,)).fetchone()
+            return row[0] if row else None
         with self._writing() as conn:
             # Two instances starting together: the second insert waits for the first to
             # commit, then the select (a statement of its own) reads the winner's value.

@@ -10,6 +10,7 @@ import os
 import sqlite3
 import threading
 from contextlib import contextmanager
+from urllib.parse import quote
 
 from storage import Unavailable
 from storage.sql import SQLStore
@@ -77,6 +78,18 @@ MIGRATIONS = [
         "DROP TABLE idempotency_keys",
         "ALTER TABLE claimed_keys RENAME TO idempotency_keys",
     ],
+    [
+        # The door: one admission per ticket, by primary key.
+        """CREATE TABLE admissions (
+            ticket_id TEXT PRIMARY KEY REFERENCES tickets (id),
+            admitted_at TEXT NOT NULL,
+            admitted_by TEXT NOT NULL
+        ) WITHOUT ROWID""",
+        # Tickets by day for the door's counts, by event and day for the dates sold.
+        "CREATE INDEX tickets_by_date ON tickets (date, event_id)",
+        "DROP INDEX tickets_by_event",
+        "CREATE INDEX tickets_by_event ON tickets (event_id, date)",
+    ],
 ]
 
 
@@ -87,8 +100,9 @@ class SQLiteStore(SQLStore):
     OUTAGE_ERRORS = (sqlite3.DatabaseError,)
     BUG_ERRORS = (sqlite3.IntegrityError, sqlite3.InterfaceError)
 
-    def __init__(self, path):
+    def __init__(self, path, read_only=False):
         self.path = path
+        self.read_only = read_only
         self._local = threading.local()
         self._connections = []
         self._lock = threading.Lock()
@@ -97,7 +111,7 @@ class SQLiteStore(SQLStore):
         self._write_lock = threading.Lock()
         self._shared = self._connect() if path == ":memory:" else None
         self._identity = None
-        self._migrate()
+        self._open_schema(read_only)
         if self._shared is None:
             self._identity = self._file_identity()
 
@@ -105,8 +119,10 @@ class SQLiteStore(SQLStore):
         return self.path
 
     def _connect(self):
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                               timeout=BUSY_TIMEOUT_MS / 1000)
+        # A read-only store opens the file as an URI in mode=ro: it never creates the file.
+        target = f"file:{quote(self.path)}?mode=ro" if self.read_only else self.path
+        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False,
+                               timeout=BUSY_TIMEOUT_MS / 1000, uri=self.read_only)
         try:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode != "wal" and self.path != ":memory:":
