@@ -15,7 +15,7 @@ pytest_plugins = ["postgres"]  # the postgres_server and postgres_url fixtures
 # Sunday 22 November 2026, noon in the museum's zone (UTC in the tests).
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
 TODAY = NOW.date().isoformat()
-PASSWORDS = {"admin": "admin-pass", "visitor": "visitor-pass"}
+PASSWORDS = {"admin": "admin-pass", "gate": "gate-pass", "visitor": "visitor-pass"}
 
 
 @pytest.fixture(scope="session")
@@ -25,11 +25,12 @@ def password_hashes():
 
 @pytest.fixture
 def config_text(password_hashes):
-    """A config with one admin and one visitor, UTC, and the default opening hours."""
+    """A config with one user of each role, UTC, and the default opening hours."""
     return (
         "[museum]\ntimezone = UTC\n"
         "[users]\n"
         f"admin = admin:{password_hashes['admin']}\n"
+        f"gate = gate:{password_hashes['gate']}\n"
         f"visitor = visitor:{password_hashes['visitor']}\n"
     )
 
@@ -73,6 +74,7 @@ def basic(name, password):
 
 
 ADMIN = basic("admin", PASSWORDS["admin"])
+GATE = basic("gate", PASSWORDS["gate"])
 VISITOR = basic("visitor", PASSWORDS["visitor"])
 
 

@@ -1,0 +1,279 @@
+"""The door: admitting tickets at the entrance, the day's counters, undoing an admission,
+and the two rules that keep a sold ticket valid (no sold date removed from its event, and
+an Idempotency-Key retry answered before the rules are checked again).
+
+Today is conftest's NOW, Sunday 2026-11-22 (UTC), an open day; tickets are bought for it
+through the API, and their QR texts are made with the secret the service keeps.
+"""
+
+import json
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+import webtest
+
+import museum
+from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
+from ticketing import OPEN_DAY, buy, cancel_event, create_event, query
+
+ADMISSIONS = "/v1.1/admissions"
+SUMMARY = f"{ADMISSIONS}/summary"
+EVENTS = "/v1.1/special-events"
+ADMITTED_AT = "2026-11-22T12:00:00Z"  # NOW as RFC 3339
+DOOR_FIELDS = {"result", "ticketId", "ticketType", "ticketDate", "confirmationCode"}
+
+
+@pytest.fixture
+def door(client, store):
+    """Buys tickets through the API and presents them at the door as a scanner would."""
+
+    class Door:
+        def sell(self, day=TODAY, event=None):
+            payload = {"ticketType": "general", "ticketDate": day, "email": "ada@example.org",
+                       "phone": "+44 20 7946 0958"}
+            if event:
+                payload.update(ticketType="event", eventId=event["eventId"])
+            return buy(client, payload, headers=VISITOR).json
+
+        def qr(self, ticket):
+            return museum.qr_text(store.setting("qr_secret"), ticket["ticketId"],
+                                  ticket["confirmationCode"])
+
+        def scan(self, text, status, headers=GATE):
+            return client.post_json(ADMISSIONS, {"code": text}, headers=headers, status=status)
+
+        def type_code(self, code, status, headers=GATE):
+            return client.post_json(ADMISSIONS, {"confirmationCode": code}, headers=headers,
+                                    status=status)
+
+    return Door()
+
+
+def assert_outcome(res, status, result, ticket=None):
+    """A door answer: `result` with `status`; problem+json unless admitted; the ticket's
+    details where it is known, and never the buyer's email or phone."""
+    body = res.json if status == 201 else assert_problem(res, status)
+    assert body["result"] == result
+    assert "email" not in body and "phone" not in body
+    if ticket is None:
+        assert not DOOR_FIELDS - {"result"} & set(body), body
+    else:
+        assert {name: body[name] for name in DOOR_FIELDS - {"result"}} == {
+            name: ticket[name] for name in DOOR_FIELDS - {"result"}}
+    return body
+
+
+# -- the outcomes --------------------------------------------------------------------------
+
+def test_a_ticket_for_today_is_admitted_once(door, db_path):
+    ticket = door.sell()
+    admitted = assert_outcome(door.scan(door.qr(ticket), 201), 201, "admitted", ticket)
+    assert admitted["admittedAt"] == ADMITTED_AT and admitted["admittedBy"] == "gate"
+    assert "eventName" not in admitted
+    again = assert_outcome(door.scan(door.qr(ticket), 409, headers=ADMIN), 409,
+                           "already-admitted", ticket)
+    assert (again["admittedAt"], again["admittedBy"]) == (ADMITTED_AT, "gate")
+    assert query(db_path, "SELECT count(*) FROM admissions") == [(1,)]
+
+
+def test_an_event_ticket_is_admitted_with_its_event_name(client, door):
+    event = create_event(client, name="Night at the Museum", dates=[TODAY, "2026-12-05"])
+    admitted = door.scan(door.qr(door.sell(event=event)), 201).json
+    assert admitted["eventName"] == "Night at the Museum"
+    assert admitted["ticketType"] == "event"
+
+
+def test_a_typed_confirmation_code_admits_like_the_qr_code(door):
+    ticket = door.sell()
+    typed = f"  {ticket['confirmationCode'].upper()} "  # as a person might type it
+    assert_outcome(door.type_code(typed, 201), 201, "admitted", ticket)
+    assert_outcome(door.scan(door.qr(ticket), 409), 409, "already-admitted", ticket)
+
+
+def test_a_ticket_for_another_day_is_the_wrong_date(door, db_path):
+    ticket = door.sell(day=OPEN_DAY)
+    body = assert_outcome(door.scan(door.qr(ticket), 409), 409, "wrong-date", ticket)
+    assert body["ticketDate"] == OPEN_DAY and "admittedAt" not in body
+    assert query(db_path, "SELECT count(*) FROM admissions") == [(0,)]
+
+
+def test_a_ticket_of_a_cancelled_event_is_refused(client, door):
+    event = create_event(client, dates=[TODAY])
+    ticket = door.sell(event=event)
+    cancel_event(client, event["eventId"])
+    assert_outcome(door.scan(door.qr(ticket), 410), 410, "cancelled", ticket)
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda text: text[:-1] + ("0" if text[-1] != "0" else "1"),  # one character of the tag
+    lambda text: text.replace("ticket-general-", "ticket-event-"),  # the code
+    lambda text: "hello, world",  # not a ticket at all
+    lambda text: "MUSEUM1:" + "é" * 40,  # not ASCII
+])
+def test_a_forged_code_shows_no_ticket(door, db_path, tamper):
+    ticket = door.sell()
+    assert_outcome(door.scan(tamper(door.qr(ticket)), 422), 422, "forged")
+    assert query(db_path, "SELECT count(*) FROM admissions") == [(0,)]
+
+
+def test_a_genuine_code_of_a_ticket_never_sold_is_unknown(door, store):
+    made_up = museum.qr_text(store.setting("qr_secret"), str(uuid.uuid4()),
+                             "ticket-general-abcdef-12345")
+    assert_outcome(door.scan(made_up, 404), 404, "unknown")
+    assert_outcome(door.type_code("ticket-general-abcdef-12345", 404), 404, "unknown")
+
+
+@pytest.mark.parametrize("body, field", [
+    ({}, "code"),
+    ({"code": "MUSEUM1:x", "confirmationCode": "ticket-general-abcdef-12345"},
+     "confirmationCode"),
+    ({"code": "MUSEUM1:x", "ticketId": "3fa85f64-5717-4562-b3fc-2c963f66afa6"}, "ticketId"),
+    ({"code": 42}, "code"),
+    ({"confirmationCode": ""}, "confirmationCode"),
+    ({"code": "M" * 513}, "code"),
+    ({"code": None}, "code"),
+])
+def test_a_malformed_body_is_400_naming_the_field(client, body, field):
+    res = client.post_json(ADMISSIONS, body, headers=GATE, status=400)
+    assert_problem(res, 400, field)
+
+
+# -- who may use the door ------------------------------------------------------------------
+
+def test_visitors_may_not_scan_or_read_the_counters(client, door):
+    ticket = door.sell()
+    res = door.scan(door.qr(ticket), 403, headers=VISITOR)
+    assert assert_problem(res, 403)["detail"] == "This needs the gate role."
+    assert_problem(client.get(SUMMARY, headers=VISITOR, status=403), 403)
+    assert_problem(client.get("/scan", headers=VISITOR, status=403), 403)
+    assert_problem(client.post_json(ADMISSIONS, {"code": "x"}, status=401), 401)
+
+
+def test_gates_may_not_manage_events_or_undo_admissions(client, door):
+    ticket = door.sell()
+    door.scan(door.qr(ticket), 201)
+    res = client.delete(f"{ADMISSIONS}/{ticket['ticketId']}", headers=GATE, status=403)
+    assert assert_problem(res, 403)["detail"] == "This needs the admin role."
+    assert_problem(client.post_json(EVENTS, {}, headers=GATE, status=403), 403)
+
+
+def test_gates_may_do_what_visitors_may(client):
+    assert client.get("/v1.1/museum-hours", headers=GATE, status=200).json
+    res = buy(client, {"ticketType": "general", "ticketDate": TODAY, "email": "a@b.org"},
+              headers=GATE)
+    assert res.status_int == 201
+
+
+# -- undoing an admission ------------------------------------------------------------------
+
+def test_an_admin_undoes_an_admission_and_the_ticket_admits_again(client, door):
+    ticket = door.sell()
+    door.scan(door.qr(ticket), 201)
+    client.delete(f"{ADMISSIONS}/{ticket['ticketId']}", headers=ADMIN, status=204)
+    res = client.delete(f"{ADMISSIONS}/{ticket['ticketId']}", headers=ADMIN, status=404)
+    assert_problem(res, 404)
+    assert door.scan(door.qr(ticket), 201, headers=ADMIN).json["admittedBy"] == "admin"
+
+
+def test_undoing_needs_a_ticket_id(client):
+    assert_problem(client.delete(f"{ADMISSIONS}/not-a-uuid", headers=ADMIN, status=400),
+                   400)
+    assert_problem(client.delete(f"{ADMISSIONS}/{uuid.uuid4()}", headers=ADMIN, status=404),
+                   404)
+
+
+# -- the day's counters --------------------------------------------------------------------
+
+def test_the_summary_counts_sold_and_admitted_per_kind_and_event(client, door):
+    zoo = create_event(client, name="Zoology night", dates=[TODAY])
+    art = create_event(client, name="Art walk", dates=[TODAY, "2026-12-05"])
+    gone = create_event(client, name="Cancelled talk", dates=[TODAY])
+    generals = [door.sell() for _ in range(3)]
+    door.sell(day=OPEN_DAY)  # another day: not counted today
+    art_tickets = [door.sell(event=art) for _ in range(2)]
+    door.sell(event=zoo)
+    door.sell(event=gone)
+    cancel_event(client, gone["eventId"])
+    for ticket in (generals[0], generals[1], art_tickets[0]):
+        door.scan(door.qr(ticket), 201)
+
+    summary = client.get(SUMMARY, headers=GATE, status=200).json
+    assert summary == {
+        "date": TODAY,
+        "sold": {"general": 3, "event": 3},
+        "admitted": {"general": 2, "event": 1},
+        "events": [
+            {"eventId": art["eventId"], "name": "Art walk", "sold": 2, "admitted": 1},
+            {"eventId": zoo["eventId"], "name": "Zoology night", "sold": 1, "admitted": 0},
+        ],
+    }
+    other_day = client.get(SUMMARY, {"date": OPEN_DAY}, headers=ADMIN, status=200).json
+    assert other_day["sold"] == {"general": 1, "event": 0} and other_day["events"] == []
+
+
+@pytest.mark.parametrize("query_string", ["date=2026-02-30", "date=today", "date="])
+def test_a_malformed_summary_date_is_400(client, query_string):
+    assert_problem(client.get(f"{SUMMARY}?{query_string}", headers=GATE, status=400), 400,
+                   "date")
+
+
+# -- the scanner page ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("path, media_type", [
+    ("/scan", "text/html"), ("/scan/scan.js", "text/javascript"), ("/scan/scan.css", "text/css")])
+def test_the_scanner_page_is_served_to_gates_under_a_strict_policy(client, path, media_type):
+    res = client.get(path, headers=GATE, status=200)
+    assert res.content_type == media_type
+    policy = res.headers["Content-Security-Policy"]
+    assert "default-src 'self'" in policy and "unsafe-inline" not in policy
+    assert "frame-ancestors 'none'" in policy
+
+
+def test_the_scanner_page_loads_nothing_from_elsewhere(client):
+    page = client.get("/scan", headers=GATE, status=200).text
+    assert "http://" not in page and "https://" not in page and "<script>" not in page
+
+
+# -- keeping a sold ticket valid -----------------------------------------------------------
+
+def test_a_change_removing_sold_dates_is_409_and_changes_nothing(client, door):
+    event = create_event(client, dates=["2026-12-05", "2026-12-06", "2026-12-07"])
+    for _ in range(2):
+        door.sell(day="2026-12-05", event=event)
+    door.sell(day="2026-12-06", event=event)
+    path = f"{EVENTS}/{event['eventId']}"
+    res = client.patch_json(path, {"dates": ["2026-12-07", "2026-12-08"], "price": 1},
+                            headers=ADMIN, status=409)
+    problem = assert_problem(res, 409, "dates")
+    assert "2026-12-05 (2 sold)" in problem["detail"] and "2026-12-06 (1 sold)" in problem[
+        "detail"]
+    assert client.get(path, headers=VISITOR, status=200).json == event
+    # Removing an unsold date and adding one work as before.
+    changed = client.patch_json(path, {"dates": ["2026-12-05", "2026-12-06", "2026-12-20"]},
+                                headers=ADMIN, status=200).json
+    assert changed["dates"] == ["2026-12-05", "2026-12-06", "2026-12-20"]
+    client.delete(path, headers=ADMIN, status=204)  # cancelling stays allowed
+
+
+def test_an_idempotent_retry_after_midnight_gets_the_ticket_sold_before_it(config, store):
+    moment = [datetime(2026, 11, 22, 23, 59, 30, tzinfo=timezone.utc)]
+    client = webtest.TestApp(museum.create_app(config, store=store, clock=lambda: moment[0]),
+                             lint=True)
+    payload = {"ticketType": "general", "ticketDate": "2026-11-22", "email": "ada@example.org"}
+    sold = buy(client, payload, headers=VISITOR, key="order-4711").json
+    moment[0] = datetime(2026, 11, 23, 0, 0, 30, tzinfo=timezone.utc)  # Monday: closed
+    retried = buy(client, payload, headers=VISITOR, key="order-4711").json
+    assert retried == sold
+    # A new sale for that day is refused, so the rules still hold for anything new.
+    assert_problem(buy(client, payload, headers=VISITOR, status=400), 400, "ticketDate")
+    # The same key with another body is still a conflict, whatever the day.
+    assert_problem(buy(client, {**payload, "email": "bob@example.org"}, headers=VISITOR,
+                       key="order-4711", status=409), 409)
+
+
+def test_the_door_answers_are_json_without_personal_data(door):
+    ticket = door.sell()
+    raw = door.scan(door.qr(ticket), 201).body
+    assert b"ada@example.org" not in raw and b"7946" not in raw
+    assert json.loads(raw)["confirmationCode"] == ticket["confirmationCode"]
