@@ -32,7 +32,6 @@ from urllib.parse import urlencode
 
 import falcon
 
-import openapi_document
 import storage
 import ticket_image
 from museum_config import (
@@ -48,8 +47,9 @@ from museum_config import (
     parse_config,
 )
 
-__version__ = "1.1.1"
+__version__ = "1.1.1"  # the one place: pyproject.toml and the OpenAPI document read it
 API = "/v1.1"
+ADMIN_ROLE = "admin"  # may create, change and cancel special events
 log = logging.getLogger("museum")
 access_log = logging.getLogger("museum.access")
 
@@ -62,6 +62,16 @@ UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
 BODY_LIMIT = 64 * 1024
+# The limits below are also the OpenAPI document's, which imports them.
+NAME_MAX = 200  # an event's name and location, after trimming
+DESCRIPTION_MAX = 5000
+EVENT_DATES_MAX = 366
+PRICE_MAX = 1_000_000
+EMAIL_MAX = 254
+PAGE_MAX = 10**6
+PAGE_SIZE_MAX = 30
+PAGE_SIZE_DEFAULT = 10
+TICKET_TYPES = ("general", "event")
 
 
 class Validator:
@@ -155,7 +165,7 @@ def _printable(text, multiline):
 def _plausible_email(value):
     local, at, domain = value.partition("@")
     labels = domain.split(".")
-    return (at and local and len(value) <= 254 and "@" not in domain and len(labels) > 1
+    return (at and local and len(value) <= EMAIL_MAX and "@" not in domain and len(labels) > 1
             and all(labels) and value.isprintable() and not any(c.isspace() for c in value)
             and _printable(value, False))
 
@@ -185,23 +195,24 @@ def check_fields(body, rules, required, validator):
 
 
 def _event_dates(validator, name, value):
-    if not isinstance(value, list) or not 1 <= len(value) <= 366:
-        validator.error(name, "must be a list of 1 to 366 dates")
+    if not isinstance(value, list) or not 1 <= len(value) <= EVENT_DATES_MAX:
+        validator.error(name, f"must be a list of 1 to {EVENT_DATES_MAX} dates")
         return None
     days = [validator.date(f"{name}[{index}]", item) for index, item in enumerate(value)]
     return sorted({day.isoformat() for day in days if day})
 
 
 EVENT_RULES = {
-    "name": lambda v, name, value: v.text(name, value, 200),
-    "location": lambda v, name, value: v.text(name, value, 200),
-    "eventDescription": lambda v, name, value: v.text(name, value, 5000, multiline=True),
+    "name": lambda v, name, value: v.text(name, value, NAME_MAX),
+    "location": lambda v, name, value: v.text(name, value, NAME_MAX),
+    "eventDescription": lambda v, name, value: v.text(name, value, DESCRIPTION_MAX,
+                                                      multiline=True),
     "dates": _event_dates,
-    "price": lambda v, name, value: v.number(name, value, 0, 1_000_000),
+    "price": lambda v, name, value: v.number(name, value, 0, PRICE_MAX),
 }
 
 TICKET_RULES = {
-    "ticketType": lambda v, name, value: v.choice(name, value, ("general", "event")),
+    "ticketType": lambda v, name, value: v.choice(name, value, TICKET_TYPES),
     "ticketDate": Validator.date,
     "email": Validator.email,
     "phone": Validator.phone,
@@ -222,8 +233,9 @@ def parse_query(req, validator, name, parse, default):
 
 def paging(req, validator):
     """The `page` and `limit` query parameters."""
-    page = parse_query(req, validator, "page", lambda v, n, t: v.integer(n, t, 1, 10**6), 1)
-    limit = parse_query(req, validator, "limit", lambda v, n, t: v.integer(n, t, 1, 30), 10)
+    page = parse_query(req, validator, "page", lambda v, n, t: v.integer(n, t, 1, PAGE_MAX), 1)
+    limit = parse_query(req, validator, "limit",
+                        lambda v, n, t: v.integer(n, t, 1, PAGE_SIZE_MAX), PAGE_SIZE_DEFAULT)
     return page, limit
 
 
@@ -399,7 +411,7 @@ class Authenticator:
         if user is None:
             self._count_failure(address)
             raise Problem(401, "Valid credentials are required.", headers=self.CHALLENGE)
-        if req.method in getattr(resource, "admin_methods", ()) and user.role != "admin":
+        if req.method in getattr(resource, "admin_methods", ()) and user.role != ADMIN_ROLE:
             raise Problem(403, "This needs the admin role.")
         req.context.user = user
 
@@ -449,7 +461,7 @@ class AnyCredentials(Authenticator):
 
     def authenticate(self, header):
         credentials = _basic_credentials(header)
-        return User(credentials[0], "admin", "") if credentials else None
+        return User(credentials[0], ADMIN_ROLE, "") if credentials else None
 
     def _count_failure(self, address):
         """The mock locks no one out."""
@@ -538,14 +550,23 @@ class Description:
     auth_required = False
 
     def on_get(self, req, resp):
-        json_response(resp, openapi_document.DOCUMENT)
+        json_response(resp, openapi_description())
+
+
+def openapi_description():
+    """The OpenAPI document. Imported on first use, not at the top: it is built from this
+    module's limits, patterns and version."""
+    import openapi_document
+
+    return openapi_document.DOCUMENT
+
+
+HOURS_HORIZON_DAYS = 366  # days from startDate on that the opening hours list
 
 
 class MuseumHours:
     """Opening hours come from the config alone, which lives as long as the app: pages are
     computed once and kept."""
-
-    HORIZON_DAYS = 366
 
     def __init__(self, schedule, today):
         self.schedule = schedule
@@ -554,9 +575,9 @@ class MuseumHours:
         self.page = functools.lru_cache(maxsize=1024)(self._page)
 
     def _open_days(self, start):
-        """Every open day in [start, start + HORIZON_DAYS) as an API dict."""
+        """Every open day in [start, start + HOURS_HORIZON_DAYS) as an API dict."""
         days = []
-        for offset in range(self.HORIZON_DAYS):
+        for offset in range(HOURS_HORIZON_DAYS):
             try:
                 day = start + timedelta(days=offset)
             except OverflowError:
@@ -720,7 +741,11 @@ def _fingerprint(body):
         .hexdigest()
 
 
+CONFIRMATION_CODE = re.compile(r"ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}")
+
+
 def _confirmation_code(kind):
+    """A fresh code of the shape CONFIRMATION_CODE describes."""
     return f"ticket-{kind}-{secrets.token_hex(3)}-{secrets.randbits(20):05x}"
 
 
@@ -953,7 +978,7 @@ def seed_demo_events(store, today):
 
 
 def command_openapi(args):
-    print(json.dumps(openapi_document.DOCUMENT, indent=2))
+    print(json.dumps(openapi_description(), indent=2))
     return 0
 
 
