@@ -31,6 +31,7 @@ from museum_config import DATE, ROLES, SCHEMA
 
 _SCHEMAS = "#/components/schemas/"
 _NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
+_CREATED = {"Location": {"$ref": "#/components/headers/Location"}}
 _ADMIN_ONLY = f"Needs the {ADMIN_ROLE} role."
 _HEADER_LIMIT = SCHEMA["server"]["max_request_header_size"].default
 _EVENT_ID_EXAMPLE = "3f1c9a52-7d4e-4b8a-9c61-2e5f0d8b7a14"
@@ -72,19 +73,24 @@ def _errors(*statuses):
             for status in sorted({*_ANY_OPERATION, *statuses})}
 
 
+def _response(description, media_type, schema, example, headers=None):
+    """A response with a body of `media_type`; like every JSON answer, never cached."""
+    return {"description": description,
+            "headers": {**(headers or {}), "Cache-Control": _NO_STORE},
+            "content": {media_type: {"schema": schema, "example": example}}}
+
+
 def _problem(status, description, detail, errors=None, headers=None, server_text=False):
     """A problem+json error response whose example is what the service answers."""
     example = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
                "detail": detail}
     if errors:
         example["errors"] = errors
-    content = {"application/problem+json": {"schema": {"$ref": _SCHEMAS + "Problem"},
-                                            "example": example}}
+    response = _response(description, "application/problem+json",
+                         {"$ref": _SCHEMAS + "Problem"}, example, headers)
     if server_text:
-        content.update(_SERVER_TEXT)
-    return {"description": description,
-            "headers": {**(headers or {}), "Cache-Control": _NO_STORE},
-            "content": content}
+        response["content"].update(_SERVER_TEXT)
+    return response
 
 
 def _trimmed_text(max_length):
@@ -146,21 +152,11 @@ DOCUMENT = {
                     {"$ref": "#/components/parameters/Limit"},
                 ],
                 "responses": {
-                    "200": {
-                        "description": "One page of open days.",
-                        "headers": {"Cache-Control": _NO_STORE},
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": _SCHEMAS + "MuseumHours"},
-                                "example": [
-                                    {"date": "2030-10-29", "timeOpen": "09:00",
-                                     "timeClose": "18:00"},
-                                    {"date": "2030-10-30", "timeOpen": "09:00",
-                                     "timeClose": "21:00"},
-                                ],
-                            }
-                        },
-                    },
+                    "200": _response(
+                        "One page of open days.", "application/json",
+                        {"$ref": _SCHEMAS + "MuseumHours"},
+                        [{"date": "2030-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
+                         {"date": "2030-10-30", "timeOpen": "09:00", "timeClose": "21:00"}]),
                     **_errors(),
                 },
             }
@@ -181,19 +177,9 @@ DOCUMENT = {
                     },
                 },
                 "responses": {
-                    "201": {
-                        "description": "The event was created.",
-                        "headers": {
-                            "Location": {"$ref": "#/components/headers/Location"},
-                            "Cache-Control": _NO_STORE,
-                        },
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": _SCHEMAS + "SpecialEvent"},
-                                "example": _EVENT_EXAMPLE,
-                            }
-                        },
-                    },
+                    "201": _response("The event was created.", "application/json",
+                                     {"$ref": _SCHEMAS + "SpecialEvent"}, _EVENT_EXAMPLE,
+                                     _CREATED),
                     **_errors(403, 413, 415),
                 },
             },
@@ -213,20 +199,11 @@ DOCUMENT = {
                     {"$ref": "#/components/parameters/Limit"},
                 ],
                 "responses": {
-                    "200": {
-                        "description": "One page of events.",
-                        "headers": {
-                            "X-Total-Count": {"$ref": "#/components/headers/XTotalCount"},
-                            "Link": {"$ref": "#/components/headers/Link"},
-                            "Cache-Control": _NO_STORE,
-                        },
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": _SCHEMAS + "SpecialEventList"},
-                                "example": [_EVENT_EXAMPLE],
-                            }
-                        },
-                    },
+                    "200": _response(
+                        "One page of events.", "application/json",
+                        {"$ref": _SCHEMAS + "SpecialEventList"}, [_EVENT_EXAMPLE],
+                        {"X-Total-Count": {"$ref": "#/components/headers/XTotalCount"},
+                         "Link": {"$ref": "#/components/headers/Link"}}),
                     **_errors(),
                 },
             },
@@ -323,27 +300,15 @@ DOCUMENT = {
                     },
                 },
                 "responses": {
-                    "201": {
-                        "description": "The ticket was bought.",
-                        "headers": {
-                            "Location": {"$ref": "#/components/headers/Location"},
-                            "Cache-Control": _NO_STORE,
-                        },
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": _SCHEMAS + "TicketPurchase"},
-                                "example": {
-                                    "message": "Museum special event ticket purchased",
-                                    "ticketId": _TICKET_ID_EXAMPLE,
-                                    "ticketType": "event",
-                                    "ticketDate": "2030-10-30",
-                                    "confirmationCode": "ticket-event-a1b2c3-d4e5f",
-                                    "eventName": "Pirate Coding Workshop",
-                                    "eventId": _EVENT_ID_EXAMPLE,
-                                },
-                            }
-                        },
-                    },
+                    "201": _response(
+                        "The ticket was bought.", "application/json",
+                        {"$ref": _SCHEMAS + "TicketPurchase"},
+                        {"message": "Museum special event ticket purchased",
+                         "ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
+                         "ticketDate": "2030-10-30",
+                         "confirmationCode": "ticket-event-a1b2c3-d4e5f",
+                         "eventName": "Pirate Coding Workshop", "eventId": _EVENT_ID_EXAMPLE},
+                        _CREATED),
                     **_errors(404, 409, 413, 415),
                 },
             }
@@ -390,19 +355,10 @@ DOCUMENT = {
                 "tags": ["Description"],
                 "security": [],
                 "responses": {
-                    "200": {
-                        "description": "This document.",
-                        "headers": {"Cache-Control": _NO_STORE},
-                        "content": {
-                            "application/json": {
-                                "schema": {"type": "object"},
-                                "example": {
-                                    "openapi": "3.1.0",
-                                    "info": {"title": "Museum API", "version": __version__},
-                                },
-                            }
-                        },
-                    },
+                    "200": _response(
+                        "This document.", "application/json", {"type": "object"},
+                        {"openapi": "3.1.0",
+                         "info": {"title": "Museum API", "version": __version__}}),
                     "431": {"$ref": "#/components/responses/RequestHeaderFieldsTooLarge"},
                 },
             }
@@ -673,16 +629,8 @@ DOCUMENT = {
             },
         },
         "responses": {
-            "SpecialEvent": {
-                "description": "The event.",
-                "headers": {"Cache-Control": _NO_STORE},
-                "content": {
-                    "application/json": {
-                        "schema": {"$ref": _SCHEMAS + "SpecialEvent"},
-                        "example": _EVENT_EXAMPLE,
-                    }
-                },
-            },
+            "SpecialEvent": _response("The event.", "application/json",
+                                      {"$ref": _SCHEMAS + "SpecialEvent"}, _EVENT_EXAMPLE),
             # Each example detail is the service's own; tests/test_openapi_examples.py
             # provokes each case and compares.
             "BadRequest": _problem(
