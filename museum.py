@@ -412,7 +412,7 @@ class Authenticator:
             self._count_failure(address)
             raise Problem(401, "Valid credentials are required.", headers=self.CHALLENGE)
         if req.method in getattr(resource, "admin_methods", ()) and user.role != ADMIN_ROLE:
-            raise Problem(403, "This needs the admin role.")
+            raise Problem(403, f"This needs the {ADMIN_ROLE} role.")
         req.context.user = user
 
     def authenticate(self, header):
