@@ -33,14 +33,16 @@ from urllib.parse import urlencode
 
 import falcon
 
-import openapi_document
 import storage
 import ticket_image
 from museum_config import (
+    ADMIN_ROLE,
     DATE,
     DEMO_PASSWORD,
+    GATE_ROLE,
     ROLES,
     UNKNOWN_USER_HASH,
+    VISITOR_ROLE,
     ConfigError,
     User,
     check_password,
@@ -50,7 +52,7 @@ from museum_config import (
     parse_config,
 )
 
-__version__ = "1.1.1"
+__version__ = "1.1.1"  # the one place: pyproject.toml and the OpenAPI document read it
 API = "/v1.1"
 log = logging.getLogger("museum")
 access_log = logging.getLogger("museum.access")
@@ -64,6 +66,16 @@ UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
 BODY_LIMIT = 64 * 1024
+# The limits below are also the OpenAPI document's, which imports them.
+NAME_MAX = 200  # an event's name and location, after trimming
+DESCRIPTION_MAX = 5000
+EVENT_DATES_MAX = 366
+PRICE_MAX = 1_000_000
+EMAIL_MAX = 254
+PAGE_MAX = 10**6
+PAGE_SIZE_MAX = 30
+PAGE_SIZE_DEFAULT = 10
+TICKET_TYPES = ("general", "event")
 
 
 class Validator:
@@ -157,7 +169,7 @@ def _printable(text, multiline):
 def _plausible_email(value):
     local, at, domain = value.partition("@")
     labels = domain.split(".")
-    return (at and local and len(value) <= 254 and "@" not in domain and len(labels) > 1
+    return (at and local and len(value) <= EMAIL_MAX and "@" not in domain and len(labels) > 1
             and all(labels) and value.isprintable() and not any(c.isspace() for c in value)
             and _printable(value, False))
 
@@ -187,23 +199,24 @@ def check_fields(body, rules, required, validator):
 
 
 def _event_dates(validator, name, value):
-    if not isinstance(value, list) or not 1 <= len(value) <= 366:
-        validator.error(name, "must be a list of 1 to 366 dates")
+    if not isinstance(value, list) or not 1 <= len(value) <= EVENT_DATES_MAX:
+        validator.error(name, f"must be a list of 1 to {EVENT_DATES_MAX} dates")
         return None
     days = [validator.date(f"{name}[{index}]", item) for index, item in enumerate(value)]
     return sorted({day.isoformat() for day in days if day})
 
 
 EVENT_RULES = {
-    "name": lambda v, name, value: v.text(name, value, 200),
-    "location": lambda v, name, value: v.text(name, value, 200),
-    "eventDescription": lambda v, name, value: v.text(name, value, 5000, multiline=True),
+    "name": lambda v, name, value: v.text(name, value, NAME_MAX),
+    "location": lambda v, name, value: v.text(name, value, NAME_MAX),
+    "eventDescription": lambda v, name, value: v.text(name, value, DESCRIPTION_MAX,
+                                                      multiline=True),
     "dates": _event_dates,
-    "price": lambda v, name, value: v.number(name, value, 0, 1_000_000),
+    "price": lambda v, name, value: v.number(name, value, 0, PRICE_MAX),
 }
 
 TICKET_RULES = {
-    "ticketType": lambda v, name, value: v.choice(name, value, ("general", "event")),
+    "ticketType": lambda v, name, value: v.choice(name, value, TICKET_TYPES),
     "ticketDate": Validator.date,
     "email": Validator.email,
     "phone": Validator.phone,
@@ -224,8 +237,9 @@ def parse_query(req, validator, name, parse, default):
 
 def paging(req, validator):
     """The `page` and `limit` query parameters."""
-    page = parse_query(req, validator, "page", lambda v, n, t: v.integer(n, t, 1, 10**6), 1)
-    limit = parse_query(req, validator, "limit", lambda v, n, t: v.integer(n, t, 1, 30), 10)
+    page = parse_query(req, validator, "page", lambda v, n, t: v.integer(n, t, 1, PAGE_MAX), 1)
+    limit = parse_query(req, validator, "limit",
+                        lambda v, n, t: v.integer(n, t, 1, PAGE_SIZE_MAX), PAGE_SIZE_DEFAULT)
     return page, limit
 
 
@@ -410,7 +424,7 @@ class Authenticator:
         if user is None:
             self._count_failure(address)
             raise Problem(401, "Valid credentials are required.", headers=self.CHALLENGE)
-        needed = getattr(resource, "needed_roles", {}).get(req.method, "visitor")
+        needed = getattr(resource, "needed_roles", {}).get(req.method, VISITOR_ROLE)
         if ROLES.index(user.role) < ROLES.index(needed):
             raise Problem(403, f"This needs the {needed} role.")
         req.context.user = user
@@ -529,14 +543,23 @@ class OpenAPIDocument:
     auth_required = False
 
     def on_get(self, req, resp):
-        json_response(resp, openapi_document.DOCUMENT)
+        json_response(resp, openapi_description())
+
+
+def openapi_description():
+    """The OpenAPI document. Imported on first use, not at the top: it is built from this
+    module's limits, patterns and version."""
+    import openapi_document
+
+    return openapi_document.DOCUMENT
+
+
+HOURS_HORIZON_DAYS = 366  # days from startDate on that the opening hours list
 
 
 class MuseumHours:
     """Opening hours come from the config alone, which lives as long as the app: pages are
     computed once and kept."""
-
-    HORIZON_DAYS = 366
 
     def __init__(self, schedule, today):
         self.schedule = schedule
@@ -545,9 +568,9 @@ class MuseumHours:
         self.page = functools.lru_cache(maxsize=1024)(self._page)
 
     def _open_days(self, start):
-        """Every open day in [start, start + HORIZON_DAYS) as an API dict."""
+        """Every open day in [start, start + HOURS_HORIZON_DAYS) as an API dict."""
         days = []
-        for offset in range(self.HORIZON_DAYS):
+        for offset in range(HOURS_HORIZON_DAYS):
             try:
                 day = start + timedelta(days=offset)
             except OverflowError:
@@ -569,7 +592,7 @@ class MuseumHours:
 
 
 class SpecialEvents:
-    needed_roles = {"POST": "admin"}
+    needed_roles = {"POST": ADMIN_ROLE}
 
     def __init__(self, store, today, new_id):
         self.store = store
@@ -614,7 +637,7 @@ def _page_links(req, page, limit, total):
 
 
 class SpecialEvent:
-    needed_roles = {"PATCH": "admin", "DELETE": "admin"}
+    needed_roles = {"PATCH": ADMIN_ROLE, "DELETE": ADMIN_ROLE}
 
     def __init__(self, store):
         self.store = store
@@ -722,7 +745,11 @@ def _fingerprint(body):
         .hexdigest()
 
 
+CONFIRMATION_CODE = re.compile(r"ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}")
+
+
 def _confirmation_code(kind):
+    """A fresh code of the shape CONFIRMATION_CODE describes."""
     return f"ticket-{kind}-{secrets.token_hex(3)}-{secrets.randbits(20):05x}"
 
 
@@ -868,7 +895,7 @@ ADMISSION_RULES = {
 class Admissions:
     """Admit a ticket at the door: each ticket once, on its day."""
 
-    needed_roles = {"POST": "gate"}
+    needed_roles = {"POST": GATE_ROLE}
 
     def __init__(self, store, secret, today, clock):
         self.store = store
@@ -911,7 +938,7 @@ class Admissions:
 class Admission:
     """Undo an admission made by mistake."""
 
-    needed_roles = {"DELETE": "admin"}
+    needed_roles = {"DELETE": ADMIN_ROLE}
 
     def __init__(self, store):
         self.store = store
@@ -927,7 +954,7 @@ class Admission:
 class AdmissionSummary:
     """The door's counters for one day."""
 
-    needed_roles = {"GET": "gate"}
+    needed_roles = {"GET": GATE_ROLE}
 
     def __init__(self, store, today):
         self.store = store
@@ -948,7 +975,7 @@ PAGE_POLICY = ("default-src 'self'; img-src 'self' data:; base-uri 'none'; "
 class PageFile:
     """One file of the scanner page, shipped in museum_pages/ and read once at start."""
 
-    needed_roles = {"GET": "gate"}
+    needed_roles = {"GET": GATE_ROLE}
 
     def __init__(self, name, media_type):
         self.data = importlib.resources.files("museum_pages").joinpath(name).read_bytes()
@@ -1048,7 +1075,7 @@ class AnyCredentials(Authenticator):
 
     def authenticate(self, header):
         credentials = _basic_credentials(header)
-        return User(credentials[0], "admin", "") if credentials else None
+        return User(credentials[0], ADMIN_ROLE, "") if credentials else None
 
     def _count_failure(self, address):
         """The mock locks no one out."""
@@ -1150,7 +1177,7 @@ def run_server(wsgi_app, server_settings, what):
 
 
 def command_openapi(args):
-    print(json.dumps(openapi_document.DOCUMENT, indent=2))
+    print(json.dumps(openapi_description(), indent=2))
     return 0
 
 

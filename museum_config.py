@@ -29,8 +29,10 @@ class ConfigError(Exception):
 
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-# In order of power: each role may do everything the roles before it may.
-ROLES = ("visitor", "gate", "admin")
+VISITOR_ROLE = "visitor"  # reads hours and events, buys tickets
+GATE_ROLE = "gate"  # also admits tickets at the door and reads its counters
+ADMIN_ROLE = "admin"  # also manages events and undoes admissions
+ROLES = (VISITOR_ROLE, GATE_ROLE, ADMIN_ROLE)  # in order of power
 TIME_RANGE = re.compile(r"(\d\d):(\d\d)-(\d\d):(\d\d)")
 
 

@@ -1,15 +1,39 @@
-"""The museum service's OpenAPI 3.1 description, kept by hand.
+"""The museum service's OpenAPI 3.1 description.
 
 `DOCUMENT` is plain JSON data (dicts, lists, strings, numbers, booleans, None). It is
 served at `GET /v1.1/openapi.json` and printed by `museum openapi`; paths are relative
-to the server URL `/v1.1`. When the service's behaviour changes, change this file with it.
-Reused pieces live under `components` and are referenced with `$ref`; the constants
-below only shorten those references.
+to the server URL `/v1.1`. The prose and the examples are written here; every limit,
+pattern, role and the version come from the code that enforces them, imported below, so
+the two cannot drift. Reused pieces live under `components` and are referenced with `$ref`.
 """
 
+from http import HTTPStatus
+
+from museum import (
+    ADMIN_ROLE,
+    BODY_LIMIT,
+    CONFIRMATION_CODE,
+    DESCRIPTION_MAX,
+    EMAIL_MAX,
+    EVENT_DATES_MAX,
+    HOURS_HORIZON_DAYS,
+    IDEMPOTENCY_KEY,
+    NAME_MAX,
+    PAGE_MAX,
+    PAGE_SIZE_DEFAULT,
+    PAGE_SIZE_MAX,
+    PHONE,
+    PRICE_MAX,
+    TICKET_TYPES,
+    __version__,
+)
+from museum_config import DATE, ROLES, SCHEMA
+
 _SCHEMAS = "#/components/schemas/"
-_PROBLEM = {"$ref": _SCHEMAS + "Problem"}
 _NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
+_CREATED = {"Location": {"$ref": "#/components/headers/Location"}}
+_ADMIN_ONLY = f"Needs the {ADMIN_ROLE} role."
+_HEADER_LIMIT = SCHEMA["server"]["max_request_header_size"].default
 _EVENT_ID_EXAMPLE = "3f1c9a52-7d4e-4b8a-9c61-2e5f0d8b7a14"
 _TICKET_ID_EXAMPLE = "a8e2d6c0-51b7-4f3e-8d92-6c4b1e0f7a35"
 _EVENT_EXAMPLE = {
@@ -28,31 +52,78 @@ _EVENT_FIELDS = {
     "dates": {"$ref": _SCHEMAS + "EventDates"},
     "price": {"$ref": _SCHEMAS + "EventPrice"},
 }
-# References to the shared problem responses, by name.
-_ERROR = {
-    name: {"$ref": "#/components/responses/" + name}
-    for name in (
-        "BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "Gone",
-        "ContentTooLarge", "UnsupportedMediaType", "TooManyRequests", "ServiceUnavailable",
-    )
+# The names under components/responses of the error responses, by status.
+_ERROR_NAMES = {
+    400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
+    409: "Conflict", 410: "Gone", 413: "ContentTooLarge", 415: "UnsupportedMediaType",
+    429: "TooManyRequests", 431: "RequestHeaderFieldsTooLarge", 503: "ServiceUnavailable",
 }
+# What any API operation may answer: a bad parameter or request, no credentials, a locked-out
+# address, headers over the server's limit, an unavailable database.
+_ANY_OPERATION = (400, 401, 429, 431, 503)
+# The HTTP server itself answers malformed framing (400) and bodies over its buffer (413)
+# with a short text; the application never sees those requests.
+_SERVER_TEXT = {"text/plain": {"schema": {"type": "string"}}}
+_PNG = {"schema": {"type": "string", "format": "binary"}}
+
+
+def _errors(*statuses):
+    """The responses of an API operation for `statuses` and those every one may answer."""
+    return {str(status): {"$ref": "#/components/responses/" + _ERROR_NAMES[status]}
+            for status in sorted({*_ANY_OPERATION, *statuses})}
+
+
+def _response(description, media_type, schema, example, headers=None):
+    """A response with a body of `media_type`; like every JSON answer, never cached."""
+    return {"description": description,
+            "headers": {**(headers or {}), "Cache-Control": _NO_STORE},
+            "content": {media_type: {"schema": schema, "example": example}}}
+
+
+def _problem(status, description, detail, errors=None, headers=None, server_text=False):
+    """A problem+json error response whose example is what the service answers."""
+    example = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
+               "detail": detail}
+    if errors:
+        example["errors"] = errors
+    response = _response(description, "application/problem+json",
+                         {"$ref": _SCHEMAS + "Problem"}, example, headers)
+    if server_text:
+        response["content"].update(_SERVER_TEXT)
+    return response
+
+
+def _trimmed_text(max_length):
+    """A string that is 1..max_length characters once trimmed of surrounding whitespace."""
+    return {
+        "type": "string",
+        "description": f"Trimmed of surrounding whitespace, then 1-{max_length} characters.",
+        "minLength": 1,
+        "pattern": rf"^\s*\S(?:[\s\S]{{0,{max_length - 2}}}\S)?\s*$",
+    }
+
+
+def _anchored(regex):
+    """A Python regex used with fullmatch, as a JSON Schema pattern (which searches)."""
+    return f"^{regex.pattern}$"
 
 
 DOCUMENT = {
     "openapi": "3.1.0",
     "info": {
         "title": "Museum API",
-        "version": "1.1.1",
+        "version": __version__,
         "license": {"name": "MIT", "identifier": "MIT"},
         "description": (
             "Opening hours, special events and tickets of the museum. Every operation "
             "except fetching this description needs HTTP Basic credentials; creating, "
-            "changing and cancelling special events needs the admin role. Requests and "
-            "responses are JSON, errors are RFC 9457 problem details "
+            f"changing and cancelling special events needs the {ADMIN_ROLE} role. Requests "
+            "and responses are JSON, errors are RFC 9457 problem details "
             "(application/problem+json), and dates are ISO calendar dates in the "
             "museum's time zone. Requests that the HTTP server refuses before they reach "
-            "the application (malformed framing, headers over 64 KiB, bodies over its "
-            "buffer limit) get its short text/plain answer instead (400, 413, 431)."
+            "the application (malformed framing, a request line and headers over "
+            f"{_HEADER_LIMIT} bytes by default, bodies over its buffer limit) get its short "
+            "text/plain answer instead (400, 431, 413)."
         ),
     },
     "servers": [{"url": "/v1.1"}],
@@ -71,8 +142,8 @@ DOCUMENT = {
                 "description": (
                     "Lists the open days from `startDate` on, oldest first, with their "
                     "opening and closing times. Closed days are left out; days more than "
-                    "366 days after `startDate` are never listed, so a page past the end "
-                    "is an empty array."
+                    f"{HOURS_HORIZON_DAYS} days after `startDate` are never listed, so a "
+                    "page past the end is an empty array."
                 ),
                 "tags": ["Operations"],
                 "parameters": [
@@ -81,25 +152,12 @@ DOCUMENT = {
                     {"$ref": "#/components/parameters/Limit"},
                 ],
                 "responses": {
-                    "200": {
-                        "description": "One page of open days.",
-                        "headers": {"Cache-Control": _NO_STORE},
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": _SCHEMAS + "MuseumHours"},
-                                "example": [
-                                    {"date": "2030-10-29", "timeOpen": "09:00",
-                                     "timeClose": "18:00"},
-                                    {"date": "2030-10-30", "timeOpen": "09:00",
-                                     "timeClose": "21:00"},
-                                ],
-                            }
-                        },
-                    },
-                    "400": _ERROR["BadRequest"],
-                    "401": _ERROR["Unauthorized"],
-                    "429": _ERROR["TooManyRequests"],
-                    "503": _ERROR["ServiceUnavailable"],
+                    "200": _response(
+                        "One page of open days.", "application/json",
+                        {"$ref": _SCHEMAS + "MuseumHours"},
+                        [{"date": "2030-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
+                         {"date": "2030-10-30", "timeOpen": "09:00", "timeClose": "21:00"}]),
+                    **_errors(),
                 },
             }
         },
@@ -107,7 +165,7 @@ DOCUMENT = {
             "post": {
                 "operationId": "createSpecialEvent",
                 "summary": "Create a special event",
-                "description": "Needs the admin role. Dates are stored sorted, without duplicates.",
+                "description": f"{_ADMIN_ONLY} Dates are stored sorted, without duplicates.",
                 "tags": ["Events"],
                 "requestBody": {
                     "required": True,
@@ -119,26 +177,10 @@ DOCUMENT = {
                     },
                 },
                 "responses": {
-                    "201": {
-                        "description": "The event was created.",
-                        "headers": {
-                            "Location": {"$ref": "#/components/headers/Location"},
-                            "Cache-Control": _NO_STORE,
-                        },
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": _SCHEMAS + "SpecialEvent"},
-                                "example": _EVENT_EXAMPLE,
-                            }
-                        },
-                    },
-                    "400": _ERROR["BadRequest"],
-                    "401": _ERROR["Unauthorized"],
-                    "403": _ERROR["Forbidden"],
-                    "413": _ERROR["ContentTooLarge"],
-                    "415": _ERROR["UnsupportedMediaType"],
-                    "429": _ERROR["TooManyRequests"],
-                    "503": _ERROR["ServiceUnavailable"],
+                    "201": _response("The event was created.", "application/json",
+                                     {"$ref": _SCHEMAS + "SpecialEvent"}, _EVENT_EXAMPLE,
+                                     _CREATED),
+                    **_errors(403, 413, 415),
                 },
             },
             "get": {
@@ -157,24 +199,12 @@ DOCUMENT = {
                     {"$ref": "#/components/parameters/Limit"},
                 ],
                 "responses": {
-                    "200": {
-                        "description": "One page of events.",
-                        "headers": {
-                            "X-Total-Count": {"$ref": "#/components/headers/XTotalCount"},
-                            "Link": {"$ref": "#/components/headers/Link"},
-                            "Cache-Control": _NO_STORE,
-                        },
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": _SCHEMAS + "SpecialEventList"},
-                                "example": [_EVENT_EXAMPLE],
-                            }
-                        },
-                    },
-                    "400": _ERROR["BadRequest"],
-                    "401": _ERROR["Unauthorized"],
-                    "429": _ERROR["TooManyRequests"],
-                    "503": _ERROR["ServiceUnavailable"],
+                    "200": _response(
+                        "One page of events.", "application/json",
+                        {"$ref": _SCHEMAS + "SpecialEventList"}, [_EVENT_EXAMPLE],
+                        {"X-Total-Count": {"$ref": "#/components/headers/XTotalCount"},
+                         "Link": {"$ref": "#/components/headers/Link"}}),
+                    **_errors(),
                 },
             },
         },
@@ -186,21 +216,20 @@ DOCUMENT = {
                 "tags": ["Events"],
                 "responses": {
                     "200": {"$ref": "#/components/responses/SpecialEvent"},
-                    "400": _ERROR["BadRequest"],
-                    "401": _ERROR["Unauthorized"],
-                    "404": _ERROR["NotFound"],
-                    "429": _ERROR["TooManyRequests"],
-                    "503": _ERROR["ServiceUnavailable"],
+                    **_errors(404),
                 },
             },
             "patch": {
                 "operationId": "updateSpecialEvent",
                 "summary": "Update a special event",
                 "description": (
-                    "Needs the admin role. Changes only the fields given; `{}` changes "
-                    "nothing. Each field follows the same rules as on creation."
+                    f"{_ADMIN_ONLY} Changes only the fields given; `{{}}` changes nothing. "
+                    "Each field follows the same rules as on creation. The body is a JSON "
+                    "merge patch (RFC 7396) without nulls, so it may also be sent as "
+                    "`application/merge-patch+json`."
                 ),
                 "tags": ["Events"],
+                # One media type: several for one body defeat some client generators.
                 "requestBody": {
                     "required": True,
                     "content": {
@@ -208,40 +237,24 @@ DOCUMENT = {
                             "schema": {"$ref": _SCHEMAS + "SpecialEventUpdate"},
                             "example": {"price": 30, "dates": ["2030-10-30"]},
                         },
-                        "application/merge-patch+json": {
-                            "schema": {"$ref": _SCHEMAS + "SpecialEventUpdate"},
-                            "example": {"location": "Pirate Cove Hall"},
-                        },
                     },
                 },
                 "responses": {
                     "200": {"$ref": "#/components/responses/SpecialEvent"},
-                    "400": _ERROR["BadRequest"],
-                    "401": _ERROR["Unauthorized"],
-                    "403": _ERROR["Forbidden"],
-                    "404": _ERROR["NotFound"],
-                    "413": _ERROR["ContentTooLarge"],
-                    "415": _ERROR["UnsupportedMediaType"],
-                    "429": _ERROR["TooManyRequests"],
-                    "503": _ERROR["ServiceUnavailable"],
+                    **_errors(403, 404, 413, 415),
                 },
             },
             "delete": {
                 "operationId": "deleteSpecialEvent",
                 "summary": "Cancel a special event",
                 "description": (
-                    "Needs the admin role. The event is no longer listed or found, and "
-                    "its tickets' codes answer 410 Gone."
+                    f"{_ADMIN_ONLY} The event is no longer listed or found, and its "
+                    "tickets' codes answer 410 Gone."
                 ),
                 "tags": ["Events"],
                 "responses": {
                     "204": {"description": "The event was cancelled."},
-                    "400": _ERROR["BadRequest"],
-                    "401": _ERROR["Unauthorized"],
-                    "403": _ERROR["Forbidden"],
-                    "404": _ERROR["NotFound"],
-                    "429": _ERROR["TooManyRequests"],
-                    "503": _ERROR["ServiceUnavailable"],
+                    **_errors(403, 404),
                 },
             },
         },
@@ -287,35 +300,16 @@ DOCUMENT = {
                     },
                 },
                 "responses": {
-                    "201": {
-                        "description": "The ticket was bought.",
-                        "headers": {
-                            "Location": {"$ref": "#/components/headers/Location"},
-                            "Cache-Control": _NO_STORE,
-                        },
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": _SCHEMAS + "TicketPurchase"},
-                                "example": {
-                                    "message": "Museum special event ticket purchased",
-                                    "ticketId": _TICKET_ID_EXAMPLE,
-                                    "ticketType": "event",
-                                    "ticketDate": "2030-10-30",
-                                    "confirmationCode": "ticket-event-a1b2c3-d4e5f",
-                                    "eventName": "Pirate Coding Workshop",
-                                    "eventId": _EVENT_ID_EXAMPLE,
-                                },
-                            }
-                        },
-                    },
-                    "400": _ERROR["BadRequest"],
-                    "401": _ERROR["Unauthorized"],
-                    "404": _ERROR["NotFound"],
-                    "409": _ERROR["Conflict"],
-                    "413": _ERROR["ContentTooLarge"],
-                    "415": _ERROR["UnsupportedMediaType"],
-                    "429": _ERROR["TooManyRequests"],
-                    "503": _ERROR["ServiceUnavailable"],
+                    "201": _response(
+                        "The ticket was bought.", "application/json",
+                        {"$ref": _SCHEMAS + "TicketPurchase"},
+                        {"message": "Museum special event ticket purchased",
+                         "ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
+                         "ticketDate": "2030-10-30",
+                         "confirmationCode": "ticket-event-a1b2c3-d4e5f",
+                         "eventName": "Pirate Coding Workshop", "eventId": _EVENT_ID_EXAMPLE},
+                        _CREATED),
+                    **_errors(404, 409, 413, 415),
                 },
             }
         },
@@ -323,7 +317,11 @@ DOCUMENT = {
             "get": {
                 "operationId": "getTicketCode",
                 "summary": "Get a ticket's scannable code",
-                "description": "Returns the ticket's QR code as a PNG image.",
+                "description": (
+                    "Returns the ticket's QR code as a PNG image, sent as `image/png`. "
+                    "`application/octet-stream` is listed too, for client generators that "
+                    "hand back the bytes of that type only."
+                ),
                 "tags": ["Tickets"],
                 "parameters": [
                     {"$ref": "#/components/parameters/TicketId"},
@@ -337,19 +335,15 @@ DOCUMENT = {
                             "Cache-Control": {"$ref": "#/components/headers/CacheControlPrivate"},
                         },
                         "content": {
-                            "image/png": {"schema": {"type": "string", "format": "binary"}}
+                            "image/png": _PNG,
+                            "application/octet-stream": _PNG,
                         },
                     },
                     "304": {
                         "description": "`If-None-Match` matched: the cached image is current.",
                         "headers": {"ETag": {"$ref": "#/components/headers/ETag"}},
                     },
-                    "400": _ERROR["BadRequest"],
-                    "401": _ERROR["Unauthorized"],
-                    "404": _ERROR["NotFound"],
-                    "410": _ERROR["Gone"],
-                    "429": _ERROR["TooManyRequests"],
-                    "503": _ERROR["ServiceUnavailable"],
+                    **_errors(404, 410),
                 },
             }
         },
@@ -361,19 +355,11 @@ DOCUMENT = {
                 "tags": ["Description"],
                 "security": [],
                 "responses": {
-                    "200": {
-                        "description": "This document.",
-                        "headers": {"Cache-Control": _NO_STORE},
-                        "content": {
-                            "application/json": {
-                                "schema": {"type": "object"},
-                                "example": {
-                                    "openapi": "3.1.0",
-                                    "info": {"title": "Museum API", "version": "1.1.1"},
-                                },
-                            }
-                        },
-                    }
+                    "200": _response(
+                        "This document.", "application/json", {"type": "object"},
+                        {"openapi": "3.1.0",
+                         "info": {"title": "Museum API", "version": __version__}}),
+                    "431": {"$ref": "#/components/responses/RequestHeaderFieldsTooLarge"},
                 },
             }
         },
@@ -383,7 +369,10 @@ DOCUMENT = {
             "MuseumPlaceholderAuth": {
                 "type": "http",
                 "scheme": "basic",
-                "description": "Placeholder user credentials; some users have the admin role.",
+                "description": (
+                    "Credentials of a user configured on the server. Each user has one "
+                    f"role: {', '.join(ROLES)}."
+                ),
             }
         },
         "parameters": {
@@ -408,14 +397,15 @@ DOCUMENT = {
                 "in": "query",
                 "required": False,
                 "description": "Page number, from 1; a page past the end is empty.",
-                "schema": {"type": "integer", "minimum": 1, "maximum": 1000000, "default": 1},
+                "schema": {"type": "integer", "minimum": 1, "maximum": PAGE_MAX, "default": 1},
             },
             "Limit": {
                 "name": "limit",
                 "in": "query",
                 "required": False,
                 "description": "Items per page.",
-                "schema": {"type": "integer", "minimum": 1, "maximum": 30, "default": 10},
+                "schema": {"type": "integer", "minimum": 1, "maximum": PAGE_SIZE_MAX,
+                           "default": PAGE_SIZE_DEFAULT},
             },
             "EventId": {
                 "name": "eventId",
@@ -438,12 +428,7 @@ DOCUMENT = {
                 "in": "header",
                 "required": False,
                 "description": "Client-chosen key that makes retrying a purchase safe.",
-                "schema": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 200,
-                    "pattern": r"^[\x21-\x7E]{1,200}$",
-                },
+                "schema": {"type": "string", "pattern": _anchored(IDEMPOTENCY_KEY)},
                 "example": "order-2030-10-29-0001",
             },
             "IfNoneMatch": {
@@ -512,7 +497,7 @@ DOCUMENT = {
             "Date": {
                 "type": "string",
                 "format": "date",
-                "pattern": r"^\d{4}-\d{2}-\d{2}$",
+                "pattern": _anchored(DATE),
                 "examples": ["2030-10-29"],
             },
             "Time": {
@@ -532,39 +517,24 @@ DOCUMENT = {
             },
             "MuseumHours": {
                 "type": "array",
-                "maxItems": 30,
+                "maxItems": PAGE_SIZE_MAX,
                 "items": {"$ref": _SCHEMAS + "MuseumDailyHours"},
             },
-            "EventName": {
-                "type": "string",
-                "description": "Trimmed of surrounding whitespace, then 1-200 characters.",
-                "minLength": 1,
-                "pattern": r"^\s*\S(?:[\s\S]{0,198}\S)?\s*$",
-            },
-            "EventLocation": {
-                "type": "string",
-                "description": "Trimmed of surrounding whitespace, then 1-200 characters.",
-                "minLength": 1,
-                "pattern": r"^\s*\S(?:[\s\S]{0,198}\S)?\s*$",
-            },
-            "EventDescription": {
-                "type": "string",
-                "description": "Trimmed of surrounding whitespace, then 1-5000 characters.",
-                "minLength": 1,
-                "pattern": r"^\s*\S(?:[\s\S]{0,4998}\S)?\s*$",
-            },
+            "EventName": _trimmed_text(NAME_MAX),
+            "EventLocation": _trimmed_text(NAME_MAX),
+            "EventDescription": _trimmed_text(DESCRIPTION_MAX),
             "EventDates": {
                 "type": "array",
                 "description": "The event's days; returned sorted, without duplicates.",
                 "minItems": 1,
-                "maxItems": 366,
+                "maxItems": EVENT_DATES_MAX,
                 "items": {"$ref": _SCHEMAS + "Date"},
             },
             "EventPrice": {
                 "type": "number",
                 "description": "Price of one event ticket.",
                 "minimum": 0,
-                "maximum": 1000000,
+                "maximum": PRICE_MAX,
             },
             "SpecialEventCreate": {
                 "type": "object",
@@ -585,10 +555,10 @@ DOCUMENT = {
             },
             "SpecialEventList": {
                 "type": "array",
-                "maxItems": 30,
+                "maxItems": PAGE_SIZE_MAX,
                 "items": {"$ref": _SCHEMAS + "SpecialEvent"},
             },
-            "TicketType": {"type": "string", "enum": ["general", "event"]},
+            "TicketType": {"type": "string", "enum": list(TICKET_TYPES)},
             "BuyTicketRequest": {
                 "type": "object",
                 "description": "`eventId` is required for event tickets, refused for general ones.",
@@ -599,12 +569,11 @@ DOCUMENT = {
                         "$ref": _SCHEMAS + "Date",
                         "description": "The day of the visit: an open day, not before today.",
                     },
-                    "email": {"type": "string", "format": "email", "maxLength": 254},
+                    "email": {"type": "string", "format": "email", "maxLength": EMAIL_MAX},
                     "phone": {
                         "type": "string",
-                        "minLength": 7,
-                        "maxLength": 20,
-                        "pattern": r"^[0-9 +\-().]{7,20}$",
+                        "description": "At least 7 of its characters are digits.",
+                        "pattern": _anchored(PHONE),
                     },
                     "eventId": {"type": "string", "format": "uuid"},
                 },
@@ -626,7 +595,7 @@ DOCUMENT = {
                     "ticketDate": {"$ref": _SCHEMAS + "Date"},
                     "confirmationCode": {
                         "type": "string",
-                        "pattern": r"^ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}$",
+                        "pattern": _anchored(CONFIRMATION_CODE),
                     },
                     "eventName": {"type": "string", "description": "Only on event tickets."},
                     "eventId": {
@@ -660,178 +629,54 @@ DOCUMENT = {
             },
         },
         "responses": {
-            "SpecialEvent": {
-                "description": "The event.",
-                "headers": {"Cache-Control": _NO_STORE},
-                "content": {
-                    "application/json": {
-                        "schema": {"$ref": _SCHEMAS + "SpecialEvent"},
-                        "example": _EVENT_EXAMPLE,
-                    }
-                },
+            "SpecialEvent": _response("The event.", "application/json",
+                                      {"$ref": _SCHEMAS + "SpecialEvent"}, _EVENT_EXAMPLE),
+            # Each example detail is the service's own; tests/test_openapi_examples.py
+            # provokes each case and compares.
+            "BadRequest": _problem(
+                400, "The request is invalid; `errors` names every bad field. Malformed "
+                "framing gets the HTTP server's text/plain answer instead.",
+                "A query parameter is not valid; see errors.",
+                errors=[{"field": "limit",
+                         "message": f"must be a whole number from 1 to {PAGE_SIZE_MAX}"}],
+                server_text=True),
+            "Unauthorized": _problem(
+                401, "Credentials are missing or wrong.", "Valid credentials are required.",
+                headers={"WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"}}),
+            "Forbidden": _problem(
+                403, f"The credentials are valid but lack the {ADMIN_ROLE} role.",
+                f"This needs the {ADMIN_ROLE} role."),
+            "NotFound": _problem(
+                404, "The event or ticket does not exist, or the event was cancelled.",
+                "No such record (it may have been cancelled)."),
+            "Conflict": _problem(
+                409, "The `Idempotency-Key` was used before with a different body.",
+                "This Idempotency-Key was already used with a different request."),
+            "Gone": _problem(
+                410, "The ticket's event was cancelled.",
+                "The event of this ticket was cancelled."),
+            "ContentTooLarge": _problem(
+                413, f"The body is larger than {BODY_LIMIT} bytes. Bodies over the HTTP "
+                "server's buffer get its text/plain answer instead.",
+                f"The body is larger than {BODY_LIMIT} bytes.", server_text=True),
+            "UnsupportedMediaType": _problem(
+                415, "The body is not of a JSON media type.", "Send the body as application/json."),
+            "TooManyRequests": _problem(
+                429, "Too many failed logins from this address.",
+                "Too many failed logins from this address; wait and retry.",
+                headers={"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}),
+            "RequestHeaderFieldsTooLarge": {
+                "description": (
+                    f"The request line and headers are over {_HEADER_LIMIT} bytes (the "
+                    "server's `max_request_header_size` by default); answered by the HTTP "
+                    "server itself."
+                ),
+                "content": _SERVER_TEXT,
             },
-            "BadRequest": {
-                "description": "The request is invalid; `errors` names every bad field.",
-                "headers": {"Cache-Control": _NO_STORE},
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Bad Request",
-                            "status": 400,
-                            "detail": "A query parameter is not valid; see errors.",
-                            "errors": [
-                                {"field": "limit", "message": "must be a whole number from 1 to 30"}
-                            ],
-                        },
-                    }
-                },
-            },
-            "Unauthorized": {
-                "description": "Credentials are missing or wrong.",
-                "headers": {
-                    "WWW-Authenticate": {"$ref": "#/components/headers/WWWAuthenticate"},
-                    "Cache-Control": _NO_STORE,
-                },
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Unauthorized",
-                            "status": 401,
-                            "detail": "Valid credentials are required.",
-                        },
-                    }
-                },
-            },
-            "Forbidden": {
-                "description": "The credentials are valid but lack the admin role.",
-                "headers": {"Cache-Control": _NO_STORE},
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Forbidden",
-                            "status": 403,
-                            "detail": "This operation needs the admin role.",
-                        },
-                    }
-                },
-            },
-            "NotFound": {
-                "description": "The event or ticket does not exist, or the event was cancelled.",
-                "headers": {"Cache-Control": _NO_STORE},
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Not Found",
-                            "status": 404,
-                            "detail": "No such special event.",
-                        },
-                    }
-                },
-            },
-            "Conflict": {
-                "description": "The `Idempotency-Key` was used before with a different body.",
-                "headers": {"Cache-Control": _NO_STORE},
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Conflict",
-                            "status": 409,
-                            "detail": "The Idempotency-Key was used with a different request.",
-                        },
-                    }
-                },
-            },
-            "Gone": {
-                "description": "The ticket's event was cancelled.",
-                "headers": {"Cache-Control": _NO_STORE},
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Gone",
-                            "status": 410,
-                            "detail": "The ticket's event was cancelled.",
-                        },
-                    }
-                },
-            },
-            "ContentTooLarge": {
-                "description": "The body is larger than 64 KiB.",
-                "headers": {"Cache-Control": _NO_STORE},
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Content Too Large",
-                            "status": 413,
-                            "detail": "The body must not exceed 65536 bytes.",
-                        },
-                    }
-                },
-            },
-            "UnsupportedMediaType": {
-                "description": "The body is not of a JSON media type.",
-                "headers": {"Cache-Control": _NO_STORE},
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Unsupported Media Type",
-                            "status": 415,
-                            "detail": "The body must be application/json.",
-                        },
-                    }
-                },
-            },
-            "TooManyRequests": {
-                "description": "Too many failed logins from this address.",
-                "headers": {
-                    "Retry-After": {"$ref": "#/components/headers/RetryAfter"},
-                    "Cache-Control": _NO_STORE,
-                },
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Too Many Requests",
-                            "status": 429,
-                            "detail": "Too many failed logins; try again later.",
-                        },
-                    }
-                },
-            },
-            "ServiceUnavailable": {
-                "description": "The database is unavailable.",
-                "headers": {
-                    "Retry-After": {"$ref": "#/components/headers/RetryAfter"},
-                    "Cache-Control": _NO_STORE,
-                },
-                "content": {
-                    "application/problem+json": {
-                        "schema": _PROBLEM,
-                        "example": {
-                            "type": "about:blank",
-                            "title": "Service Unavailable",
-                            "status": 503,
-                            "detail": "The database is unavailable; try again later.",
-                        },
-                    }
-                },
-            },
+            "ServiceUnavailable": _problem(
+                503, "The database is unavailable.",
+                "The database is unavailable; try again shortly.",
+                headers={"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}),
         },
     },
 }

@@ -79,13 +79,23 @@ def test_api_operations_need_credentials_and_list_401():
             assert "401" in op["responses"], op["operationId"]
 
 
+# Statuses the HTTP server answers itself, in text/plain, for requests the app never sees:
+# malformed framing, bodies over its buffer, and (only ever from it) oversized headers.
+SERVER_TEXT = {"400": {"application/problem+json", "text/plain"},
+               "413": {"application/problem+json", "text/plain"},
+               "431": {"text/plain"}}
+
+
 def test_error_responses_are_problem_details():
     checked = 0
     for op in operations():
         for status, response in op["responses"].items():
             if status[0] in "45":
                 content = resolve(response)["content"]
-                assert set(content) == {"application/problem+json"}, (op["operationId"], status)
+                expected = SERVER_TEXT.get(status, {"application/problem+json"})
+                assert set(content) == expected, (op["operationId"], status)
+                if status == "431":
+                    continue
                 schema = content["application/problem+json"]["schema"]
                 assert schema == {"$ref": PROBLEM_REF}, (op["operationId"], status)
                 checked += 1
