@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from urllib.parse import quote
 
 from storage import Unavailable
-from storage.sql import SQLStore
+from storage.sql import SQLStore, one_line
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -109,9 +109,13 @@ class SQLiteStore(SQLStore):
         # Writers of this process queue here rather than in sqlite's busy handler, which
         # sleeps in growing steps; other processes still wait on the busy timeout.
         self._write_lock = threading.Lock()
-        self._shared = self._connect() if path == ":memory:" else None
         self._identity = None
-        self._open_schema(read_only)
+        try:
+            self._shared = self._connect() if path == ":memory:" else None
+            self._open_schema(read_only)
+        except (sqlite3.Error, Unavailable) as error:
+            self.close()
+            raise Unavailable(f"{path}: cannot open the database: {one_line(error)}") from error
         if self._shared is None:
             self._identity = self._file_identity()
 

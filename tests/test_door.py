@@ -7,6 +7,10 @@ through the API, and their QR texts are made with the secret the service keeps.
 """
 
 import json
+import os
+import sqlite3
+import subprocess
+import sys
 import uuid
 from datetime import datetime, timezone
 
@@ -14,6 +18,9 @@ import pytest
 import webtest
 
 import museum
+import storage
+from serving import ROOT
+from storage.sqlite import SQLiteStore
 from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
 from ticketing import OPEN_DAY, buy, cancel_event, create_event, query
 
@@ -277,3 +284,67 @@ def test_the_door_answers_are_json_without_personal_data(door):
     raw = door.scan(door.qr(ticket), 201).body
     assert b"ada@example.org" not in raw and b"7946" not in raw
     assert json.loads(raw)["confirmationCode"] == ticket["confirmationCode"]
+
+
+# -- verify-ticket: the door's verdict on the server, reading only -------------------------
+
+def verify_command(directory, text, db_path):
+    """`museum verify-ticket TEXT` on `db_path`: (exit status, stdout, stderr)."""
+    config = directory / "door.ini"
+    config.write_text("[museum]\ntimezone = UTC\n", encoding="utf-8")
+    environ = {name: value for name, value in os.environ.items()
+               if not name.startswith("MUSEUM_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "museum", "verify-ticket", text, "--config", str(config),
+         "--db", str(db_path)],
+        cwd=directory, capture_output=True, text=True, timeout=60,
+        env={**environ, "PYTHONPATH": str(ROOT)})
+    return done.returncode, done.stdout.strip(), done.stderr.strip()
+
+
+def test_verify_ticket_tells_an_admitted_ticket_and_writes_nothing(tmp_path, store, door):
+    today = datetime.now(timezone.utc).date().isoformat()  # the command's today is real
+    ticket = store.create_ticket({
+        "ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": today,
+        "eventId": None, "confirmationCode": "ticket-general-abcdef-12345",
+        "email": "ada@example.org"})[0]
+    text = door.qr(ticket)
+    database = tmp_path / "museum.sqlite3"
+    store.close()
+    before = database.read_bytes()
+    status, out, err = verify_command(tmp_path, text, database)
+    assert (status, out, err) == (0, f"valid: general entry, {today}, not admitted yet", "")
+    # A reader of a WAL database may leave an empty log beside it, never a change.
+    assert database.read_bytes() == before
+    assert not (tmp_path / "museum.sqlite3-wal").exists() or \
+        (tmp_path / "museum.sqlite3-wal").stat().st_size == 0
+    reopened = storage.open_store(str(database))
+    reopened.admit(ticket["ticketId"], "gate2", "2026-11-22T10:32:00Z")
+    reopened.close()
+    status, out, _ = verify_command(tmp_path, text, database)
+    assert (status, out) == (1, "already admitted at 2026-11-22T10:32:00Z by gate2")
+    assert storage.open_store(str(database)).door_summary(today)["admitted"]["general"] == 1
+
+
+def test_verify_ticket_generates_no_secret(tmp_path):
+    database = tmp_path / "museum.sqlite3"
+    storage.open_store(str(database)).close()  # a database where nothing was sold yet
+    status, out, err = verify_command(tmp_path, "MUSEUM1:x:y:z", database)
+    assert (status, out) == (1, "")
+    assert err == "museum: no QR secret in the database yet: no ticket was sold"
+    assert storage.open_store(str(database)).setting("qr_secret") is None
+
+
+def test_verify_ticket_never_creates_or_migrates_a_database(tmp_path, monkeypatch):
+    status, _, err = verify_command(tmp_path, "MUSEUM1:x:y:z", tmp_path / "none.sqlite3")
+    assert status == 1 and len(err.splitlines()) == 1 and "none.sqlite3" in err
+    assert not (tmp_path / "none.sqlite3").exists()
+    old = tmp_path / "old.sqlite3"
+    current = len(SQLiteStore.MIGRATIONS)
+    monkeypatch.setattr(SQLiteStore, "MIGRATIONS", SQLiteStore.MIGRATIONS[:1])
+    storage.open_store(str(old)).close()
+    status, _, err = verify_command(tmp_path, "MUSEUM1:x:y:z", old)
+    assert status == 1
+    assert err == (f"museum: {old}: database schema version 1, this service uses "
+                   f"{current}; start 'museum serve' once to migrate")
+    assert sqlite3.connect(old).execute("PRAGMA user_version").fetchone() == (1,)

@@ -165,3 +165,39 @@ def test_two_instances_keep_every_guarantee_on_one_database(tmp_path, config_tex
             first_asked.setdefault(ticket_id, sent)
     assert max(first_asked.values()) < shop.cancelled_at
     assert sum(sent > shop.cancelled_at for _, sent, _, _ in shop.purchases) > CLIENTS
+
+
+def test_two_instances_admit_each_ticket_once(tmp_path, config_text, postgres_url):
+    """Sixteen scanners at two gates present the same 50 tickets, each in its own order:
+    every ticket is admitted exactly once, every other scan is `already-admitted`."""
+    import museum
+
+    secret = "door-secret-shared-by-both-instances-0123456789"
+    config_text += f"[tickets]\nqr_secret = {secret}\n"
+    gate = auth_header("gate", PASSWORDS["gate"])
+    today = datetime.now(timezone.utc).date().isoformat()
+    with instances(tmp_path, config_text, postgres_url, 2) as servers:
+        event_id = create_event(servers[0], today)
+        texts = []
+        for number in range(50):
+            status, _, answer = servers[number % 2].request("POST", "/v1.1/tickets", {
+                "ticketType": "event", "eventId": event_id, "ticketDate": today,
+                "email": f"guest.{number}@example.org"}, VISITOR)
+            assert status == 201
+            sold = json.loads(answer)
+            texts.append(museum.qr_text(secret, sold["ticketId"], sold["confirmationCode"]))
+        start = threading.Barrier(CLIENTS, timeout=60)
+
+        def scanner(number):
+            start.wait()
+            order = texts[number % 50:] + texts[:number % 50]
+            return [servers[number % 2].request("POST", "/v1.1/admissions", {"code": text},
+                                                gate)[::2] for text in order]
+
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            answers = [answer for scans in pool.map(scanner, range(CLIENTS)) for answer in scans]
+    results = [(status, json.loads(body)["result"]) for status, body in answers]
+    assert results.count((201, "admitted")) == 50
+    assert results.count((409, "already-admitted")) == CLIENTS * 50 - 50
+    admitted = {json.loads(body)["ticketId"] for status, body in answers if status == 201}
+    assert len(admitted) == 50

@@ -294,6 +294,106 @@ def test_settings_keep_their_first_value(store, backend):
     assert backend.open().setting("qr_secret", "second") == "first"
 
 
+# -- the door ---------------------------------------------------------------------------------
+
+def test_a_ticket_is_admitted_once_and_read_back_with_its_admission(store):
+    sold, _ = store.create_ticket(ticket())
+    assert (sold["admittedAt"], sold["admittedBy"]) == (None, None)
+    first = {"admittedAt": "2026-12-01T10:32:00Z", "admittedBy": "gate"}
+    assert store.admit(sold["ticketId"], "gate", "2026-12-01T10:32:00Z") == (first, True)
+    assert store.admit(sold["ticketId"], "gate2", "2026-12-01T10:40:00Z") == (first, False)
+    assert store.get_ticket(sold["ticketId"]) == {**sold, **first}
+    assert store.get_ticket_by_code(sold["confirmationCode"]) == {**sold, **first}
+    with pytest.raises(storage.NotFound):
+        store.get_ticket_by_code("ticket-general-000000-00000")
+
+
+def test_an_undone_admission_can_be_made_again(store):
+    sold, _ = store.create_ticket(ticket())
+    store.admit(sold["ticketId"], "gate", "2026-12-01T10:32:00Z")
+    store.undo_admission(sold["ticketId"])
+    with pytest.raises(storage.NotFound):
+        store.undo_admission(sold["ticketId"])
+    assert store.get_ticket(sold["ticketId"])["admittedAt"] is None
+    assert store.admit(sold["ticketId"], "admin", "2026-12-01T11:00:00Z")[1]
+
+
+def test_the_door_summary_counts_one_day_without_cancelled_events(store):
+    kept = store.create_event(event(name="Zoology night"))
+    early = store.create_event(event(name="Art walk"))
+    gone = store.create_event(event(name="Cancelled talk"))
+    sold = [store.create_ticket(ticket())[0] for _ in range(2)]
+    store.create_ticket(ticket(ticketDate="2026-12-05"))
+    sold.append(store.create_ticket(event_ticket(early["eventId"]))[0])
+    store.create_ticket(event_ticket(kept["eventId"]))
+    store.create_ticket(event_ticket(gone["eventId"]))
+    store.cancel_event(gone["eventId"])
+    for admitted in sold[1:]:
+        store.admit(admitted["ticketId"], "gate", "2026-12-01T10:00:00Z")
+    assert store.door_summary("2026-12-01") == {
+        "sold": {"general": 2, "event": 2}, "admitted": {"general": 1, "event": 1},
+        "events": [{"eventId": early["eventId"], "name": "Art walk", "sold": 1, "admitted": 1},
+                   {"eventId": kept["eventId"], "name": "Zoology night", "sold": 1,
+                    "admitted": 0}]}
+    assert store.door_summary("2026-12-02") == {
+        "sold": {"general": 0, "event": 0}, "admitted": {"general": 0, "event": 0},
+        "events": []}
+
+
+def test_a_change_may_not_remove_dates_with_tickets_sold(store):
+    created = store.create_event(event(dates=["2026-12-01", "2026-12-05", "2026-12-09"]))
+    for day in ("2026-12-01", "2026-12-05", "2026-12-05"):
+        store.create_ticket(event_ticket(created["eventId"], ticketDate=day))
+    before = store.events_version()
+    with pytest.raises(storage.DatesSold) as raised:
+        store.update_event(created["eventId"], {"dates": ["2026-12-09"], "price": 1.0})
+    assert raised.value.sold == {"2026-12-01": 1, "2026-12-05": 2}
+    assert store.get_event(created["eventId"]) == created
+    assert store.events_version() == before
+    kept = store.update_event(created["eventId"], {"dates": ["2026-12-01", "2026-12-05"]})
+    assert kept["dates"] == ["2026-12-01", "2026-12-05"]
+
+
+def test_a_replayed_ticket_is_read_without_writing(store):
+    assert store.replayed_ticket("visitor", "key-1", "body-a") is None
+    sold, _ = store.create_ticket(ticket(), ("visitor", "key-1", "body-a"))
+    assert store.replayed_ticket("visitor", "key-1", "body-a") == sold
+    assert store.replayed_ticket("admin", "key-1", "body-a") is None
+    with pytest.raises(storage.IdempotencyConflict):
+        store.replayed_ticket("visitor", "key-1", "body-b")
+
+
+def test_settings_are_read_without_a_default_and_never_stored_then(store, backend):
+    assert store.setting("qr_secret") is None
+    assert backend.rows("SELECT count(*) FROM settings WHERE name = 'qr_secret'") == [(0,)]
+    store.setting("qr_secret", "kept")
+    assert store.setting("qr_secret") == "kept"
+
+
+def test_a_read_only_store_reads_and_refuses_every_write(backend):
+    backend.open().create_event(event(name="kept"))
+    read_only = storage.open_store(backend.url, read_only=True)
+    try:
+        assert read_only.list_events("2026-01-01", None, 0, 10)[0][0]["name"] == "kept"
+        with pytest.raises(storage.Unavailable):
+            read_only.create_event(event())
+        with pytest.raises(storage.Unavailable):
+            read_only.setting("qr_secret", "new")
+    finally:
+        read_only.close()
+    assert backend.rows("SELECT count(*) FROM events") == [(1,)]
+
+
+def test_a_read_only_store_never_migrates(backend, monkeypatch):
+    every_step = backend.store_class.MIGRATIONS
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step[:1])
+    backend.open()
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step)
+    with pytest.raises(storage.SchemaMismatch, match="schema version 1, this service uses"):
+        storage.open_store(backend.url, read_only=True)
+    assert backend.open().schema_version() == len(every_step)
+
+
 # -- two instances at the same moment --------------------------------------------------------
 
 def at_once(count, action):
@@ -315,6 +415,16 @@ def test_one_ticket_per_idempotency_key_across_instances(backend):
     assert sum(created for _, created in results) == 1
     assert len({sold["ticketId"] for sold, _ in results}) == 1
     assert backend.rows("SELECT count(*) FROM tickets") == [(1,)]
+
+
+def test_a_ticket_is_admitted_once_across_instances(backend):
+    instances = [backend.open(), backend.open()]
+    sold, _ = instances[0].create_ticket(ticket())
+    results = at_once(16, lambda n: instances[n % 2].admit(
+        sold["ticketId"], f"gate{n}", f"2026-12-01T10:00:{n:02d}Z"))
+    assert sum(admitted for _, admitted in results) == 1
+    assert len({(first["admittedAt"], first["admittedBy"]) for first, _ in results}) == 1
+    assert backend.rows("SELECT count(*) FROM admissions") == [(1,)]
 
 
 def test_a_confirmation_code_is_sold_once_across_instances(backend):
@@ -395,6 +505,13 @@ def test_each_thread_gets_its_own_connection(sqlite_store):
         thread.join()
     remember()
     assert len({id(conn) for conn in seen}) == 4
+
+
+def test_a_read_only_store_creates_no_file(tmp_path):
+    missing = tmp_path / "missing.sqlite3"
+    with pytest.raises(storage.Unavailable, match="unable to open"):
+        storage.open_store(str(missing), read_only=True)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_empty_version_0_file_is_migrated(db_path):
