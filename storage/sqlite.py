@@ -6,8 +6,10 @@ so writers queue on the busy timeout instead of failing when a read upgrades to 
 The rules themselves are in storage/sql.py.
 """
 
+import logging
 import os
 import sqlite3
+import stat
 import threading
 from contextlib import contextmanager
 from urllib.parse import quote
@@ -16,6 +18,7 @@ from storage import Unavailable
 from storage.sql import SQLStore, one_line
 
 BUSY_TIMEOUT_MS = 5000
+log = logging.getLogger("museum.storage")
 
 # Each step runs in one transaction together with its `user_version` bump. Append only:
 # a released step is never edited, a change of schema is a new step.
@@ -111,9 +114,13 @@ class SQLiteStore(SQLStore):
         self._write_lock = threading.Lock()
         self._identity = None
         try:
-            self._shared = self._connect() if path == ":memory:" else None
+            if path == ":memory:":
+                self._shared = self._connect()
+            else:
+                self._shared = None
+                self._keep_private(read_only)
             self._open_schema(read_only)
-        except (sqlite3.Error, Unavailable) as error:
+        except (OSError, sqlite3.Error, Unavailable) as error:
             self.close()
             raise Unavailable(f"{path}: cannot open the database: {one_line(error)}") from error
         if self._shared is None:
@@ -121,6 +128,22 @@ class SQLiteStore(SQLStore):
 
     def _describe(self):
         return self.path
+
+    def _keep_private(self, read_only):
+        """Create a new database file readable by its owner only (sqlite gives its -wal and
+        -shm files the same mode): it holds emails, phones and the QR secret. Warn about an
+        existing one that others may read."""
+        if not read_only:
+            try:
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+                return
+            except FileExistsError:
+                pass
+        mode = stat.S_IMODE(os.stat(self.path).st_mode)
+        if mode & 0o077:
+            log.warning("%s can be read by other users (mode %04o): it holds personal data "
+                        "and the QR secret; make it private with: chmod 600 %s", self.path,
+                        mode, self.path)
 
     def _connect(self):
         # A read-only store opens the file as an URI in mode=ro: it never creates the file.

@@ -5,7 +5,10 @@ database per test on the server of tests/postgres.py); `store` is a store opened
 Two stores opened on one backend behave like two instances of the service.
 """
 
+import logging
+import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -509,9 +512,45 @@ def test_each_thread_gets_its_own_connection(sqlite_store):
 
 def test_a_read_only_store_creates_no_file(tmp_path):
     missing = tmp_path / "missing.sqlite3"
-    with pytest.raises(storage.Unavailable, match="unable to open"):
+    with pytest.raises(storage.Unavailable, match="missing.sqlite3: cannot open the database"):
         storage.open_store(str(missing), read_only=True)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_new_database_and_its_logs_are_readable_by_the_owner_only(tmp_path):
+    previous = os.umask(0o022)  # the usual umask, which leaves new files world-readable
+    try:
+        opened = storage.open_store(str(tmp_path / "museum.sqlite3"))
+        opened.create_event(event())
+    finally:
+        os.umask(previous)
+    modes = {path.name: stat.S_IMODE(path.stat().st_mode) for path in tmp_path.iterdir()}
+    assert modes == {"museum.sqlite3": 0o600, "museum.sqlite3-wal": 0o600,
+                     "museum.sqlite3-shm": 0o600}
+    opened.close()
+
+
+def test_a_database_others_can_read_is_warned_about_at_opening(db_path, caplog):
+    storage.open_store(db_path).close()
+    os.chmod(db_path, 0o644)
+    with caplog.at_level(logging.WARNING, logger="museum.storage"):
+        storage.open_store(db_path).close()
+    assert f"{db_path} can be read by other users (mode 0644)" in caplog.text
+    assert f"chmod 600 {db_path}" in caplog.text
+
+
+def test_opening_an_up_to_date_database_takes_no_write_lock(db_path, monkeypatch):
+    storage.open_store(db_path).close()
+    monkeypatch.setattr("storage.sqlite.BUSY_TIMEOUT_MS", 100)
+    writer = sqlite3.connect(db_path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+    try:
+        opened = storage.open_store(db_path)
+        assert opened.schema_version() == len(SQLiteStore.MIGRATIONS)
+        opened.close()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
 
 
 def test_an_empty_version_0_file_is_migrated(db_path):
