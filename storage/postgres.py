@@ -99,6 +99,17 @@ MIGRATIONS = [
         "DROP INDEX tickets_by_event",
         "CREATE INDEX tickets_by_event ON tickets (event_id, date)",
     ],
+    [
+        # Listings that read no more than their page: the event's name beside each of its
+        # dates, in the order of the listing, and each event's last date for the total.
+        """ALTER TABLE event_dates ADD COLUMN name text COLLATE "C" NOT NULL DEFAULT ''""",
+        "UPDATE event_dates d SET name = e.name FROM events e WHERE e.id = d.event_id",
+        "CREATE INDEX event_dates_in_order ON event_dates (date, name, event_id)",
+        "CREATE INDEX event_dates_by_event ON event_dates (event_id, date)",
+        "ALTER TABLE events ADD COLUMN last_date date",
+        "UPDATE events e SET last_date = (SELECT max(date) FROM event_dates WHERE event_id = e.id)",
+        "CREATE INDEX events_by_last_date ON events (last_date, cancelled)",
+    ],
 ]
 
 

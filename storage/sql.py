@@ -49,17 +49,23 @@ SUMMARY_QUERY = """
     GROUP BY t.event_id, e.name
     ORDER BY e.name, t.event_id"""
 
-# The window's first date per event comes from the listing index. `count(*) OVER ()` adds
-# the window's total to every row, so a page and its total take one query.
+# A page of the listing: the listing index is walked in its own order (date, name, id),
+# and each event is kept at its first date inside the window, so the database reads little
+# more than the page itself however many events the window holds.
 LIST_QUERY = f"""
-    SELECT {EVENT_COLUMNS}, count(*) OVER () AS total
-    FROM (SELECT event_id, min(date) AS first FROM event_dates
-          WHERE date >= ? AND date <= ? GROUP BY event_id) AS w
-    JOIN events e ON e.id = w.event_id
-    ORDER BY w.first, e.name, e.id
+    SELECT {EVENT_COLUMNS}
+    FROM event_dates d JOIN events e ON e.id = d.event_id
+    WHERE d.date >= ? AND d.date <= ?
+      AND NOT EXISTS (SELECT 1 FROM event_dates earlier
+                      WHERE earlier.event_id = d.event_id
+                        AND earlier.date >= ? AND earlier.date < d.date)
+    ORDER BY d.date, d.name, d.event_id
     LIMIT ? OFFSET ?"""
 
+# Events with a date in a closed window, counted on the listing index.
 COUNT_QUERY = "SELECT count(DISTINCT event_id) FROM event_dates WHERE date >= ? AND date <= ?"
+# With no end, an event is in the window when its last date is: counted on that index.
+OPEN_COUNT_QUERY = "SELECT count(*) FROM events WHERE NOT cancelled AND last_date >= ?"
 
 
 def event_record(row):
@@ -187,26 +193,30 @@ class SQLStore(Store):
     def create_event(self, event):
         with self._writing() as conn:
             self._count_event_change(conn)
-            conn.execute(
-                "INSERT INTO events (id, name, location, description, dates, price) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (event["eventId"], event["name"], event["location"], event["eventDescription"],
-                 json.dumps(event["dates"]), event["price"]))
-            self._index_dates(conn, event["eventId"], event["dates"])
+            self._insert_event(conn, event)
         return event
+
+    def _insert_event(self, conn, event):
+        conn.execute(
+            "INSERT INTO events (id, name, location, description, dates, price, last_date) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (event["eventId"], event["name"], event["location"], event["eventDescription"],
+             json.dumps(event["dates"]), event["price"], event["dates"][-1]))
+        self._index_dates(conn, event)
 
     def get_event(self, event_id):
         with self._reading() as conn:
             return self._listed_event(conn, event_id)
 
     def list_events(self, start, end, offset, limit):
-        window = (start, end or LAST_DATE)
         with self._reading() as conn:
-            rows = conn.execute(LIST_QUERY, (*window, limit, offset)).fetchall()
-            if rows:
-                return [event_record(row) for row in rows], rows[0][-1]  # the total column
-            # A page past the end has no row to carry the total.
-            return [], conn.execute(COUNT_QUERY, window).fetchone()[0]
+            rows = conn.execute(LIST_QUERY, (start, end or LAST_DATE, start, limit, offset))
+            page = [event_record(row) for row in rows.fetchall()]
+            if end is None:
+                total = conn.execute(OPEN_COUNT_QUERY, (start,)).fetchone()[0]
+            else:
+                total = conn.execute(COUNT_QUERY, (start, end)).fetchone()[0]
+        return page, total
 
     def events_version(self):
         with self._reading() as conn:
@@ -218,14 +228,15 @@ class SQLStore(Store):
             event = self._listed_event(conn, event_id, self.UPDATE_LOCK)
             if "dates" in changes:
                 self._refuse_removing_sold_dates(conn, event_id, set(changes["dates"]))
+            if "dates" in changes or "name" in changes:  # what the listing index holds
                 self._unindex_dates(conn, event_id, event["dates"])
-                self._index_dates(conn, event_id, changes["dates"])
+                self._index_dates(conn, {**event, **changes})
             event.update(changes)
             conn.execute(
                 "UPDATE events SET name = ?, location = ?, description = ?, dates = ?, "
-                "price = ? WHERE id = ?",
+                "price = ?, last_date = ? WHERE id = ?",
                 (event["name"], event["location"], event["eventDescription"],
-                 json.dumps(event["dates"]), event["price"], event_id))
+                 json.dumps(event["dates"]), event["price"], event["dates"][-1], event_id))
         return event
 
     def cancel_event(self, event_id):
@@ -265,9 +276,9 @@ class SQLStore(Store):
         return event_record(row)
 
     @staticmethod
-    def _index_dates(conn, event_id, dates):
-        conn.executemany("INSERT INTO event_dates (date, event_id) VALUES (?, ?)",
-                         [(day, event_id) for day in dates])
+    def _index_dates(conn, event):
+        conn.executemany("INSERT INTO event_dates (date, name, event_id) VALUES (?, ?, ?)",
+                         [(day, event["name"], event["eventId"]) for day in event["dates"]])
 
     @staticmethod
     def _unindex_dates(conn, event_id, dates):

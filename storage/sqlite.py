@@ -93,6 +93,18 @@ MIGRATIONS = [
         "DROP INDEX tickets_by_event",
         "CREATE INDEX tickets_by_event ON tickets (event_id, date)",
     ],
+    [
+        # Listings that read no more than their page: the event's name beside each of its
+        # dates, in the order of the listing, and each event's last date for the total.
+        "ALTER TABLE event_dates ADD COLUMN name TEXT NOT NULL DEFAULT ''",
+        "UPDATE event_dates SET name = (SELECT name FROM events WHERE events.id = event_id)",
+        "CREATE INDEX event_dates_in_order ON event_dates (date, name, event_id)",
+        "CREATE INDEX event_dates_by_event ON event_dates (event_id, date)",
+        "ALTER TABLE events ADD COLUMN last_date TEXT",
+        """UPDATE events SET last_date = (SELECT max(date) FROM event_dates
+                                          WHERE event_dates.event_id = events.id)""",
+        "CREATE INDEX events_by_last_date ON events (last_date, cancelled)",
+    ],
 ]
 
 

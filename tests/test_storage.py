@@ -21,7 +21,7 @@ import pytest
 
 import storage
 from serving import ROOT, wait_until
-from storage.sql import LIST_QUERY
+from storage.sql import LIST_QUERY, OPEN_COUNT_QUERY
 from storage.sqlite import SQLiteStore
 
 DEAD_SERVER = "postgresql://museum@127.0.0.1:1/museum"  # nothing listens on port 1
@@ -576,9 +576,11 @@ def test_in_memory_stores_are_private():
 def test_sqlite_listings_are_served_by_the_index(sqlite_store):
     with sqlite_store._connection() as conn:
         plan = [row[3] for row in conn.execute(
-            "EXPLAIN QUERY PLAN " + LIST_QUERY, ("2026-12-01", "2026-12-07", 10, 0))]
-    assert "SEARCH event_dates USING PRIMARY KEY (date>? AND date<?)" in plan
-    assert not [step for step in plan if step.startswith(("SCAN event_dates", "SCAN e"))]
+            "EXPLAIN QUERY PLAN " + LIST_QUERY,
+            ("2026-12-01", "2026-12-07", "2026-12-01", 10, 0))]
+    # The index is read in the listing's order: no sort, no scan, a page read is a page.
+    assert "SEARCH d USING COVERING INDEX event_dates_in_order (date>? AND date<?)" in plan
+    assert not [step for step in plan if step.startswith(("SCAN", "USE TEMP B-TREE"))]
 
 
 def test_other_url_schemes_are_refused():
@@ -602,21 +604,27 @@ def test_postgres_listings_are_served_by_the_index(postgres_url):
     backend = PostgresBackend(postgres_url)
     backend.open()
     # A long history, 20,000 events over 20 years, so the planner weighs real tables: a
-    # week's listing must read its dates and its events through their primary keys.
+    # week's listing must walk the listing index in its order and read its events by key,
+    # and an open-ended total must count on the index of last dates.
     backend.rows("""
         WITH made AS (
-            INSERT INTO events (id, name, location, description, dates, price)
+            INSERT INTO events (id, name, location, description, dates, price, last_date)
             SELECT gen_random_uuid(), 'event ' || n, 'hall', 'text',
-                   json_build_array(DATE '2016-01-01' + n % 7300)::text, 1
+                   json_build_array(DATE '2016-01-01' + n % 7300)::text, 1,
+                   DATE '2016-01-01' + n % 7300
             FROM generate_series(1, 20000) AS n
-            RETURNING id, dates)
-        INSERT INTO event_dates (date, event_id) SELECT (dates::json->>0)::date, id FROM made""")
-    backend.rows("ANALYZE")
+            RETURNING id, name, last_date)
+        INSERT INTO event_dates (date, name, event_id) SELECT last_date, name, id FROM made""")
+    backend.rows("VACUUM ANALYZE")
     plan = "\n".join(row[0] for row in backend.rows(
-        "EXPLAIN " + LIST_QUERY.replace("?", "%s"), ("2026-06-01", "2026-06-07", 10, 0)))
+        "EXPLAIN " + LIST_QUERY.replace("?", "%s"),
+        ("2026-06-01", "2026-06-07", "2026-06-01", 10, 0)))
+    count_plan = "\n".join(row[0] for row in backend.rows(
+        "EXPLAIN " + OPEN_COUNT_QUERY.replace("?", "%s"), ("2035-06-01",)))
     backend.close_all()
-    assert "event_dates_pkey" in plan and "events_pkey" in plan, plan
-    assert "Seq Scan" not in plan, plan
+    assert "event_dates_in_order" in plan and "events_pkey" in plan, plan
+    assert "Seq Scan" not in plan and "Sort" not in plan, plan
+    assert "events_by_last_date" in count_plan and "Seq Scan" not in count_plan, count_plan
 
 
 @contextmanager
