@@ -1,7 +1,6 @@
-"""A real `museum serve` (or `museum mock`) process on a free loopback port, for end-to-end
-tests."""
+"""Server start-up for end-to-end tests: a real `museum serve` (or `museum mock`) process on
+a free loopback port, stopped when the test is done, and raw requests to it."""
 
-import base64
 import http.client
 import json
 import os
@@ -84,8 +83,12 @@ def wait_until(predicate, timeout, interval=0.05, what="the condition"):
         time.sleep(interval)
 
 
-def auth_header(name, password):
-    return {"Authorization": "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()}
+def problem(status, headers, data):
+    """The parsed problem body of a raw answer; asserts it is a well-formed RFC 9457 problem."""
+    assert headers.get("Content-Type") == "application/problem+json", (status, headers, data)
+    body = json.loads(data)
+    assert body["status"] == status and body["title"] and body["detail"], body
+    return body
 
 
 def start_server(directory, config_text, *extra_args, startup_timeout=30, db=None):

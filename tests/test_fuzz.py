@@ -6,7 +6,7 @@ Unicode (NUL, lone surrogates as JSON escapes, RTL and zero-width marks, combini
 astral characters), arbitrary query strings and arbitrary path segments (any byte, as
 waitress hands them on), under either role. The answer is always a 2xx or a 4xx
 application/problem+json, never a 5xx; and afterwards the store holds only records that pass
-the service's validation again (`endtoend.check_store`).
+the service's validation again (`ticketing.check_store`).
 
 Runs are reproducible (`derandomize=True`): the same examples on every run.
 `MUSEUM_FUZZ_EXAMPLES` sets the examples per endpoint (default 2000, as in CI).
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import museum
 import storage
 from conftest import ADMIN, NOW, VISITOR
-from endtoend import PNG, check_store
+from ticketing import PNG, check_store
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import PASSWORDS
-from serving import auth_header, start_server
+from conftest import ADMIN, VISITOR
+from serving import start_server
 
 pytestmark = pytest.mark.slow
 
@@ -23,8 +23,6 @@ CLIENTS = 16  # clients 2k and 2k+1 form a pair when 2k < PAIRED_CLIENTS
 PAIRED_CLIENTS = 8
 ROUNDS = 45  # requests per client: a third of them or more come after the cancellation
 CANCEL_AFTER = 120  # tickets sold before the event is cancelled
-ADMIN = auth_header("admin", PASSWORDS["admin"])
-VISITOR = auth_header("visitor", PASSWORDS["visitor"])
 
 
 @contextmanager
