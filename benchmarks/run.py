@@ -95,7 +95,7 @@ CASES = {
 # -- servers and data --------------------------------------------------------------------------
 
 class Bench:
-    """The run's shared fixtures, and every process it started (stopped by `close`)."""
+    """One case's fixtures, and every process it started (stopped by `close`)."""
 
     def __init__(self, workdir, server_core, client_core):
         self.workdir = workdir
