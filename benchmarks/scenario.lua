@@ -1,27 +1,24 @@
--- One benchmark scenario for wrk, driven by benchmarks/run.py.
+-- wrk script for benchmarks/run.py:  wrk ... -s scenario.lua URL -- REQUESTS_FILE
 --
---   wrk ... -s scenario.lua URL -- METHOD PATHS_FILE [BODY]
---
--- METHOD      HTTP method of every request.
--- PATHS_FILE  request paths, one a line; requests cycle over them in order, so a
---             scenario can spread its load over many records (200 tickets, 200 events).
--- BODY        request body (absent or "" for none).
---
--- done() prints one line starting with "wrk-result " and holding a JSON object, so
--- run.py reads exact counts and microsecond percentiles instead of wrk's rounded text.
+-- REQUESTS_FILE holds one request a line, "METHOD PATH [BODY]"; wrk cycles over them in
+-- order, so a scenario can spread its load over many records. done() prints one line,
+-- "wrk-result {json}", with exact counts and microsecond percentiles for run.py to read.
 
-local requests = {}
-local next_index = 1
+local requests, next_index = {}, 1
 
 function init(args)
-   local method, paths_file, body = args[1], args[2], args[3]
-   if body == "" then
-      body = nil
-   end
-   for path in io.lines(paths_file) do
-      if path ~= "" then
-         requests[#requests + 1] = wrk.format(method, path, nil, body)
+   for line in io.lines(args[1]) do
+      local method, path, body = line:match("^(%S+) (%S+) ?(.*)$")
+      local headers = {}
+      for name, value in pairs(wrk.headers) do
+         headers[name] = value
       end
+      if body == "" then
+         body = nil
+      else
+         headers["Content-Type"] = "application/json"
+      end
+      requests[#requests + 1] = wrk.format(method, path, headers, body)
    end
 end
 

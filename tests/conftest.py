@@ -23,7 +23,7 @@ def password_hashes():
     return {name: museum.hash_password(password) for name, password in PASSWORDS.items()}
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def config_text(password_hashes):
     """A config with one user of each role, UTC, and the default opening hours."""
     return (

@@ -1,7 +1,6 @@
-"""A real `museum serve` (or `museum mock`) process on a free loopback port, for end-to-end
-tests."""
+"""Server start-up for end-to-end tests: a real `museum serve` (or `museum mock`) process on
+a free loopback port, stopped when the test is done, and raw requests to it."""
 
-import base64
 import http.client
 import json
 import os
@@ -11,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -84,52 +84,49 @@ def wait_until(predicate, timeout, interval=0.05, what="the condition"):
         time.sleep(interval)
 
 
-def auth_header(name, password):
-    return {"Authorization": "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()}
+def problem(status, headers, data):
+    """The parsed problem body of a raw answer; asserts it is a well-formed RFC 9457 problem."""
+    assert headers.get("Content-Type") == "application/problem+json", (status, headers, data)
+    body = json.loads(data)
+    assert body["status"] == status and body["title"] and body["detail"], body
+    return body
 
 
-def start_server(directory, config_text, *extra_args, startup_timeout=30, db=None):
+def start_server(directory, config_text, *extra_args, db=None):
     """Start `museum serve` with `config_text` in `directory` on a free port, on the
     database `db` (a `--db` path or URL; default: museum.sqlite3 in `directory`)."""
     directory = Path(directory)
     config_path = directory / "museum.ini"
     config_path.write_text(config_text, encoding="utf-8")
-    log_path = directory / f"server-{time.monotonic_ns()}.log"
-    with open(log_path, "wb") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "museum", "serve", "--config", str(config_path),
-             "--port", "0", "--db", db or str(directory / "museum.sqlite3"), *extra_args],
-            cwd=directory, stdout=log_file, stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-    return _listening(process, log_path, startup_timeout)
+    return start_process(directory, "server", "-m", "museum", "serve", "--config",
+                         str(config_path), "--port", "0",
+                         "--db", db or str(directory / "museum.sqlite3"), *extra_args)
 
 
-def start_mock(directory, *extra_args, startup_timeout=30):
+def start_mock(directory, *extra_args):
     """Start `museum mock` in `directory` on a free port."""
-    log_path = Path(directory) / f"mock-{time.monotonic_ns()}.log"
+    return start_process(directory, "mock", "-m", "museum", "mock", "--port", "0", *extra_args)
+
+
+def start_process(directory, name, *argv, startup_timeout=30):
+    """Run `python *argv` in `directory`, its output in a log file there; return the Server
+    once it logs the port it listens on (RuntimeError, with the log, if it does not)."""
+    log_path = Path(directory) / f"{name}-{time.monotonic_ns()}.log"
     with open(log_path, "wb") as log_file:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "museum", "mock", "--port", "0", *extra_args],
-            cwd=directory, stdout=log_file, stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-    return _listening(process, log_path, startup_timeout)
-
-
-def _listening(process, log_path, startup_timeout):
-    """The Server once `process` logs its port; RuntimeError (with the log) if it does not."""
+        process = subprocess.Popen([sys.executable, *argv], cwd=directory, stdout=log_file,
+                                   stderr=subprocess.STDOUT,
+                                   env={**os.environ, "PYTHONPATH": str(ROOT)})
     deadline = time.monotonic() + startup_timeout
     while time.monotonic() < deadline:
         match = LISTENING.search(log_path.read_text(encoding="utf-8", errors="replace"))
         if match:
             return Server(process, int(match.group(1)), log_path)
         if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}:\n{log_path.read_text()}")
+            raise RuntimeError(f"{name} exited with {process.returncode}:\n{log_path.read_text()}")
         time.sleep(0.05)
     process.kill()
     process.wait()
-    raise RuntimeError(f"server did not start:\n{log_path.read_text()}")
+    raise RuntimeError(f"{name} did not start:\n{log_path.read_text()}")
 
 
 @contextmanager
@@ -137,6 +134,25 @@ def running_server(directory, config_text, *extra_args, db=None):
     """A started server that is stopped (SIGTERM, then SIGKILL) when the block ends."""
     with _stopped_at_end(start_server(directory, config_text, *extra_args, db=db)) as server:
         yield server
+
+
+@contextmanager
+def running_instances(directory, config_text, db, count):
+    """`count` servers on database `db`, started at the same moment (their migrations race),
+    stopped when the block ends."""
+    directories = [Path(directory) / f"instance-{n}" for n in range(count)]
+    for each in directories:
+        each.mkdir()
+    with ThreadPoolExecutor(count) as pool:
+        starting = [pool.submit(start_server, each, config_text, db=db) for each in directories]
+    started = [future.result() for future in starting if future.exception() is None]
+    try:
+        if len(started) < count:
+            raise next(future.exception() for future in starting if future.exception())
+        yield started
+    finally:
+        for server in started:
+            server.stop()
 
 
 @contextmanager

@@ -25,19 +25,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from endtoend import (
-    ADMIN_AUTH,
-    EVENTS,
-    PNG,
-    TICKETS,
-    VISITOR_AUTH,
-    check_store,
-    event_body,
-    open_days,
-    rows,
-    ticket_body,
-)
+from conftest import ADMIN, VISITOR
 from serving import running_server, start_server
+from ticketing import EVENTS, PNG, TICKETS, check_store, event_body, open_days, query, ticket_body
 
 CLIENTS = 8
 EVENT_COUNT, TICKET_COUNT = 50, 200
@@ -87,7 +77,7 @@ class Burst:
             self.next_number += 1
             if number % 5 == 0:
                 dates = self.days[number % 7: number % 7 + 3]
-                return Operation(number, EVENTS, event_body(number, dates), ADMIN_AUTH)
+                return Operation(number, EVENTS, event_body(number, dates), ADMIN)
             events = [op.answer for op in self.acknowledged if op.is_event]
             if events and number % 2:
                 event = events[number * 7 % len(events)]
@@ -95,7 +85,7 @@ class Burst:
             else:
                 body = ticket_body(number, self.days[number % len(self.days)])
             key = f"crash-{self.kill_after}-{number}"
-            return Operation(number, TICKETS, body, {**VISITOR_AUTH, "Idempotency-Key": key})
+            return Operation(number, TICKETS, body, {**VISITOR, "Idempotency-Key": key})
 
     def client(self):
         while (operation := self.next_operation()) is not None:
@@ -127,7 +117,7 @@ class Burst:
 
 def warm_up(server):
     """Log both users in once, so the burst does not wait on password hashing."""
-    for credentials in (ADMIN_AUTH, VISITOR_AUTH):
+    for credentials in (ADMIN, VISITOR):
         assert server.request("GET", "/v1.1/museum-hours", headers=credentials)[0] == 200
 
 
@@ -137,13 +127,13 @@ def assert_acknowledged_records_are_intact(server, db_path, burst, events, ticke
         if operation.is_event:
             assert events[answer["eventId"]] == (answer, False)
             status, _, data = server.request("GET", f"{EVENTS}/{answer['eventId']}",
-                                             headers=VISITOR_AUTH)
+                                             headers=VISITOR)
             assert (status, json.loads(data)) == (200, answer)
         else:
             assert tickets[answer["ticketId"]] == (operation.body, answer["confirmationCode"])
     for operation in [op for op in burst.acknowledged if not op.is_event][:10]:
         status, headers, data = server.request(
-            "GET", f"{TICKETS}/{operation.answer['ticketId']}/qr", headers=VISITOR_AUTH)
+            "GET", f"{TICKETS}/{operation.answer['ticketId']}/qr", headers=VISITOR)
         assert status == 200 and data.startswith(PNG)
 
 
@@ -153,7 +143,7 @@ def assert_unacknowledged_requests_left_all_or_nothing(server, db_path, burst, e
     acknowledged_ids = {op.answer.get("eventId") if op.is_event else op.answer["ticketId"]
                         for op in burst.acknowledged}
     by_name = {event["name"]: event for event, _ in events.values()}
-    keys = dict(rows(db_path, "SELECT key, ticket_id FROM idempotency_keys"))
+    keys = dict(query(db_path, "SELECT key, ticket_id FROM idempotency_keys"))
     landed = set()
     for operation in burst.in_flight:
         if operation.is_event and operation.body["name"] in by_name:
@@ -171,7 +161,7 @@ def assert_unacknowledged_requests_left_all_or_nothing(server, db_path, burst, e
         assert status == 201, data
         ticket_id = json.loads(data)["ticketId"]
         assert ticket_id == keys.get(operation.key, ticket_id)
-        assert rows(db_path, "SELECT count(*) FROM idempotency_keys WHERE key = ?",
+        assert query(db_path, "SELECT count(*) FROM idempotency_keys WHERE key = ?",
                     operation.key) == [(1,)]
     return len(landed)
 

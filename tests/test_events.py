@@ -15,10 +15,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from conftest import ADMIN, TODAY, VISITOR, assert_problem, basic
+from ticketing import EVENTS, TICKETS, UNKNOWN_ID
 
-EVENTS = "/v1.1/special-events"
 FIELDS = ("name", "location", "eventDescription", "dates", "price")
-UNKNOWN_ID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
 LINK = re.compile(r'<([^>]*)>\s*;\s*rel="([^"]+)"')
 
 
@@ -111,7 +110,7 @@ def stored_row(db_path, event_id):
 def buy_ticket(client, event, status):
     body = {"ticketType": "event", "eventId": event["eventId"], "ticketDate": event["dates"][0],
             "email": "visitor@example.org"}
-    return client.post_json("/v1.1/tickets", body, headers=VISITOR, status=status)
+    return client.post_json(TICKETS, body, headers=VISITOR, status=status)
 
 
 @pytest.fixture

@@ -21,26 +21,15 @@ import uuid
 
 import pytest
 
-from endtoend import (
-    ADMIN_AUTH,
-    EVENTS,
-    PNG,
-    TICKETS,
-    VISITOR_AUTH,
-    check_store,
-    event_body,
-    open_days,
-    problem,
-    ticket_body,
-)
-from conftest import ADMIN
-from serving import running_server, wait_until
+from conftest import ADMIN, VISITOR
+from serving import problem, running_server, wait_until
+from ticketing import EVENTS, PNG, TICKETS, check_store, event_body, open_days, ticket_body
 
 FAST = 10  # seconds: any answer slower than this counts as a hang
 RECOVERY = 20  # seconds allowed for the service to notice the cause is gone
 
 
-def timed_request(server, method, path, body=None, headers=ADMIN_AUTH):
+def timed_request(server, method, path, body=None, headers=ADMIN):
     started = time.monotonic()
     status, response_headers, data = server.request(method, path, body, headers, timeout=FAST)
     assert time.monotonic() - started < FAST
@@ -81,7 +70,7 @@ class Scenario:
         body = ticket_body(number, self.days[number % len(self.days)])
         key = f"fault-{uuid.uuid4()}"
         status, headers, data = timed_request(self.server, "POST", TICKETS, body,
-                                              {**VISITOR_AUTH, "Idempotency-Key": key})
+                                              {**VISITOR, "Idempotency-Key": key})
         if status == 201:
             answer = json.loads(data)
             self.tickets[answer["ticketId"]] = (body, answer["confirmationCode"])
@@ -101,16 +90,16 @@ class Scenario:
 
     def reads_work(self):
         status, _, data = timed_request(self.server, "GET", f"{EVENTS}?startDate={self.days[0]}"
-                                        f"&limit=30", headers=VISITOR_AUTH)
+                                        f"&limit=30", headers=VISITOR)
         assert status == 200 and {event["eventId"] for event in json.loads(data)} == set(
             self.events)
         for event_id, event in self.events.items():
             status, _, data = timed_request(self.server, "GET", f"{EVENTS}/{event_id}",
-                                            headers=VISITOR_AUTH)
+                                            headers=VISITOR)
             assert (status, json.loads(data)) == (200, event)
         ticket_id = next(iter(self.tickets))
         status, _, data = timed_request(self.server, "GET", f"{TICKETS}/{ticket_id}/qr",
-                                        headers=VISITOR_AUTH)
+                                        headers=VISITOR)
         assert status == 200 and data.startswith(PNG)
         assert timed_request(self.server, "GET", "/healthz")[0] == 200
 
@@ -270,7 +259,7 @@ def test_health_is_503_while_the_database_is_gone_and_200_when_it_is_back(
         assert_unavailable(status, headers, data)
         scenario.refused_writes()
         assert_unavailable(*timed_request(server, "GET", f"{EVENTS}/{next(iter(scenario.events))}",
-                                          headers=VISITOR_AUTH))
+                                          headers=VISITOR))
         assert os.listdir(volume) == [], "no new, empty database was created in its place"
 
         volume.rmdir()

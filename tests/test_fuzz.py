@@ -5,8 +5,8 @@ records with odd fields, raw bytes, deeply nested JSON, huge numbers, long strin
 Unicode (NUL, lone surrogates as JSON escapes, RTL and zero-width marks, combining marks,
 astral characters), arbitrary query strings and arbitrary path segments (any byte, as
 waitress hands them on), under either role. The answer is always a 2xx or a 4xx
-application/problem+json, never a 5xx; and afterwards the store holds only records that pass
-the service's validation again (`endtoend.check_store`).
+application/problem+json, never a 5xx; and after fuzzed writes of every kind, the store holds
+only records that pass the service's validation again (`ticketing.check_store`).
 
 Runs are reproducible (`derandomize=True`): the same examples on every run.
 `MUSEUM_FUZZ_EXAMPLES` sets the examples per endpoint (default 2000, as in CI).
@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import museum
 import storage
 from conftest import ADMIN, NOW, VISITOR
-from endtoend import PNG, check_store
+from ticketing import PNG, check_store
 
 pytestmark = pytest.mark.slow
 
@@ -236,12 +236,9 @@ class Target:
 
 
 @pytest.fixture(scope="module")
-def target(tmp_path_factory, password_hashes):
-    config = museum.parse_config(
-        "[museum]\ntimezone = UTC\n[users]\n"
-        f"admin = admin:{password_hashes['admin']}\n"
-        f"visitor = visitor:{password_hashes['visitor']}\n")
-    opened = Target(config, str(tmp_path_factory.mktemp("fuzz") / "museum.sqlite3"))
+def target(tmp_path_factory, config_text):
+    opened = Target(museum.parse_config(config_text),
+                    str(tmp_path_factory.mktemp("fuzz") / "museum.sqlite3"))
     yield opened
     opened.store.close()
 
@@ -272,18 +269,18 @@ def fill_in(text, target, index):
     return text.replace("EXISTING", target.existing(kind, index))
 
 
-@pytest.mark.parametrize("method, template", ENDPOINTS,
-                         ids=[f"{method} {path}" for method, path in ENDPOINTS])
-@FUZZ
-@given(segment=segments, query=query_strings, body=st.one_of(st.none(), bodies),
-       content_type=content_types, as_admin=st.sampled_from([True, True, True, False]),
-       index=st.integers(0, 10**6),
-       key=st.one_of(st.none(), st.text(max_size=40).map(
-           lambda text: text.encode("utf-8", "surrogatepass").decode("latin-1"))))
-def test_every_answer_is_2xx_or_a_4xx_problem(target, method, template, segment, query, body,
-                                             content_type, as_admin, index, key):
-    path = template.format(event=segment, ticket=segment)
-    path = fill_in(path, target, index)
+# Everything but the method and path of one fuzzed request.
+REQUEST = dict(
+    segment=segments, query=query_strings, body=st.one_of(st.none(), bodies),
+    content_type=content_types, as_admin=st.sampled_from([True, True, True, False]),
+    index=st.integers(0, 10**6),
+    key=st.one_of(st.none(), st.text(max_size=40).map(
+        lambda text: text.encode("utf-8", "surrogatepass").decode("latin-1"))))
+
+
+def send(target, method, template, segment, query, body, content_type, as_admin, index, key):
+    """Send one fuzzed request to `target`; return (its path, the response)."""
+    path = fill_in(template.format(event=segment, ticket=segment), target, index)
     if body is not None and b"EXISTING" in body:
         body = body.replace(b"EXISTING", target.existing("event", index).encode())
     if body is None and method in ("POST", "PATCH"):
@@ -291,14 +288,37 @@ def test_every_answer_is_2xx_or_a_4xx_problem(target, method, template, segment,
     response = target.request(method, path, query, body, content_type,
                               ADMIN if as_admin else VISITOR,
                               {"Idempotency-Key": key} if key is not None else None)
-    target.remember(response)
+    return path, target.remember(response)
+
+
+@pytest.mark.parametrize("method, template", ENDPOINTS,
+                         ids=[f"{method} {path}" for method, path in ENDPOINTS])
+@FUZZ
+@given(**REQUEST)
+def test_every_answer_is_2xx_or_a_4xx_problem(target, method, template, **request):
+    path, response = send(target, method, template, **request)
     event(f"status {response.status_int}")  # see --hypothesis-show-statistics
     assert_well_formed(method, path, response)
 
 
-def test_the_store_holds_only_valid_records_after_the_fuzzing(target):
-    """Runs after the fuzzing above (same module, same file)."""
+WRITES = [(method, template) for method, template in ENDPOINTS if method != "GET"]
+
+
+def test_the_store_holds_only_valid_records_after_fuzzed_writes(tmp_path, config_text):
+    """Every kind of write fuzzed as above, on a store of its own, then the store read back."""
+    target = Target(museum.parse_config(config_text), str(tmp_path / "museum.sqlite3"))
+
+    @FUZZ
+    @given(**REQUEST)
+    def write(method, template, **request):
+        send(target, method, template, **request)
+
+    try:
+        for method, template in WRITES:
+            write(method, template)
+    finally:
+        target.store.close()
     events, tickets = check_store(target.db_path)
     print(f"after fuzzing: {len(events)} events and {len(tickets)} tickets stored, all valid; "
-          f"{EXAMPLES} examples per endpoint, {len(ENDPOINTS)} endpoints")
+          f"{EXAMPLES} examples for each of {len(WRITES)} kinds of write")
     assert len(events) > 5 and len(tickets) > 5, "some fuzzed writes were valid and stored"

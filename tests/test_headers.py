@@ -13,11 +13,12 @@ import time
 
 import pytest
 
-from endtoend import ADMIN_AUTH, EVENTS, VISITOR_AUTH
+import conftest
 from serving import running_server
+from ticketing import EVENTS
 
-ADMIN = ADMIN_AUTH["Authorization"].encode()
-VISITOR = VISITOR_AUTH["Authorization"].encode()
+ADMIN = conftest.ADMIN["Authorization"].encode()
+VISITOR = conftest.VISITOR["Authorization"].encode()
 FAST = 5  # seconds
 
 
@@ -94,16 +95,14 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, password_hashes):
-    config = (f"[museum]\ntimezone = UTC\n[users]\nadmin = admin:{password_hashes['admin']}\n"
-              f"visitor = visitor:{password_hashes['visitor']}\n")
-    with running_server(tmp_path_factory.mktemp("headers"), config) as started:
+def server(tmp_path_factory, config_text):
+    with running_server(tmp_path_factory.mktemp("headers"), config_text) as started:
         yield started
 
 
 def assert_healthy(server):
     assert server.request("GET", "/healthz", timeout=FAST)[0] == 200
-    assert server.request("GET", EVENTS, headers=VISITOR_AUTH, timeout=FAST)[:3:2] == (200, b"[]")
+    assert server.request("GET", EVENTS, headers=conftest.VISITOR, timeout=FAST)[:3:2] == (200, b"[]")
     log = server.log()
     assert "Traceback" not in log and " 500 " not in log
 

@@ -21,18 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from endtoend import (
-    ADMIN_AUTH,
-    EVENTS,
-    PNG,
-    TICKETS,
-    VISITOR_AUTH,
-    check_store,
-    event_body,
-    open_days,
-    ticket_body,
-)
+from conftest import ADMIN, VISITOR
 from serving import running_server
+from ticketing import EVENTS, PNG, TICKETS, check_store, event_body, open_days, ticket_body
 
 pytestmark = pytest.mark.slow
 
@@ -73,14 +64,14 @@ class Load:
         if kind == "list events":
             query = (f"startDate={rng.choice(self.days)}&limit={rng.randint(1, 30)}"
                      f"&page={rng.randint(1, 3)}")
-            return "GET", f"{EVENTS}?{query}", None, VISITOR_AUTH, 200, self.listing
+            return "GET", f"{EVENTS}?{query}", None, VISITOR, 200, self.listing
         if kind == "read event":
-            return "GET", f"{EVENTS}/{event_id}", None, VISITOR_AUTH, 200, self.event
+            return "GET", f"{EVENTS}/{event_id}", None, VISITOR, 200, self.event
         if kind == "hours":
             return "GET", f"/v1.1/museum-hours?limit={rng.randint(1, 30)}", None, \
-                VISITOR_AUTH, 200, self.json_list
+                VISITOR, 200, self.json_list
         if kind == "image" and ticket_ids:
-            return "GET", f"{TICKETS}/{rng.choice(ticket_ids)}/qr", None, VISITOR_AUTH, 200, \
+            return "GET", f"{TICKETS}/{rng.choice(ticket_ids)}/qr", None, VISITOR, 200, \
                 self.image
         if kind in ("buy ticket", "image"):
             number = self.number()
@@ -88,15 +79,15 @@ class Load:
                 event = self.events[event_id]
             body = ticket_body(number, rng.choice(event["dates"]), event_id) if number % 2 \
                 else ticket_body(number, rng.choice(self.days))
-            return "POST", TICKETS, body, VISITOR_AUTH, 201, self.ticket
+            return "POST", TICKETS, body, VISITOR, 201, self.ticket
         if kind == "create event":
             number = self.number()
             body = event_body(number, rng.sample(self.days, 3))
-            return "POST", EVENTS, body, ADMIN_AUTH, 201, self.event
+            return "POST", EVENTS, body, ADMIN, 201, self.event
         changes = rng.choice([{"price": rng.randint(0, 500)},
                               {"name": f"Renamed {self.number()}"},
                               {"eventDescription": "Changed under load."}])
-        return "PATCH", f"{EVENTS}/{event_id}", changes, ADMIN_AUTH, 200, self.event
+        return "PATCH", f"{EVENTS}/{event_id}", changes, ADMIN, 200, self.event
 
     # Checks: each gets (request body, response headers, response body) and records state.
     @staticmethod
@@ -168,10 +159,10 @@ class Load:
 def seed(load):
     for number in range(SEED_EVENTS):
         status, _, data = load.server.request("POST", EVENTS, event_body(
-            1000 + number, load.days[number:number + 3]), ADMIN_AUTH)
+            1000 + number, load.days[number:number + 3]), ADMIN)
         assert status == 201
         load.event(None, {"Content-Type": "application/json"}, data)
-    assert load.server.request("GET", "/v1.1/museum-hours", headers=VISITOR_AUTH)[0] == 200
+    assert load.server.request("GET", "/v1.1/museum-hours", headers=VISITOR)[0] == 200
 
 
 def test_64_clients_for_20_seconds_get_no_5xx_and_no_locked_database(tmp_path, config_text):
@@ -233,7 +224,7 @@ def still_open(sock):
 def test_stalled_and_dribbling_clients_do_not_starve_the_others(tmp_path, config_text):
     days = open_days(config_text, 2)
     with running_server(tmp_path, config_text) as server:
-        assert server.request("GET", "/v1.1/museum-hours", headers=VISITOR_AUTH)[0] == 200
+        assert server.request("GET", "/v1.1/museum-hours", headers=VISITOR)[0] == 200
         stalled = [socket.create_connection(("127.0.0.1", server.port), timeout=10)
                    for _ in range(STALLED)]
         dribblers = []
@@ -241,7 +232,7 @@ def test_stalled_and_dribbling_clients_do_not_starve_the_others(tmp_path, config
             body = json.dumps(ticket_body(number, days[0])).encode()
             sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
             sock.sendall(f"POST {TICKETS} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                         f"Authorization: {VISITOR_AUTH['Authorization']}\r\n"
+                         f"Authorization: {VISITOR['Authorization']}\r\n"
                          f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
                          f"Connection: close\r\n\r\n".encode())
             dribblers.append([sock, body])
@@ -263,8 +254,8 @@ def test_stalled_and_dribbling_clients_do_not_starve_the_others(tmp_path, config
                 while time.monotonic() < end:
                     for method, path, body, headers, expected in [
                             ("GET", "/healthz", None, {}, 200),
-                            ("GET", f"{EVENTS}?limit=5", None, VISITOR_AUTH, 200),
-                            ("POST", TICKETS, ticket_body(number, days[1]), VISITOR_AUTH, 201)]:
+                            ("GET", f"{EVENTS}?limit=5", None, VISITOR, 200),
+                            ("POST", TICKETS, ticket_body(number, days[1]), VISITOR, 201)]:
                         started = time.monotonic()
                         status = server.request(method, path, body, headers,
                                                 timeout=NORMAL_LIMIT * 5)[0]

@@ -10,11 +10,11 @@ from datetime import date, timedelta
 
 import pytest
 
-from conftest import ADMIN
+from conftest import ADMIN, basic
 from described import SERVER, assert_described
-from serving import ROOT, auth_header, running_mock, running_server
+from serving import ROOT, running_mock, running_server
 
-ANYONE = auth_header("anyone", "any password")
+ANYONE = basic("anyone", "any password")
 # Far enough ahead to miss the demo events, and a Tuesday: open with the default hours.
 DAY = date.today() + timedelta(days=70 - date.today().weekday() + 1)
 EVENT = {"name": "Late Opening", "location": "Atrium", "eventDescription": "Music and talks.",
@@ -131,7 +131,7 @@ def test_mock_says_so_at_startup_and_on_every_answer(mock):
 
 
 @pytest.mark.parametrize("credentials", [
-    auth_header("visitor", "x"), auth_header("someone", ""), auth_header("ünïcødé", "p:w")])
+    basic("visitor", "x"), basic("someone", ""), basic("ünïcødé", "p:w")])
 def test_mock_takes_any_well_formed_basic_credentials_as_an_admin(mock, credentials):
     """Whatever the name and password, the caller may do what only admins may."""
     status, _, event = call(mock, "POST", "/special-events", EVENT, credentials)

@@ -9,13 +9,12 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import PASSWORDS
-from serving import auth_header, start_server
+from conftest import ADMIN, VISITOR
+from serving import running_instances
 
 pytestmark = pytest.mark.slow
 
@@ -23,27 +22,6 @@ CLIENTS = 16  # clients 2k and 2k+1 form a pair when 2k < PAIRED_CLIENTS
 PAIRED_CLIENTS = 8
 ROUNDS = 45  # requests per client: a third of them or more come after the cancellation
 CANCEL_AFTER = 120  # tickets sold before the event is cancelled
-ADMIN = auth_header("admin", PASSWORDS["admin"])
-VISITOR = auth_header("visitor", PASSWORDS["visitor"])
-
-
-@contextmanager
-def instances(tmp_path, config_text, db, count):
-    """`count` servers on database `db`, started at the same moment (their migrations race)."""
-    directories = [tmp_path / f"instance-{n}" for n in range(count)]
-    for directory in directories:
-        directory.mkdir()
-    with ThreadPoolExecutor(count) as pool:
-        starting = [pool.submit(start_server, directory, config_text, db=db)
-                    for directory in directories]
-    started = [future.result() for future in starting if future.exception() is None]
-    try:
-        if len(started) < count:
-            raise next(future.exception() for future in starting if future.exception())
-        yield started
-    finally:
-        for server in started:
-            server.stop()
 
 
 class Shop:
@@ -107,7 +85,7 @@ def image(server, ticket_id, headers=None):
 
 def test_both_instances_draw_the_same_ticket_image(tmp_path, config_text, postgres_url):
     day = (datetime.now(timezone.utc).date() + timedelta(days=30)).isoformat()
-    with instances(tmp_path, config_text, postgres_url, 2) as (first, second):
+    with running_instances(tmp_path, config_text, postgres_url, 2) as (first, second):
         status, _, answer = first.request("POST", "/v1.1/tickets", {
             "ticketType": "event", "eventId": create_event(first, day), "ticketDate": day,
             "email": "ada@example.org"}, VISITOR)
@@ -124,7 +102,7 @@ def test_two_instances_keep_every_guarantee_on_one_database(tmp_path, config_tex
     import psycopg
 
     day = (datetime.now(timezone.utc).date() + timedelta(days=30)).isoformat()
-    with instances(tmp_path, config_text, postgres_url, 2) as servers:
+    with running_instances(tmp_path, config_text, postgres_url, 2) as servers:
         shop = Shop(servers, create_event(servers[0], day), day)
         barriers = [threading.Barrier(2, timeout=60) for _ in range(PAIRED_CLIENTS // 2)]
         with ThreadPoolExecutor(CLIENTS + 1) as pool:

@@ -17,17 +17,8 @@ import webtest
 
 import museum
 from conftest import ADMIN, NOW, VISITOR, basic
-from endtoend import (
-    ADMIN_AUTH,
-    EVENTS,
-    TICKETS,
-    VISITOR_AUTH,
-    event_body,
-    open_days,
-    problem,
-    ticket_body,
-)
-from serving import auth_header, running_server, wait_until
+from serving import problem, running_server, wait_until
+from ticketing import EVENTS, TICKETS, event_body, open_days, ticket_body
 
 ROOT = Path(__file__).resolve().parent.parent
 HOURS = "/v1.1/museum-hours"
@@ -67,13 +58,13 @@ def test_a_changed_password_stops_working_after_a_restart(tmp_path, password_has
     the old password even though it was verified (and cached) before."""
     with running_server(tmp_path, config_text) as server:
         for _ in range(2):  # the second answer comes from the cache
-            assert server.request("GET", HOURS, headers=ADMIN_AUTH)[0] == 200
+            assert server.request("GET", HOURS, headers=ADMIN)[0] == 200
     changed = config_text.replace(password_hashes["admin"], museum.hash_password("rotated"))
     with running_server(tmp_path, changed) as server:
-        status, headers, data = server.request("GET", HOURS, headers=ADMIN_AUTH)
+        status, headers, data = server.request("GET", HOURS, headers=ADMIN)
         assert status == 401
         problem(status, headers, data)
-        assert server.request("GET", HOURS, headers=auth_header("admin", "rotated"))[0] == 200
+        assert server.request("GET", HOURS, headers=basic("admin", "rotated"))[0] == 200
 
 
 def test_a_changed_password_stops_working_when_the_app_is_rebuilt(
@@ -99,17 +90,17 @@ def test_ten_failures_lock_one_address_out_with_429_and_others_log_in(tmp_path, 
             status, _, _ = server.request("GET", HOURS, headers=basic("admin", f"guess-{number}"),
                                           source=OTHER_CLIENT)
             assert status == 401, number
-        status, headers, data = server.request("GET", HOURS, headers=ADMIN_AUTH,
+        status, headers, data = server.request("GET", HOURS, headers=ADMIN,
                                                source=OTHER_CLIENT)
         assert status == 429, "even the right password waits out the lock-out"
         problem(status, headers, data)
         assert 1 <= int(headers["Retry-After"]) <= 3
         # Another address is unaffected, both when it logs in and when it fails once.
-        assert server.request("GET", HOURS, headers=VISITOR_AUTH, source=CLIENT)[0] == 200
+        assert server.request("GET", HOURS, headers=VISITOR, source=CLIENT)[0] == 200
         assert server.request("GET", HOURS, headers=basic("visitor", "typo"),
                               source=CLIENT)[0] == 401
-        assert server.request("GET", HOURS, headers=ADMIN_AUTH, source=CLIENT)[0] == 200
-        wait_until(lambda: server.request("GET", HOURS, headers=ADMIN_AUTH,
+        assert server.request("GET", HOURS, headers=ADMIN, source=CLIENT)[0] == 200
+        wait_until(lambda: server.request("GET", HOURS, headers=ADMIN,
                                           source=OTHER_CLIENT)[0] == 200, 10, 0.25,
                    "the end of the lock-out")
         log = server.log()
@@ -121,32 +112,32 @@ def test_ten_failures_lock_one_address_out_with_429_and_others_log_in(tmp_path, 
 
 def exchanges(server, days):
     """One request of every kind the API answers: (what, status, headers, body)."""
-    status, _, data = server.request("POST", EVENTS, event_body(1, days[:2]), ADMIN_AUTH)
+    status, _, data = server.request("POST", EVENTS, event_body(1, days[:2]), ADMIN)
     event_id = json.loads(data)["eventId"]
     status, headers, data = server.request("POST", TICKETS, ticket_body(1, days[0], event_id),
-                                           VISITOR_AUTH)
+                                           VISITOR)
     qr = headers["Location"]
-    etag = server.request("GET", qr, headers=VISITOR_AUTH)[1]["Etag"]
+    etag = server.request("GET", qr, headers=VISITOR)[1]["Etag"]
     calls = [
         ("health", "GET", "/healthz", None, {}),
         ("openapi", "GET", "/v1.1/openapi.json", None, {}),
-        ("hours", "GET", HOURS, None, VISITOR_AUTH),
-        ("listing", "GET", EVENTS, None, VISITOR_AUTH),
-        ("event", "GET", f"{EVENTS}/{event_id}", None, VISITOR_AUTH),
-        ("create", "POST", EVENTS, event_body(2, days[:1]), ADMIN_AUTH),
-        ("patch", "PATCH", f"{EVENTS}/{event_id}", {"price": 3}, ADMIN_AUTH),
-        ("ticket", "POST", TICKETS, ticket_body(2, days[1]), VISITOR_AUTH),
-        ("image", "GET", qr, None, VISITOR_AUTH),
-        ("not modified", "GET", qr, None, {**VISITOR_AUTH, "If-None-Match": etag}),
-        ("bad request", "GET", f"{EVENTS}?limit=0", None, VISITOR_AUTH),
+        ("hours", "GET", HOURS, None, VISITOR),
+        ("listing", "GET", EVENTS, None, VISITOR),
+        ("event", "GET", f"{EVENTS}/{event_id}", None, VISITOR),
+        ("create", "POST", EVENTS, event_body(2, days[:1]), ADMIN),
+        ("patch", "PATCH", f"{EVENTS}/{event_id}", {"price": 3}, ADMIN),
+        ("ticket", "POST", TICKETS, ticket_body(2, days[1]), VISITOR),
+        ("image", "GET", qr, None, VISITOR),
+        ("not modified", "GET", qr, None, {**VISITOR, "If-None-Match": etag}),
+        ("bad request", "GET", f"{EVENTS}?limit=0", None, VISITOR),
         ("unauthorized", "GET", HOURS, None, {}),
-        ("forbidden", "DELETE", f"{EVENTS}/{event_id}", None, VISITOR_AUTH),
-        ("not found", "GET", "/nothing", None, VISITOR_AUTH),
-        ("wrong method", "PUT", HOURS, None, VISITOR_AUTH),
+        ("forbidden", "DELETE", f"{EVENTS}/{event_id}", None, VISITOR),
+        ("not found", "GET", "/nothing", None, VISITOR),
+        ("wrong method", "PUT", HOURS, None, VISITOR),
         ("unsupported media", "POST", TICKETS, None,
-         {**VISITOR_AUTH, "Content-Type": "text/plain"}),
-        ("cancel", "DELETE", f"{EVENTS}/{event_id}", None, ADMIN_AUTH),
-        ("gone", "GET", qr, None, VISITOR_AUTH),
+         {**VISITOR, "Content-Type": "text/plain"}),
+        ("cancel", "DELETE", f"{EVENTS}/{event_id}", None, ADMIN),
+        ("gone", "GET", qr, None, VISITOR),
     ]
     answers = []
     for what, method, path, body, headers in calls:
@@ -203,24 +194,24 @@ def test_logs_never_hold_passwords_authorization_emails_or_phones(tmp_path, conf
     digits = "2025550173"
     with running_server(tmp_path, config_text) as server:
         requests = [
-            ("GET", HOURS, None, ADMIN_AUTH),
+            ("GET", HOURS, None, ADMIN),
             ("GET", HOURS, None, wrong),
             ("GET", HOURS, None, basic("grace.hopper", "s3cret-guess")),
             ("POST", TICKETS, {**ticket_body(1, days[0]), "email": EMAIL, "phone": PHONE},
-             VISITOR_AUTH),
+             VISITOR),
             ("POST", TICKETS, {**ticket_body(2, days[0]), "email": EMAIL, "phone": "x" + PHONE},
-             VISITOR_AUTH),
+             VISITOR),
             ("POST", TICKETS, {**ticket_body(3, days[0]), "email": EMAIL, "phone": PHONE},
-             {**VISITOR_AUTH, "Idempotency-Key": EMAIL}),
-            ("POST", TICKETS, {"email": EMAIL, "phone": PHONE, "extra": EMAIL}, VISITOR_AUTH),
-            ("GET", f"{EVENTS}?email={EMAIL}&phone={digits}", None, VISITOR_AUTH),
-            ("GET", f"{EVENTS}/{EMAIL}", None, VISITOR_AUTH),
-            ("GET", f"{EVENTS}/{digits}", None, VISITOR_AUTH),
-            ("GET", f"{TICKETS}/%2B1%20(202)%20555-0173/qr", None, VISITOR_AUTH),
-            ("GET", f"/{EMAIL}/{digits}", None, VISITOR_AUTH),
+             {**VISITOR, "Idempotency-Key": EMAIL}),
+            ("POST", TICKETS, {"email": EMAIL, "phone": PHONE, "extra": EMAIL}, VISITOR),
+            ("GET", f"{EVENTS}?email={EMAIL}&phone={digits}", None, VISITOR),
+            ("GET", f"{EVENTS}/{EMAIL}", None, VISITOR),
+            ("GET", f"{EVENTS}/{digits}", None, VISITOR),
+            ("GET", f"{TICKETS}/%2B1%20(202)%20555-0173/qr", None, VISITOR),
+            ("GET", f"/{EMAIL}/{digits}", None, VISITOR),
             ("GET", "/v1.1/x%0a2026-01-01%2000:00:00,000%20INFO%20museum.access:%20InjectedLine",
-             None, VISITOR_AUTH),
-            ("GET", HOURS, None, {**ADMIN_AUTH, "X-Forwarded-For": "forged.example.org",
+             None, VISITOR),
+            ("GET", HOURS, None, {**ADMIN, "X-Forwarded-For": "forged.example.org",
                                   "User-Agent": EMAIL, "Referer": f"https://x/?{EMAIL}"}),
         ]
         for method, path, body, headers in requests:
@@ -231,7 +222,7 @@ def test_logs_never_hold_passwords_authorization_emails_or_phones(tmp_path, conf
     assert log.count(" museum.access: ") == len(requests), log
     for line in log.splitlines():
         assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ ", line), line
-    credentials = [ADMIN_AUTH, VISITOR_AUTH, wrong, basic("grace.hopper", "s3cret-guess")]
+    credentials = [ADMIN, VISITOR, wrong, basic("grace.hopper", "s3cret-guess")]
     for secret in SECRETS + [value for header in credentials for value in
                              (header["Authorization"], header["Authorization"].split()[1])]:
         assert secret not in log, secret
@@ -259,11 +250,11 @@ def test_proxy_headers_are_honoured_only_from_the_trusted_address(tmp_path, conf
                  "X-Forwarded-Proto": "https", "X-Forwarded-Host": "museum.example.org"}
     with running_server(tmp_path, config) as server:
         for number in range(2):
-            assert server.request("POST", EVENTS, event_body(number, days), ADMIN_AUTH)[0] == 201
+            assert server.request("POST", EVENTS, event_body(number, days), ADMIN)[0] == 201
         listing = f"{EVENTS}?limit=1"
-        via_proxy = server.request("GET", listing, headers={**VISITOR_AUTH, **forwarded},
+        via_proxy = server.request("GET", listing, headers={**VISITOR, **forwarded},
                                    source=CLIENT)[1]
-        direct = server.request("GET", listing, headers={**VISITOR_AUTH, **forwarded},
+        direct = server.request("GET", listing, headers={**VISITOR, **forwarded},
                                 source=OTHER_CLIENT)[1]
         assert via_proxy["Link"].startswith("<https://museum.example.org/v1.1/special-events?")
         assert direct["Link"].startswith(f"<http://127.0.0.1:{server.port}/v1.1/special-events?")
@@ -272,18 +263,18 @@ def test_proxy_headers_are_honoured_only_from_the_trusted_address(tmp_path, conf
         for number in range(10):
             assert server.request("GET", HOURS, headers={**basic("admin", f"guess-{number}"),
                                   **forwarded}, source=CLIENT)[0] == 401
-        assert server.request("GET", HOURS, headers={**ADMIN_AUTH, **forwarded},
+        assert server.request("GET", HOURS, headers={**ADMIN, **forwarded},
                               source=CLIENT)[0] == 429
         other_visitor = {**forwarded, "X-Forwarded-For": "203.0.113.8"}
-        assert server.request("GET", HOURS, headers={**ADMIN_AUTH, **other_visitor},
+        assert server.request("GET", HOURS, headers={**ADMIN, **other_visitor},
                               source=CLIENT)[0] == 200
         # ... and a direct client cannot claim to be someone else, locked or not.
-        assert server.request("GET", HOURS, headers={**ADMIN_AUTH, **forwarded},
+        assert server.request("GET", HOURS, headers={**ADMIN, **forwarded},
                               source=OTHER_CLIENT)[0] == 200
         for number in range(10):
             spoofed = {**basic("admin", f"guess-{number}"), "X-Forwarded-For": f"192.0.2.{number}"}
             assert server.request("GET", HOURS, headers=spoofed, source=OTHER_CLIENT)[0] == 401
-        assert server.request("GET", HOURS, headers={**ADMIN_AUTH, **other_visitor},
+        assert server.request("GET", HOURS, headers={**ADMIN, **other_visitor},
                               source=OTHER_CLIENT)[0] == 429
         log = server.log()
     assert f"203.0.113.7 GET {EVENTS} 200" in log and f"{OTHER_CLIENT} GET {EVENTS} 200" in log

@@ -12,7 +12,8 @@ import pytest
 import webtest
 
 import museum
-from serving import ROOT, auth_header, running_server
+from conftest import basic
+from serving import ROOT, running_server
 
 SECRET_EMAIL = "ada.lovelace@example.org"
 
@@ -34,7 +35,7 @@ def test_serve_answers_health_and_hours_and_stops_on_sigterm(tmp_path, server_co
         assert (status, json.loads(body)) == (200, {"status": "ok"})
         assert headers["Server"] == "museum"
         status, _, body = server.request("GET", "/v1.1/museum-hours?limit=3",
-                                         headers=auth_header("curator", "pw"))
+                                         headers=basic("curator", "pw"))
         assert status == 200 and len(json.loads(body)) == 3
         status, _, _ = server.request("GET", "/v1.1/museum-hours")
         assert status == 401
@@ -45,7 +46,7 @@ def test_serve_answers_health_and_hours_and_stops_on_sigterm(tmp_path, server_co
 
 
 def test_access_log_never_holds_credentials_or_emails(tmp_path, server_config):
-    credentials = auth_header("curator", "pw")
+    credentials = basic("curator", "pw")
     with running_server(tmp_path, server_config) as server:
         status, _, _ = server.request(
             "POST", "/v1.1/tickets", headers=credentials,
@@ -86,7 +87,7 @@ def test_demo_passwords_on_loopback_start_with_a_warning(tmp_path):
     shipped = (ROOT / "museum.ini").read_text()
     with running_server(tmp_path, shipped) as server:
         status, _, _ = server.request("GET", "/v1.1/museum-hours",
-                                      headers=auth_header("visitor", "museum"))
+                                      headers=basic("visitor", "museum"))
         assert status == 200
         server.stop()
         assert "WARNING museum: demo password in use for admin, visitor" in server.log()
@@ -136,5 +137,5 @@ def test_the_module_level_app_is_built_from_the_default_config_on_first_call(
     monkeypatch.setattr(museum, "_default_app", None)
     client = webtest.TestApp(museum.app)
     assert not (tmp_path / "embedded.sqlite3").exists()
-    client.get("/v1.1/museum-hours", headers=auth_header("curator", "pw"), status=200)
+    client.get("/v1.1/museum-hours", headers=basic("curator", "pw"), status=200)
     assert (tmp_path / "embedded.sqlite3").exists()

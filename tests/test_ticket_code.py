@@ -22,16 +22,7 @@ import ticket_image
 from conftest import ADMIN, NOW, TODAY, VISITOR, assert_problem
 from qr import read_qr
 from serving import ROOT
-from ticketing import (
-    EVENTS,
-    UNKNOWN_ID,
-    body,
-    buy,
-    cancel_event,
-    create_event,
-    qr_path,
-    query,
-)
+from ticketing import EVENTS, UNKNOWN_ID, body, buy, cancel_event, create_event, qr_path, query
 
 SECRET = "door-secret-7f3a9c1e5b2d4f6a8c0e"
 HEX = "0123456789abcdef"

@@ -10,14 +10,12 @@ import json
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
-import museum
-from conftest import PASSWORDS
-from serving import auth_header, running_server
-from ticketing import TICKETS, query
+from conftest import VISITOR
+from serving import running_server
+from ticketing import TICKETS, open_days, query
 
 PURCHASES = 16
 SAME_KEY = 8
@@ -28,25 +26,16 @@ POST_LINE = re.compile(r"museum\.access: \S+ POST (\S+) (\d{3}) ")  # path, stat
 pytestmark = pytest.mark.slow
 
 
-def next_open_day(config):
-    """The first day after today (UTC, the real clock) on which the museum is open."""
-    day = datetime.now(timezone.utc).date() + timedelta(days=1)
-    while not config.schedule.hours_on(day):
-        day += timedelta(days=1)
-    return day.isoformat()
-
-
 def buy_together(server, payload, keys):
     """POST `payload` once per entry of `keys` (None: no key), all released at once;
     returns (status, receipt or problem) per purchase, in order."""
     start = threading.Barrier(len(keys))
-    credentials = auth_header("visitor", PASSWORDS["visitor"])
     # Logged in once beforehand, the purchases skip the password hash (scrypt, tens of
     # milliseconds each) that would otherwise spread them out and hide any race.
-    assert server.request("GET", "/v1.1/museum-hours", headers=credentials)[0] == 200
+    assert server.request("GET", "/v1.1/museum-hours", headers=VISITOR)[0] == 200
 
     def purchase(key):
-        headers = {**credentials, **({"Idempotency-Key": key} if key else {})}
+        headers = {**VISITOR, **({"Idempotency-Key": key} if key else {})}
         start.wait(timeout=30)
         status, _, data = server.request("POST", TICKETS, payload, headers)
         return status, json.loads(data)
@@ -57,8 +46,8 @@ def buy_together(server, payload, keys):
 
 def test_one_key_gives_one_ticket_under_concurrent_purchases(tmp_path, config_text):
     config_text += f"[server]\nthreads = {PURCHASES}\n"
-    payload = {"ticketType": "general", "ticketDate": next_open_day(museum.parse_config(
-        config_text)), "email": EMAIL, "phone": PHONE}
+    payload = {"ticketType": "general", "ticketDate": open_days(config_text, 1)[0],
+               "email": EMAIL, "phone": PHONE}
     keys = [KEY] * SAME_KEY + [None] * (PURCHASES - SAME_KEY)
 
     with running_server(tmp_path, config_text) as server:

@@ -13,21 +13,8 @@ import pytest
 
 import museum
 from conftest import ADMIN, TODAY, VISITOR, assert_problem
-from ticketing import (
-    CODE,
-    EVENT_DATES,
-    OMIT,
-    OPEN_DAY,
-    TICKETS,
-    UNKNOWN_ID,
-    body,
-    buy,
-    cancel_event,
-    create_event,
-    qr_path,
-    query,
-    ticket_count,
-)
+from ticketing import (CODE, EVENT_DATES, OMIT, OPEN_DAY, TICKETS, UNKNOWN_ID, body, buy,
+    cancel_event, create_event, qr_path, query, ticket_count)
 
 GENERAL_SOLD = "Museum general entry ticket purchased"
 EVENT_SOLD = "Museum special event ticket purchased"

@@ -1,17 +1,32 @@
-"""Shared steps of the ticket tests: request bodies, buying, events and the sqlite file.
+"""Shared steps of the tests that buy tickets: request bodies, events, dates, buying, and
+the sqlite file read back.
 
-The calendar around the tests' fixed NOW (Sunday 2026-11-22, UTC) with the default hours:
-Monday 23 closed, Tuesday 24 open, Friday 27 short hours, Tuesday 1 December open.
+Under WebTest the clock is conftest's fixed NOW (Sunday 2026-11-22, UTC); with the default
+hours: Monday 23 closed, Tuesday 24 open, Friday 27 short hours, Tuesday 1 December open.
+`body`, `buy`, `create_event` and `cancel_event` work on that calendar.
+
+A real server keeps the real clock, so its dates are counted from today (UTC): `open_days`
+gives days on which the museum sells general tickets, and `event_body` and `ticket_body`
+number their records so that many can be told apart.
+
+`check_store` opens the sqlite file on a connection of its own and proves what the store
+holds is whole and valid: sqlite's own integrity and foreign-key checks, the listing index
+in step with the events, and every stored event and ticket passing the service's own input
+validation again.
 """
 
+import json
 import re
 import sqlite3
 from contextlib import closing
+from datetime import datetime, timedelta, timezone
 
+import museum
 from conftest import ADMIN
 
 TICKETS = "/v1.1/tickets"
 EVENTS = "/v1.1/special-events"
+PNG = b"\x89PNG\r\n\x1a\n"
 OPEN_DAY = "2026-11-24"
 EVENT_DATES = ["2026-12-05", "2026-12-06"]
 UNKNOWN_ID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
@@ -50,6 +65,38 @@ def qr_path(ticket_id):
     return f"{TICKETS}/{ticket_id}/qr"
 
 
+# -- on a real server, with the real clock ---------------------------------------------
+
+def open_days(config_text, count, skip=1):
+    """`count` ISO dates, from `skip` days after today (UTC) on, when the museum is open."""
+    config = museum.parse_config(config_text)
+    day = datetime.now(timezone.utc).date() + timedelta(days=skip)
+    days = []
+    while len(days) < count:
+        if config.schedule.hours_on(day):
+            days.append(day.isoformat())
+        day += timedelta(days=1)
+    return days
+
+
+def event_body(number, dates, **changes):
+    """A valid event, told apart from others by `number` in its name."""
+    return {"name": f"Evening lecture {number}", "location": "Auditorium \u2013 west wing",
+            "eventDescription": f"Talk number {number}.\nWith questions afterwards.",
+            "dates": list(dates), "price": number * 1.5, **changes}
+
+
+def ticket_body(number, day, event_id=None):
+    """A valid purchase: general, or for `event_id` on `day`."""
+    body = {"ticketType": "event" if event_id else "general", "ticketDate": day,
+            "email": f"visitor.{number}@example.org", "phone": f"+44 20 7946 {number:04d}"}
+    if event_id:
+        body["eventId"] = event_id
+    return body
+
+
+# -- the sqlite file --------------------------------------------------------------------
+
 def query(db_path, sql, *args):
     """Every row of `sql` over the sqlite file, read on a connection of its own."""
     with closing(sqlite3.connect(db_path)) as conn:
@@ -58,3 +105,54 @@ def query(db_path, sql, *args):
 
 def ticket_count(db_path):
     return query(db_path, "SELECT count(*) FROM tickets")[0][0]
+
+
+def stored_events(db_path):
+    """{eventId: (event dict as the API shows it, cancelled)} for every stored event."""
+    return {row[0]: ({"eventId": row[0], "name": row[1], "location": row[2],
+                      "eventDescription": row[3], "dates": json.loads(row[4]),
+                      "price": row[5]}, bool(row[6]))
+            for row in query(db_path, "SELECT id, name, location, description, dates, price, "
+                                      "cancelled FROM events")}
+
+
+def stored_tickets(db_path):
+    """{ticketId: purchase body as sent (no nulls)} plus its code, for every stored ticket."""
+    tickets = {}
+    for ticket_id, kind, day, event_id, code, email, phone in query(
+            db_path, "SELECT id, type, date, event_id, confirmation_code, email, phone "
+                     "FROM tickets"):
+        body = {"ticketType": kind, "ticketDate": day, "email": email, "phone": phone,
+                "eventId": event_id}
+        tickets[ticket_id] = ({name: value for name, value in body.items() if value is not None},
+                              code)
+    return tickets
+
+
+def check_store(db_path):
+    """Assert the sqlite file is whole and holds only records the service would accept;
+    return (events, tickets) as `stored_events` and `stored_tickets` give them."""
+    assert query(db_path, "PRAGMA integrity_check") == [("ok",)]
+    assert query(db_path, "PRAGMA foreign_key_check") == []
+    events = stored_events(db_path)
+    index = {}
+    for day, event_id in query(db_path, "SELECT date, event_id FROM event_dates"):
+        index.setdefault(event_id, []).append(day)
+    for event_id, (event, cancelled) in events.items():
+        fields = {name: value for name, value in event.items() if name != "eventId"}
+        validator = museum.Validator()
+        checked = museum.check_fields(fields, museum.EVENT_RULES, museum.EVENT_RULES, validator)
+        assert not validator.errors and checked == fields, (event, validator.errors)
+        assert sorted(index.get(event_id, [])) == ([] if cancelled else event["dates"]), event
+    assert set(index) <= set(events)
+    tickets = stored_tickets(db_path)
+    for ticket_id, (body, code) in tickets.items():
+        validator = museum.Validator()
+        museum.check_fields(body, museum.TICKET_RULES, ("ticketType", "ticketDate", "email"),
+                            validator)
+        assert not validator.errors, (body, validator.errors)
+        assert (body["ticketType"] == "event") == ("eventId" in body), body
+        assert "eventId" not in body or body["eventId"] in events, body
+        assert code.startswith(f"ticket-{body['ticketType']}-"), code
+    assert len({code for _, code in tickets.values()}) == len(tickets)
+    return events, tickets
