@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import ADMIN, VISITOR
+from conftest import ADMIN, GATE, VISITOR
 from serving import running_instances
 
 pytestmark = pytest.mark.slow
@@ -152,9 +152,8 @@ def test_two_instances_admit_each_ticket_once(tmp_path, config_text, postgres_ur
 
     secret = "door-secret-shared-by-both-instances-0123456789"
     config_text += f"[tickets]\nqr_secret = {secret}\n"
-    gate = auth_header("gate", PASSWORDS["gate"])
     today = datetime.now(timezone.utc).date().isoformat()
-    with instances(tmp_path, config_text, postgres_url, 2) as servers:
+    with running_instances(tmp_path, config_text, postgres_url, 2) as servers:
         event_id = create_event(servers[0], today)
         texts = []
         for number in range(50):
@@ -170,7 +169,7 @@ def test_two_instances_admit_each_ticket_once(tmp_path, config_text, postgres_ur
             start.wait()
             order = texts[number % 50:] + texts[:number % 50]
             return [servers[number % 2].request("POST", "/v1.1/admissions", {"code": text},
-                                                gate)[::2] for text in order]
+                                                GATE)[::2] for text in order]
 
         with ThreadPoolExecutor(CLIENTS) as pool:
             answers = [answer for scans in pool.map(scanner, range(CLIENTS)) for answer in scans]
