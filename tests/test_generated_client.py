@@ -16,9 +16,9 @@ import uuid
 import pytest
 
 from conftest import PASSWORDS
-from endtoend import PNG, open_days
 from qr import read_qr
 from serving import running_server
+from ticketing import PNG, open_days
 
 PACKAGE = "museum_api_client"
 # The generator formats its output with ruff by default: not needed to run the code.
