@@ -54,7 +54,7 @@ const FAILURES = {
   429: ["Too many failed logins", "wait a few minutes, then reload"],
 };
 const SERVER_ERROR = ["Server error", "try again"];
-const NO_CONNECTION = ["No connection", "try again"];
+const NO_CONNECTION = ["Offline", "no connection — try again"];
 
 function show(tone, title, lines) {
   document.body.className = tone;

@@ -235,6 +235,6 @@ def test_page_fits_a_phone_without_a_camera_api_and_says_when_the_server_is_gone
     assert browser.title != "inline" and csp_violations(browser)
 
     server.stop()
-    assert scan(browser, "ticket-general-000000-00000") == ("error", "No connection",
-                                                            ["try again"])
+    assert scan(browser, "ticket-general-000000-00000") == (
+        "error", "Offline", ["no connection — try again"])
     assert "stale" in browser.find_element(By.ID, "counters").get_attribute("class")
