@@ -78,7 +78,9 @@ function showAnswer(status, answer) {
 // --- Admitting -------------------------------------------------------------------------
 
 async function call(path, options = {}) {
-  const response = await fetch(path, {
+  // From the origin, not relative to the page: a page opened as http://user:password@host/scan
+  // keeps the credentials in its address, and fetch() refuses a URL that carries them.
+  const response = await fetch(location.origin + path, {
     cache: "no-store", signal: AbortSignal.timeout(REQUEST_TIMEOUT), ...options,
   });
   const answer = await response.json().catch(() => ({}));
