@@ -23,8 +23,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import museum
-from conftest import PASSWORDS
-from serving import auth_header, running_server
+from conftest import ADMIN, PASSWORDS, VISITOR, basic
+from serving import running_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -36,10 +36,8 @@ CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-
                   "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync")
 QR_SECRET = "scanner-page-test-secret-0123456789abcdef"
-GATE_PASSWORD = "gate-pass"
-GATE_AUTH = auth_header("gate2", GATE_PASSWORD)
-ADMIN_AUTH = auth_header("admin", PASSWORDS["admin"])
-VISITOR_AUTH = auth_header("visitor", PASSWORDS["visitor"])
+GATE_PASSWORD = PASSWORDS["gate"]
+GATE_AUTH = basic("gate2", GATE_PASSWORD)  # a gate user named as staff would be
 # The browser's zone, which is not the museum's (UTC): the page shows times in local time.
 BROWSER_ZONE = "Asia/Kolkata"
 PHONE = {"width": 400, "height": 800}
@@ -110,7 +108,7 @@ def buy(server, day, event_id=None):
             "email": "ada@example.org"}
     if event_id:
         body["eventId"] = event_id
-    status, receipt = call(server, "POST", "/v1.1/tickets", VISITOR_AUTH, body)
+    status, receipt = call(server, "POST", "/v1.1/tickets", VISITOR, body)
     assert status == 201, receipt
     return receipt
 
@@ -170,7 +168,7 @@ def today_at(server):
 
 def test_scanned_codes_show_each_outcome_and_move_the_counters(server, browser, tmp_path):
     today = today_at(server)
-    status, event = call(server, "POST", "/v1.1/special-events", ADMIN_AUTH,
+    status, event = call(server, "POST", "/v1.1/special-events", ADMIN,
                          {"name": EVENT_NAME, "location": "Great Hall", "price": 25,
                           "eventDescription": "Torchlit tour.", "dates": [today.isoformat()]})
     assert status == 201, event
