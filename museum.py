@@ -1102,11 +1102,11 @@ DEMO_EVENTS = [
 
 def seed_demo_events(store, today):
     """A handful of realistic events on days after `today`, for the mock."""
-    for name, location, description, days, price in DEMO_EVENTS:
-        store.create_event({
-            "eventId": new_uuid(), "name": name, "location": location,
-            "eventDescription": description, "price": float(price),
-            "dates": [(today + timedelta(days=day)).isoformat() for day in days]})
+    store.create_events([{
+        "eventId": new_uuid(), "name": name, "location": location,
+        "eventDescription": description, "price": float(price),
+        "dates": [(today + timedelta(days=day)).isoformat() for day in days]}
+        for name, location, description, days, price in DEMO_EVENTS])
 
 
 # ============================================================================================

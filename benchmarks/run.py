@@ -25,7 +25,6 @@ import tempfile
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -165,20 +164,21 @@ class Bench:
 
 
 def add_history(db_path, count, today):
-    """`count` past events, written straight into the tables in one transaction: through
-    the store each would be its own fsynced transaction, a minute or more for 100,000."""
-    events, dates = [], []
-    for number in range(count):
-        event_id = str(uuid.uuid4())
-        first = today - timedelta(days=number % 3650 + 8)
-        days = [first.isoformat(), (first + timedelta(days=7)).isoformat()]
-        events.append((event_id, f"Past exhibition {number:06d}", "Gallery 1",
-                       "An exhibition that has closed.", json.dumps(days), 10.0))
-        dates += [(day, event_id) for day in days]
-    with closing(sqlite3.connect(db_path)) as conn, conn:
-        conn.executemany("INSERT INTO events (id, name, location, description, dates, price) "
-                         "VALUES (?, ?, ?, ?, ?, ?)", events)
-        conn.executemany("INSERT INTO event_dates (date, event_id) VALUES (?, ?)", dates)
+    """`count` past events, stored in one transaction: one fsynced transaction each would
+    take a minute or more for 100,000."""
+    store = storage.open_store(str(db_path))
+    try:
+        store.create_events([past_event(number, today) for number in range(count)])
+    finally:
+        store.close()
+
+
+def past_event(number, today):
+    first = today - timedelta(days=number % 3650 + 8)
+    return {"eventId": str(uuid.uuid4()), "name": f"Past exhibition {number:06d}",
+            "location": "Gallery 1", "eventDescription": "An exhibition that has closed.",
+            "dates": [first.isoformat(), (first + timedelta(days=7)).isoformat()],
+            "price": 10.0}
 
 
 class Data:

@@ -78,6 +78,10 @@ class Store(ABC):
         """Insert a new event dict (with its eventId; dates sorted, unique); return it."""
 
     @abstractmethod
+    def create_events(self, events):
+        """Insert new events in one transaction: a seed or an import of many at once."""
+
+    @abstractmethod
     def get_event(self, event_id):
         """Return the event; `NotFound` if unknown or cancelled."""
 

@@ -191,18 +191,20 @@ class SQLStore(Store):
             conn.execute("SELECT count(*) FROM settings").fetchone()
 
     def create_event(self, event):
-        with self._writing() as conn:
-            self._count_event_change(conn)
-            self._insert_event(conn, event)
+        self.create_events([event])
         return event
 
-    def _insert_event(self, conn, event):
-        conn.execute(
-            "INSERT INTO events (id, name, location, description, dates, price, last_date) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (event["eventId"], event["name"], event["location"], event["eventDescription"],
-             json.dumps(event["dates"]), event["price"], event["dates"][-1]))
-        self._index_dates(conn, event)
+    def create_events(self, events):
+        with self._writing() as conn:
+            self._count_event_change(conn)
+            for event in events:
+                conn.execute(
+                    "INSERT INTO events (id, name, location, description, dates, price, "
+                    "last_date) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (event["eventId"], event["name"], event["location"],
+                     event["eventDescription"], json.dumps(event["dates"]), event["price"],
+                     event["dates"][-1]))
+                self._index_dates(conn, event)
 
     def get_event(self, event_id):
         with self._reading() as conn:

@@ -1,7 +1,7 @@
 """The event listing stays an index walk with 100,000 events stored, and answers what a
 brute-force reading of the listing rule answers, at that size and on random small sets.
 
-The 100,000 events are stored in one transaction the way `create_event` stores each. The
+The 100,000 events are stored in one transaction by `create_events`. The
 plans come from the store's own queries (`LIST_QUERY`, `COUNT_QUERY`, `OPEN_COUNT_QUERY`),
 so a change to them or to the schema that drops an index makes this fail.
 """
@@ -43,13 +43,6 @@ def seed_events(count, seed=2026):
     return events
 
 
-def bulk_insert(store, events):
-    """Store `events` in one transaction, each as `create_event` stores it."""
-    with store._writing() as conn:
-        for event in events:
-            store._insert_event(conn, event)
-
-
 def expected_listing(events, start, end):
     """The listing by the issue's rule, computed in Python: matching events, in order."""
     keyed = []
@@ -70,7 +63,7 @@ def seeded(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("index") / "museum.sqlite3")
     store = storage.open_store(path)
     events = seed_events(EVENT_COUNT)
-    bulk_insert(store, events)
+    store.create_events(events)
     yield path, store, events
     store.close()
 
