@@ -10,6 +10,7 @@ import binascii
 import configparser
 import hashlib
 import hmac
+import ipaddress
 import os
 import re
 import secrets
@@ -49,6 +50,27 @@ def _port(value):
     if not 0 <= number <= 65535:
         raise ValueError("must be a port number 0..65535")
     return number
+
+
+def _ip_address_or_empty(value):
+    # One exact address: waitress compares it with the peer's address as a string, and a
+    # wildcard would let any client forge the X-Forwarded-* headers.
+    if not value:
+        return ""
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise ValueError(f"must be exactly one IP address (v4 or v6), not {value!r}") from None
+
+
+QR_SECRET_MIN_LENGTH = 32
+
+
+def _qr_secret(value):
+    if value and len(value) < QR_SECRET_MIN_LENGTH:
+        raise ValueError(f"must be at least {QR_SECRET_MIN_LENGTH} characters (or empty: "
+                         f"generated at first start)")
+    return value
 
 
 def _time_zone(value):
@@ -98,8 +120,8 @@ SCHEMA = {
                                         "bytes of body waitress buffers (more: 413); the API "
                                         "itself takes JSON bodies up to 65536"),
         "ident": Option("museum", _text, "the Server header sent with every response"),
-        "trusted_proxy": Option("", _text, "address of a reverse proxy whose X-Forwarded-* "
-                                "headers are trusted (empty: none)"),
+        "trusted_proxy": Option("", _ip_address_or_empty, "IP address of a reverse proxy whose "
+                                "X-Forwarded-* headers are trusted (empty: none)"),
     },
     "storage": {
         "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path), or "
@@ -110,8 +132,8 @@ SCHEMA = {
                            "server's local zone)"),
     },
     "tickets": {
-        "qr_secret": Option("", _text, "key that signs ticket QR codes (empty: generated at "
-                            "first start and kept in the database)"),
+        "qr_secret": Option("", _qr_secret, "key that signs ticket QR codes, 32 characters or "
+                            "more (empty: generated at first start and kept in the database)"),
     },
     "auth": {
         "max_failures": Option("10", _positive_int,

@@ -60,8 +60,9 @@ def test_environment_beats_the_file_and_flags_beat_the_environment():
 
 
 def test_percent_signs_survive_in_values():
-    config = museum.parse_config("[tickets]\nqr_secret = 100%-secret\n")
-    assert config["tickets"]["qr_secret"] == "100%-secret"
+    secret = "100%-secret-" + "x" * 24
+    config = museum.parse_config(f"[tickets]\nqr_secret = {secret}\n")
+    assert config["tickets"]["qr_secret"] == secret
 
 
 def test_time_zone_defines_today():
@@ -87,6 +88,11 @@ def test_time_zone_defines_today():
     ("[server]\nthreads = 0\n", "[server] threads:"),
     ("[server]\nlisten = 1.2.3.4\n", "[server] listen: unknown option"),
     ("[museum]\ntimezone = Mars/Olympus\n", "[museum] timezone:"),
+    ("[server]\ntrusted_proxy = *\n", "[server] trusted_proxy: must be exactly one IP"),
+    ("[server]\ntrusted_proxy = proxy.example.org\n", "[server] trusted_proxy:"),
+    ("[server]\ntrusted_proxy = 10.0.0.1, 10.0.0.2\n", "[server] trusted_proxy:"),
+    ("[server]\ntrusted_proxy = 10.0.0.0/8\n", "[server] trusted_proxy:"),
+    ("[tickets]\nqr_secret = short-secret\n", "[tickets] qr_secret: must be at least 32"),
     ("[gallery]\nx = 1\n", "unknown section [gallery]"),
     ("[server\n", "site.ini:"),
 ])
@@ -97,6 +103,12 @@ def test_an_invalid_config_names_file_section_and_key(text, named):
     assert message.startswith("site.ini: ")
     assert named in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "10.1.2.3", "::1", "2001:db8::7"])
+def test_trusted_proxy_takes_exactly_one_ip_address(address):
+    config = museum.parse_config(f"[server]\ntrusted_proxy = {address}\n")
+    assert config["server"]["trusted_proxy"] == address
 
 
 def test_a_missing_named_config_file_is_an_error(tmp_path):

@@ -322,6 +322,7 @@ def test_rotating_the_generated_qr_secret_makes_old_codes_read_as_forged(tmp_pat
 
 
 def test_a_configured_qr_secret_wins_over_the_stored_one(config_text, store):
-    configured = museum.parse_config(config_text + "[tickets]\nqr_secret = rotated-2026\n")
-    assert museum.qr_secret(configured, store) == "rotated-2026"
-    assert museum.qr_secret(museum.parse_config(config_text), store) != "rotated-2026"
+    secret = "rotated-2026-" + "0" * 24
+    configured = museum.parse_config(config_text + f"[tickets]\nqr_secret = {secret}\n")
+    assert museum.qr_secret(configured, store) == secret
+    assert museum.qr_secret(museum.parse_config(config_text), store) != secret
