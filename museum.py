@@ -38,14 +38,15 @@ import ticket_image
 from museum_config import (
     DATE,
     DEMO_PASSWORD,
-    UNKNOWN_USER_HASH,
     ConfigError,
     User,
     check_password,
     hash_password,
     help_for_config,
+    is_weak,
     load_config,
     parse_config,
+    unknown_user_hash,
 )
 
 __version__ = "1.1.1"
@@ -384,6 +385,8 @@ class Authenticator:
         self.failure_window = failure_window
         self.lockout = lockout
         self.clock = clock
+        self._unknown_user_hash = unknown_user_hash(
+            [user.password_hash for user in users.values()])
         self._cache_key = secrets.token_bytes(32)
         self._verified = set()
         self._failures = collections.defaultdict(collections.deque)
@@ -414,7 +417,7 @@ class Authenticator:
         user = self.users.get(name)
         if digest in self._verified:
             return user
-        valid = check_password(password, user.password_hash if user else UNKNOWN_USER_HASH)
+        valid = check_password(password, user.password_hash if user else self._unknown_user_hash)
         if not (valid and user):
             return None
         with self._lock:
@@ -822,10 +825,21 @@ def qr_secret(config, store):
     return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
 
-def create_app(config, store=None, clock=None, new_id=None, mock=False):
+def create_app(config, store=None, clock=None, new_id=None, mock=False,
+               loopback_development=False):
     """The WSGI app for `config`. Tests inject `store`, `clock` (aware datetime) and `new_id`;
     by default the store is opened from the config's storage url. `mock` swaps the users for
-    `AnyCredentials` and marks every response."""
+    `AnyCredentials` and marks every response.
+
+    While any user still has the demo password, the app is built only for a loopback
+    development run, which the caller states with `loopback_development=True`: this
+    function cannot see where it will be served, and under gunicorn, mod_wsgi or
+    waitress-serve, or behind a reverse proxy, the demo password would reach the network.
+    `museum serve` states it when it listens on a loopback address without `trusted_proxy`.
+    Otherwise a demo password is a ConfigError naming the users.
+    """
+    if not loopback_development:
+        refuse_demo_passwords(config)
     store = store or storage.open_store(config["storage"]["url"])
     today = museum_today(config["museum"]["timezone"], clock or utc_now)
     new_id = new_id or (lambda: str(uuid.uuid4()))
@@ -872,8 +886,21 @@ def app(environ, start_response):
 
 def demo_users(config):
     """Names of users whose password is still the shipped demo password."""
-    return [user.name for user in config.users.values()
-            if check_password(DEMO_PASSWORD, user.password_hash)]
+    return [user.name for user in config.users.values() if _is_demo_hash(user.password_hash)]
+
+
+@functools.lru_cache(maxsize=256)
+def _is_demo_hash(password_hash):
+    # Once per hash and process: each check costs a full scrypt.
+    return check_password(DEMO_PASSWORD, password_hash)
+
+
+def refuse_demo_passwords(config, where="anywhere but a loopback development run"):
+    demo = demo_users(config)
+    if demo:
+        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password is "
+                          f"still set; refusing to serve {where}. Set new passwords with "
+                          f"'museum hash-password' first.")
 
 
 def _is_loopback(host):
@@ -890,15 +917,21 @@ def command_serve(args):
                  ("storage", "url"): args.db}
     config = load_config(args.config, overrides={k: v for k, v in overrides.items() if v})
     server_settings = config["server"]
+    host, proxy = server_settings["host"], server_settings["trusted_proxy"]
+    if proxy:  # whatever the host, the proxy publishes the service
+        refuse_demo_passwords(config, f"behind the proxy trusted_proxy = {proxy}")
+    elif not _is_loopback(host):
+        refuse_demo_passwords(config, f"on {host}")
     demo = demo_users(config)
-    if demo and not _is_loopback(server_settings["host"]):
-        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password "
-                          f"is still set; refusing to listen on {server_settings['host']}. "
-                          f"Set new passwords with 'museum hash-password' first.")
     if demo:
         log.warning("demo password in use for %s: fine on this machine, replace it before "
                     "publishing the service", ", ".join(demo))
-    return run_server(create_app(config), server_settings,
+    weak = [user.name for user in config.users.values() if is_weak(user.password_hash)]
+    if weak:
+        log.warning("password hash weaker than scrypt N=2^17, r=8, p=1 for %s: make new "
+                    "ones with 'museum hash-password'", ", ".join(weak))
+    app = create_app(config, loopback_development=_is_loopback(host) and not proxy)
+    return run_server(app, server_settings,
                       f"database {storage.display_url(config['storage']['url'])}")
 
 

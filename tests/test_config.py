@@ -124,8 +124,17 @@ def test_museum_config_variable_names_the_file(tmp_path):
     assert config.source == str(path)
 
 
-def test_password_hashes_verify_and_are_salted():
+def test_new_password_hashes_meet_owasps_scrypt_minimum_and_are_salted():
     first, second = museum.hash_password("s3cret"), museum.hash_password("s3cret")
-    assert first != second and first.startswith("scrypt$16384$8$1$")
+    assert first != second and first.startswith("scrypt$131072$8$1$")
+    assert not museum.is_weak(first)
     assert museum.check_password("s3cret", first)
     assert not museum.check_password("s3cret!", first)
+
+
+def test_existing_weaker_hashes_still_verify_but_count_as_weak():
+    # A hash made before the minimum was raised (N=2^14), as museum.ini shipped it then.
+    old = ("scrypt$16384$8$1$PcyLeXDnzJAptxmbQDmlNg==$MVVh32omn4afkkQRGog3zGCcb/7q54bxbsniFtX4t"
+           "QdiVHMj35nMEnEXDKgYe1Mz/8xYTC5UyJCNeif0au6WJA==")
+    assert museum.check_password("museum", old)
+    assert museum.is_weak(old)

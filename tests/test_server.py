@@ -12,6 +12,7 @@ import pytest
 import webtest
 
 import museum
+from conftest import quick_hash
 from serving import ROOT, auth_header, running_server
 
 SECRET_EMAIL = "ada.lovelace@example.org"
@@ -19,7 +20,7 @@ SECRET_EMAIL = "ada.lovelace@example.org"
 
 @pytest.fixture
 def server_config():
-    return f"[museum]\ntimezone = UTC\n[users]\ncurator = admin:{museum.hash_password('pw')}\n"
+    return f"[museum]\ntimezone = UTC\n[users]\ncurator = admin:{quick_hash('pw')}\n"
 
 
 def run_museum(*args, cwd, stdin=""):
@@ -90,6 +91,26 @@ def test_demo_passwords_on_loopback_start_with_a_warning(tmp_path):
         assert status == 200
         server.stop()
         assert "WARNING museum: demo password in use for admin, visitor" in server.log()
+
+
+def test_demo_password_refused_behind_proxy(tmp_path):
+    """127.0.0.1 behind a reverse proxy publishes the service as surely as 0.0.0.0 does."""
+    shipped = (ROOT / "museum.ini").read_text()
+    (tmp_path / "museum.ini").write_text(shipped.replace("trusted_proxy =",
+                                                         "trusted_proxy = 127.0.0.1"))
+    result = run_museum("serve", "--port", "0", cwd=tmp_path)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "demo password" in line and "trusted_proxy = 127.0.0.1" in line
+    assert "museum hash-password" in line
+    assert not (tmp_path / "museum.sqlite3").exists()
+
+
+def test_weak_password_hashes_are_named_once_at_startup(tmp_path, server_config):
+    with running_server(tmp_path, server_config) as server:
+        server.stop()
+        warnings = [line for line in server.log().splitlines() if "weaker than scrypt" in line]
+    assert len(warnings) == 1 and "for curator:" in warnings[0]
 
 
 def test_hash_password_reads_stdin(tmp_path):
