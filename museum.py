@@ -374,10 +374,15 @@ class Authenticator:
     Every check of an uncached password pays one scrypt, unknown users included. Verified
     credentials are remembered as keyed digests (never the password) for the life of this
     app, so a changed password stops working at the next reload or restart.
+
+    The lock-out counts per IPv4 address and per IPv6 /64 (one host commonly holds a whole
+    /64 and can rotate through it). Its memory is bounded: expired entries are dropped at
+    every failure, and past ADDRESS_LIMIT entries the oldest go first.
     """
 
     CHALLENGE = {"WWW-Authenticate": 'Basic realm="museum", charset="UTF-8"'}
     CACHE_LIMIT = 1024
+    ADDRESS_LIMIT = 10_000
 
     def __init__(self, users, max_failures, failure_window, lockout, clock=time.monotonic):
         self.users = users
@@ -389,8 +394,9 @@ class Authenticator:
             [user.password_hash for user in users.values()])
         self._cache_key = secrets.token_bytes(32)
         self._verified = set()
-        self._failures = collections.defaultdict(collections.deque)
-        self._locked_until = {}
+        # Both ordered oldest first: by latest failure, and by end of lock-out.
+        self._failures = collections.OrderedDict()
+        self._locked_until = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def process_resource(self, req, resp, resource, params):
@@ -427,21 +433,50 @@ class Authenticator:
         return user
 
     def _refuse_if_locked(self, address):
-        remaining = self._locked_until.get(address, 0) - self.clock()
+        remaining = self._locked_until.get(_client_key(address), 0) - self.clock()
         if remaining > 0:
             raise Problem(429, "Too many failed logins from this address; wait and retry.",
                           headers={"Retry-After": str(math.ceil(remaining))})
 
     def _count_failure(self, address):
+        client = _client_key(address)
         now = self.clock()
         with self._lock:
-            failures = self._failures[address]
+            self._drop_expired(now)
+            failures = self._failures.pop(client, collections.deque())
             failures.append(now)
-            while failures and failures[0] <= now - self.failure_window:
+            while failures[0] <= now - self.failure_window:
                 failures.popleft()
             if len(failures) >= self.max_failures:
-                self._locked_until[address] = now + self.lockout
-                del self._failures[address]
+                self._locked_until.pop(client, None)
+                self._locked_until[client] = now + self.lockout
+            else:
+                self._failures[client] = failures  # now the newest entry
+            for entries in (self._failures, self._locked_until):
+                while len(entries) > self.ADDRESS_LIMIT:
+                    entries.popitem(last=False)
+
+    def _drop_expired(self, now):
+        while self._failures and \
+                next(iter(self._failures.values()))[-1] <= now - self.failure_window:
+            self._failures.popitem(last=False)
+        while self._locked_until and next(iter(self._locked_until.values())) <= now:
+            self._locked_until.popitem(last=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _client_key(address):
+    """What the lock-out counts for a client address: the IPv4 address, or the /64 network
+    of an IPv6 one."""
+    try:
+        ip = ipaddress.ip_address((address or "").strip("[]"))
+    except ValueError:
+        return address
+    if ip.version == 6 and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    if ip.version == 6:
+        return str(ipaddress.ip_network((ip, 64), strict=False))
+    return str(ip)
 
 
 class AnyCredentials(Authenticator):
