@@ -10,6 +10,7 @@ import argparse
 import base64
 import binascii
 import collections
+import concurrent.futures
 import functools
 import getpass
 import hashlib
@@ -375,6 +376,11 @@ class Authenticator:
     credentials are remembered as keyed digests (never the password) for the life of this
     app, so a changed password stops working at the next reload or restart.
 
+    At most CHECKS_AT_ONCE password checks run at once, so wrong guesses cannot hold every
+    worker thread; a check that cannot start within CHECK_WAIT seconds is answered 429.
+    Requests bearing the same credentials while their check runs wait for its result
+    instead of paying their own.
+
     The lock-out counts per IPv4 address and per IPv6 /64 (one host commonly holds a whole
     /64 and can rotate through it). Its memory is bounded: expired entries are dropped at
     every failure, and past ADDRESS_LIMIT entries the oldest go first.
@@ -383,6 +389,8 @@ class Authenticator:
     CHALLENGE = {"WWW-Authenticate": 'Basic realm="museum", charset="UTF-8"'}
     CACHE_LIMIT = 1024
     ADDRESS_LIMIT = 10_000
+    CHECKS_AT_ONCE = 1
+    CHECK_WAIT = 0.002
 
     def __init__(self, users, max_failures, failure_window, lockout, clock=time.monotonic):
         self.users = users
@@ -394,6 +402,8 @@ class Authenticator:
             [user.password_hash for user in users.values()])
         self._cache_key = secrets.token_bytes(32)
         self._verified = set()
+        self._checks = threading.BoundedSemaphore(self.CHECKS_AT_ONCE)
+        self._running = {}  # credentials' digest -> Future of the check under way
         # Both ordered oldest first: by latest failure, and by end of lock-out.
         self._failures = collections.OrderedDict()
         self._locked_until = collections.OrderedDict()
@@ -423,14 +433,46 @@ class Authenticator:
         user = self.users.get(name)
         if digest in self._verified:
             return user
-        valid = check_password(password, user.password_hash if user else self._unknown_user_hash)
-        if not (valid and user):
+        if not (self._shared_check(digest, password, user) and user):
             return None
         with self._lock:
             if len(self._verified) >= self.CACHE_LIMIT:
                 self._verified.clear()
             self._verified.add(digest)
         return user
+
+    def _shared_check(self, digest, password, user):
+        """Whether `password` is the user's, computed once for every request that asks
+        while the check runs; 429 when no check can start."""
+        with self._lock:
+            running = self._running.get(digest)
+            first = running is None
+            if first:
+                running = self._running[digest] = concurrent.futures.Future()
+        if first:
+            try:
+                running.set_result(self._check_password(password, user))
+            except BaseException as error:
+                running.set_exception(error)
+                raise
+            finally:
+                with self._lock:
+                    del self._running[digest]
+        valid = running.result()
+        if valid is None:
+            raise Problem(429, "Too many logins at once; retry shortly.",
+                          headers={"Retry-After": "1"})
+        return valid
+
+    def _check_password(self, password, user):
+        """One scrypt once a check slot is free within CHECK_WAIT; None if none is."""
+        if not self._checks.acquire(timeout=self.CHECK_WAIT):
+            return None
+        try:
+            return check_password(password,
+                                  user.password_hash if user else self._unknown_user_hash)
+        finally:
+            self._checks.release()
 
     def _refuse_if_locked(self, address):
         remaining = self._locked_until.get(_client_key(address), 0) - self.clock()

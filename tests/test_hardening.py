@@ -2,17 +2,28 @@
 of password guesses, personal data in logs, HEAD, and stopping with requests in flight.
 Each test is named after the hole it closes."""
 
+import collections
+import itertools
+import multiprocessing
+import os
+import statistics
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import webtest
 
 import museum
+import museum_config
 import storage
-from conftest import basic
+from conftest import ADMIN, PASSWORDS, basic
+from endtoend import VISITOR_AUTH
+from serving import running_server
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = (ROOT / "museum.ini").read_text()
+HOURS = "/v1.1/museum-hours"
 
 
 # -- demo passwords reach no network -------------------------------------------------------
@@ -88,3 +99,112 @@ def test_lockout_counts_an_ipv6_64_rotating_its_last_64_bits_as_one_address(conf
     assert locked.value.status_code == 429
     auth._refuse_if_locked("2001:db8:1:3::1")  # the next /64 is someone else
     auth._refuse_if_locked("192.0.2.1")
+
+
+# -- a flood of wrong passwords starves no one
+
+def test_concurrent_logins_with_the_same_password_share_one_hash(config, monkeypatch):
+    checked = []
+
+    def slow_check(password, password_hash):
+        checked.append(password)
+        time.sleep(0.3)  # long enough for every login to arrive while it runs
+        return museum_config.check_password(password, password_hash)
+
+    monkeypatch.setattr(museum, "check_password", slow_check)
+    auth = museum.Authenticator(config.users, max_failures=10, failure_window=60, lockout=300)
+    start = threading.Barrier(16)
+    answers = []
+
+    def login():
+        start.wait()
+        try:
+            answers.append(auth.authenticate(ADMIN["Authorization"]))
+        except museum.Problem as problem:
+            answers.append(problem.status_code)
+
+    logins = [threading.Thread(target=login) for _ in range(16)]
+    for thread in logins:
+        thread.start()
+    for thread in logins:
+        thread.join()
+    assert checked == [PASSWORDS["admin"]]
+    assert answers == [config.users["admin"]] * 16
+
+
+def test_a_password_check_that_cannot_start_is_refused_with_429(config):
+    auth = museum.Authenticator(config.users, max_failures=1, failure_window=60, lockout=300)
+    for _ in range(museum.Authenticator.CHECKS_AT_ONCE):
+        auth._checks.acquire()  # as checks under way would
+    with pytest.raises(museum.Problem) as refused:
+        auth.authenticate(basic("admin", "a guess")["Authorization"])
+    assert refused.value.status_code == 429
+    assert refused.value.headers["Retry-After"] == "1"
+    auth._checks.release()
+    assert auth.authenticate(ADMIN["Authorization"]) == config.users["admin"]
+
+
+FLOOD_SECONDS = 10
+FLOODERS = 16
+
+
+def flood_of_wrong_passwords(server, seconds, threads, answers):
+    """Wrong passwords, never the same twice, for a real user from `threads` threads of
+    another process (so the measuring client does not share its interpreter with them),
+    each request from the next of 200 loopback addresses, as a botnet would rotate them. The answers' statuses (or
+    error names) are put on the queue `answers` when the flood ends."""
+    # A remote attacker spends its own CPU, not the server's: here the flood shares the
+    # machine, so it runs at a lower priority than the server and the measuring client.
+    os.nice(10)
+    deadline = time.monotonic() + seconds
+    statuses = []
+
+    def guess(thread):
+        for number in itertools.count():
+            if time.monotonic() > deadline:
+                break
+            address = f"127.0.1.{(thread * 13 + number) % 200 + 1}"
+            try:
+                wrong = basic("admin", f"{thread}-{number}")
+                status = server.request("GET", HOURS, headers=wrong, source=address)[0]
+            except OSError as error:
+                status = type(error).__name__
+            statuses.append(status)
+
+    workers = [threading.Thread(target=guess, args=(thread,)) for thread in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    answers.put(statuses)
+
+
+@pytest.mark.slow
+def test_password_flood_from_many_addresses_does_not_starve_verified_clients(tmp_path):
+    """Every wrong guess costs one scrypt at the real strength (about a second here): were
+    guesses free to take every worker thread, a client whose credentials were verified
+    before would wait behind them. It reads the hours throughout the flood instead."""
+    hashes = {name: museum.hash_password(password) for name, password in PASSWORDS.items()}
+    config = "".join(f"{name} = {name}:{hashes[name]}\n" for name in hashes)
+    with running_server(tmp_path, "[museum]\ntimezone = UTC\n[users]\n" + config) as server:
+        assert server.request("GET", HOURS, headers=VISITOR_AUTH)[0] == 200  # now verified
+        forked = multiprocessing.get_context("fork")
+        answers = forked.Queue()
+        flooder = forked.Process(target=flood_of_wrong_passwords,
+                                 args=(server, FLOOD_SECONDS, FLOODERS, answers))
+        flooder.start()
+        time.sleep(1)  # the flood is under way
+        latencies, statuses = [], []
+        while flooder.is_alive():
+            started = time.perf_counter()
+            statuses.append(server.request("GET", HOURS, headers=VISITOR_AUTH)[0])
+            latencies.append(time.perf_counter() - started)
+            time.sleep(0.01)
+        flood = answers.get(timeout=30)
+        flooder.join()
+    p50, p99 = statistics.median(latencies), statistics.quantiles(latencies, n=100)[98]
+    print(f"verified client under the flood: {len(latencies)} reads, p50 {p50 * 1000:.1f} ms, "
+          f"p99 {p99 * 1000:.1f} ms; flood answers {dict(collections.Counter(flood))}")
+    assert set(statuses) == {200}
+    assert not [status for status in flood if not isinstance(status, int) or status >= 500]
+    assert p99 < 0.1
