@@ -281,7 +281,8 @@ def storage_error_as_problem(req, resp, error, params):
 
 
 def unexpected_error(req, resp, error, params):
-    log.error("unexpected error on %s %s", req.method, req.path, exc_info=error)
+    log.error("unexpected error on %s %s", _loggable_word(req.method), _loggable_path(req.path),
+              exc_info=error)
     raise Problem(500, "Something went wrong on our side; it has been logged.")
 
 
@@ -346,9 +347,15 @@ def _loggable_word(text):
 
 
 def _loggable_path(path):
-    segments = path.split("/")
-    logged = "/".join(segment and _loggable_word(segment) for segment in segments[:12])
-    return logged + ("/..." if len(segments) > 12 else "")
+    """`path` for a log line: every segment through `_loggable_word`, at most 12 of them,
+    and the segment after `tickets` cut to 8 characters, since a ticket id is the key to
+    that ticket's image (event ids are public and stay whole)."""
+    segments = path.split("/")[:13]
+    logged = [segment and _loggable_word(segment) for segment in segments[:12]]
+    for index in range(1, len(logged)):
+        if segments[index - 1] == "tickets":
+            logged[index] = logged[index][:8]
+    return "/".join(logged) + ("/..." if len(segments) > 12 else "")
 
 
 @functools.lru_cache(maxsize=4096)

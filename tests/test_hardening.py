@@ -208,3 +208,40 @@ def test_password_flood_from_many_addresses_does_not_starve_verified_clients(tmp
     assert set(statuses) == {200}
     assert not [status for status in flood if not isinstance(status, int) or status >= 500]
     assert p99 < 0.1
+
+
+# -- logs keep no ticket id and no personal data -------------------------------------------
+
+TICKET_ID = "0f6c2a9e-41d7-4b8a-9c3e-5d2f7a1b8e64"
+
+
+@pytest.mark.parametrize("path, logged", [
+    (f"/v1.1/tickets/{TICKET_ID}/qr", "/v1.1/tickets/0f6c2a9e/qr"),
+    (f"/v1.1/tickets/{TICKET_ID}", "/v1.1/tickets/0f6c2a9e"),
+    (f"/v1.1/tickets/{TICKET_ID}/admissions/{TICKET_ID}",
+     f"/v1.1/tickets/0f6c2a9e/admissions/{TICKET_ID}"),
+    ("/v1.1/tickets/ada@example.org/qr", "/v1.1/tickets/*/qr"),
+    (f"/v1.1/special-events/{TICKET_ID}", f"/v1.1/special-events/{TICKET_ID}"),
+    ("/v1.1/tickets", "/v1.1/tickets"),
+    ("/v1.1/tickets/", "/v1.1/tickets/"),
+])
+def test_ticket_ids_in_the_access_log_keep_only_their_first_8_digits(path, logged):
+    assert museum._loggable_path(path) == logged
+
+
+class Failing:
+    auth_required = False
+
+    def on_get(self, req, resp, anything):
+        raise RuntimeError("a bug")
+
+
+def test_the_500_log_line_holds_no_raw_path(config, store, caplog):
+    """A path with an email and an encoded line break reaches the error log only as `*`."""
+    app = museum.create_app(config, store=store)
+    app.add_route("/failing/{anything}", Failing())
+    client = webtest.TestApp(app)
+    client.get("/failing/ada.lovelace@example.org%0a2026-01-01 INFO forged", status=500)
+    [error] = [record for record in caplog.records if record.levelname == "ERROR"]
+    assert error.getMessage() == "unexpected error on GET /failing/*"
+    assert "ada.lovelace" not in caplog.text and "forged" not in caplog.text
