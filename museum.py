@@ -909,6 +909,18 @@ def qr_secret(config, store):
     return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
 
+class App(falcon.App):
+    """Falcon's app, where every resource that answers GET answers HEAD too (RFC 9110
+    section 9.3.2: the same status and headers, no body). Falcon answers 405 to HEAD where
+    a resource has no on_head; load balancers check health with `HEAD /healthz`. Falcon
+    itself drops the body of an answer to HEAD and keeps its Content-Length."""
+
+    def add_route(self, uri_template, resource, **kwargs):
+        if hasattr(resource, "on_get") and not hasattr(resource, "on_head"):
+            resource.on_head = resource.on_get
+        super().add_route(uri_template, resource, **kwargs)
+
+
 def create_app(config, store=None, clock=None, new_id=None, mock=False,
                loopback_development=False):
     """The WSGI app for `config`. Tests inject `store`, `clock` (aware datetime) and `new_id`;
@@ -934,7 +946,7 @@ def create_app(config, store=None, clock=None, new_id=None, mock=False,
     else:
         middleware.append(Authenticator(config.users, auth["max_failures"],
                                         auth["failure_window"], auth["lockout"]))
-    app = falcon.App(middleware=middleware)
+    app = App(middleware=middleware)
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)

@@ -245,3 +245,35 @@ def test_the_500_log_line_holds_no_raw_path(config, store, caplog):
     [error] = [record for record in caplog.records if record.levelname == "ERROR"]
     assert error.getMessage() == "unexpected error on GET /failing/*"
     assert "ada.lovelace" not in caplog.text and "forged" not in caplog.text
+
+
+# -- HEAD works wherever GET does ----------------------------------------------------------
+
+def test_head_answers_like_get_without_a_body_on_every_resource(client):
+    event = client.post_json("/v1.1/special-events", {
+        "name": "Late opening", "location": "Atrium", "eventDescription": "Music.",
+        "dates": ["2026-11-24"], "price": 5}, headers=ADMIN, status=201).json
+    ticket = client.post_json("/v1.1/tickets", {
+        "ticketType": "general", "ticketDate": "2026-11-24", "email": "ada@example.org"},
+        headers=ADMIN, status=201)
+    for path in ["/healthz", "/v1.1/openapi.json", HOURS, "/v1.1/special-events",
+                 f"/v1.1/special-events/{event['eventId']}", ticket.headers["Location"],
+                 "/v1.1/special-events/not-a-uuid"]:
+        got = client.get(path, headers=ADMIN, expect_errors=True)
+        head = client.head(path, headers=ADMIN, expect_errors=True)
+        assert head.status == got.status, path
+        assert head.body == b"" and got.body, path
+        assert {**head.headers, "Date": ""} == {**got.headers, "Date": ""}, path
+    assert client.head(HOURS, status=401).headers["WWW-Authenticate"].startswith("Basic ")
+    allowed = client.put(HOURS, headers=ADMIN, status=405).headers["Allow"]
+    assert "HEAD" in allowed.replace(" ", "").split(",")
+
+
+def test_head_healthz_on_a_real_server(tmp_path, config_text):
+    """What waitress puts on the wire: the GET's status line and headers, not one byte more."""
+    with running_server(tmp_path, config_text) as server:
+        raw = server.exchange(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        get_headers = server.request("GET", "/healthz")[1]
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and body == b""
+    assert f"Content-Length: {get_headers['Content-Length']}".encode() in head
