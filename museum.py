@@ -32,6 +32,10 @@ from http import HTTPStatus
 from urllib.parse import urlencode
 
 import falcon
+import waitress
+from waitress import wasyncore
+from waitress.channel import HTTPChannel
+from waitress.server import BaseWSGIServer
 
 import openapi_document
 import storage
@@ -1044,20 +1048,49 @@ def command_mock(args):
                       "MOCK: demo data in memory, any credentials, nothing is kept")
 
 
-def run_server(wsgi_app, server_settings, what):
-    """Serve until SIGTERM or SIGINT; waitress then lets running requests finish."""
-    import waitress
+DRAIN_SECONDS = 10
+LOOP_SECONDS = 0.2  # how soon the server loop notices a stop signal
 
-    server = waitress.create_server(wsgi_app, **waitress_settings(server_settings))
+
+def run_server(wsgi_app, server_settings, what):
+    """Serve until SIGTERM or SIGINT, then stop as `drain` describes."""
+    sockets = {}  # waitress's socket map: the listening sockets and every connection
+    server = waitress.create_server(wsgi_app, map=sockets, **waitress_settings(server_settings))
     # waitress warns of a task queue on every request that waits for a free thread: under
     # load that is half the requests, and the access log's durations already show it.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    signal.signal(signal.SIGTERM, _exit_on_signal)
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda signum, frame: stopping.set())
     log.info("museum service %s listening on http://%s:%s (%s)", __version__,
              server.effective_host, server.effective_port, what)
-    server.run()
+    # waitress's own run() loop, in turns short enough to notice the signal. (Its way,
+    # SystemExit out of the loop, drops the requests still queued unanswered.)
+    while not stopping.is_set():
+        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
+    drain(sockets)
     log.info("stopped")
     return 0
+
+
+def drain(sockets, seconds=DRAIN_SECONDS):
+    """Stop accepting connections, then go on serving until every request received is
+    answered and its answer sent, for at most `seconds`; then stop the worker threads."""
+    listeners = [each for each in list(sockets.values()) if isinstance(each, BaseWSGIServer)]
+    for listener in listeners:
+        # The plain socket close: waitress's own also closes the trigger by which the
+        # worker threads wake this loop to send their answers.
+        wasyncore.dispatcher.close(listener)
+    log.info("stopping: answering the requests under way (at most %d s)", seconds)
+    deadline = time.monotonic() + seconds
+    while _answering(sockets) and time.monotonic() < deadline:
+        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
+    listeners[0].task_dispatcher.shutdown(timeout=1)
+
+
+def _answering(sockets):
+    return any(isinstance(each, HTTPChannel) and (each.requests or each.total_outbufs_len)
+               for each in list(sockets.values()))
 
 
 DEMO_EVENTS = [
@@ -1097,10 +1130,6 @@ def waitress_settings(server_settings):
         settings["trusted_proxy_headers"] = {"x-forwarded-for", "x-forwarded-proto",
                                              "x-forwarded-host"}
     return settings
-
-
-def _exit_on_signal(signum, frame):
-    raise SystemExit(0)
 
 
 def command_hash_password(args):

@@ -4,8 +4,10 @@ Each test is named after the hole it closes."""
 
 import collections
 import itertools
+import json
 import multiprocessing
 import os
+import signal
 import statistics
 import threading
 import time
@@ -18,7 +20,7 @@ import museum
 import museum_config
 import storage
 from conftest import ADMIN, PASSWORDS, basic
-from endtoend import VISITOR_AUTH
+from endtoend import TICKETS, VISITOR_AUTH, open_days, rows, ticket_body
 from serving import running_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -277,3 +279,48 @@ def test_head_healthz_on_a_real_server(tmp_path, config_text):
     head, _, body = raw.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200 ") and body == b""
     assert f"Content-Length: {get_headers['Content-Length']}".encode() in head
+
+
+# -- SIGTERM lets the requests under way finish ---------------------------------------------
+
+BUYERS = 16
+
+
+def buy_until_refused(server, day, number, answered):
+    """Buy tickets one after another until the server stops answering; the ids of those
+    answered 201 go to `answered`."""
+    for count in itertools.count():
+        try:
+            status, _, data = server.request("POST", TICKETS,
+                                             ticket_body(number * 1000 + count, day),
+                                             VISITOR_AUTH, timeout=30)
+        except OSError:  # refused or reset: the server has stopped
+            return
+        if status != 201:
+            return
+        answered.append(json.loads(data)["ticketId"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("round_", range(3))
+def test_sigterm_answers_every_ticket_it_sold(tmp_path, config_text, round_):
+    """16 buyers, SIGTERM while they buy: the service exits 0, and every ticket in the
+    database was answered 201 to its buyer (none sold without the buyer knowing)."""
+    day = open_days(config_text, 1)[0]
+    answered = []
+    with running_server(tmp_path, config_text) as server:
+        buyers = [threading.Thread(target=buy_until_refused, args=(server, day, number, answered))
+                  for number in range(BUYERS)]
+        for thread in buyers:
+            thread.start()
+        time.sleep(1 + round_ * 0.37)  # mid-run, at a different moment each round
+        assert server.stop(signal.SIGTERM) == 0
+        for thread in buyers:
+            thread.join(timeout=30)
+        log = server.log()
+    sold = {ticket_id for (ticket_id,) in rows(str(tmp_path / "museum.sqlite3"),
+                                                "SELECT id FROM tickets")}
+    print(f"round {round_}: {len(sold)} sold, {len(answered)} answered 201")
+    assert sold and sold == set(answered)
+    assert "stopped" in log and "Traceback" not in log
+    assert "Canceling" not in log, "waitress dropped requests it had received unanswered"
