@@ -22,6 +22,7 @@ import math
 import re
 import secrets
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -1030,9 +1031,22 @@ def command_serve(args):
     if weak:
         log.warning("password hash weaker than scrypt N=2^17, r=8, p=1 for %s: make new "
                     "ones with 'museum hash-password'", ", ".join(weak))
-    app = create_app(config, loopback_development=_is_loopback(host) and not proxy)
+    app = create_app(config, store=open_database(config["storage"]["url"]),
+                     loopback_development=_is_loopback(host) and not proxy)
     return run_server(app, server_settings,
                       f"database {storage.display_url(config['storage']['url'])}")
+
+
+def open_database(url):
+    """The store at `url` for a command. A sqlite file that cannot be opened or set up (a
+    missing directory, an unwritable or foreign file, a lock held past the busy timeout)
+    raises sqlite's own error from storage: here it becomes one StorageError naming the
+    file, as a PostgreSQL server that cannot be reached already is."""
+    try:
+        return storage.open_store(url)
+    except sqlite3.Error as error:
+        raise storage.StorageError(f"{storage.display_url(url)}: cannot open the database: "
+                                   f"{error}") from None
 
 
 def command_mock(args):
@@ -1145,7 +1159,7 @@ def command_hash_password(args):
 def command_verify_ticket(args):
     overrides = {("storage", "url"): args.db} if args.db else {}
     config = load_config(args.config, overrides=overrides)
-    store = storage.open_store(config["storage"]["url"])
+    store = open_database(config["storage"]["url"])
     verdict = verify_ticket(args.text, qr_secret(config, store), store,
                             museum_today(config["museum"]["timezone"], utc_now)())
     print(verdict)

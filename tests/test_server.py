@@ -159,3 +159,31 @@ def test_the_module_level_app_is_built_from_the_default_config_on_first_call(
     assert not (tmp_path / "embedded.sqlite3").exists()
     client.get("/v1.1/museum-hours", headers=auth_header("curator", "pw"), status=200)
     assert (tmp_path / "embedded.sqlite3").exists()
+
+
+@pytest.mark.parametrize("database, reason", [
+    ("missing/museum.sqlite3", "unable to open database file"),
+    (".", "unable to open database file"),
+    ("not-a-database.txt", "file is not a database"),
+])
+def test_a_database_that_cannot_be_opened_stops_startup_with_one_line(
+        tmp_path, server_config, database, reason):
+    (tmp_path / "not-a-database.txt").write_text("a shopping list, not a database\n" * 100)
+    (tmp_path / "museum.ini").write_text(server_config)
+    result = run_museum("serve", "--port", "0", "--db", database, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == \
+        f"museum: {database}: cannot open the database: {reason}"
+    assert "Traceback" not in result.stderr
+
+
+def test_a_database_locked_past_the_timeout_stops_startup_with_one_line(tmp_path, server_config):
+    (tmp_path / "museum.ini").write_text(server_config)
+    with sqlite3.connect(tmp_path / "museum.sqlite3", isolation_level=None) as holder:
+        holder.execute("BEGIN EXCLUSIVE")  # another process in the middle of a long write
+        result = run_museum("serve", "--port", "0", cwd=tmp_path)
+        holder.execute("ROLLBACK")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == \
+        "museum: museum.sqlite3: cannot open the database: database is locked"
+    assert "Traceback" not in result.stderr
