@@ -116,6 +116,7 @@ def test_weak_password_hashes_are_named_once_at_startup(tmp_path, server_config)
 def test_hash_password_reads_stdin(tmp_path):
     result = run_museum("hash-password", cwd=tmp_path, stdin="correct horse\n")
     assert result.returncode == 0
+    assert result.stdout.startswith("scrypt$131072$8$1$")  # OWASP's minimum for scrypt
     assert museum.check_password("correct horse", result.stdout.strip())
 
 
