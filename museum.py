@@ -401,7 +401,9 @@ class Authenticator:
     CHALLENGE = {"WWW-Authenticate": 'Basic realm="museum", charset="UTF-8"'}
     CACHE_LIMIT = 1024
     ADDRESS_LIMIT = 10_000
+    # One scrypt at N=2^17 takes a core and 128 MiB for about a second on a small server.
     CHECKS_AT_ONCE = 1
+    # Seconds a check may wait for its turn: a waiting check holds a worker thread.
     CHECK_WAIT = 0.002
 
     def __init__(self, users, max_failures, failure_window, lockout, clock=time.monotonic):

@@ -30,7 +30,7 @@ HOURS = "/v1.1/museum-hours"
 
 # -- demo passwords reach no network -------------------------------------------------------
 
-def test_demo_password_refused_by_create_app(tmp_path):
+def test_demo_password_refused_by_create_app():
     """gunicorn, mod_wsgi and waitress-serve build the app through create_app (or
     museum:app) and never say where they listen: a demo password stops them."""
     config = museum.parse_config(SHIPPED, "museum.ini")
