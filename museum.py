@@ -10,6 +10,7 @@ import argparse
 import base64
 import binascii
 import collections
+import concurrent.futures
 import functools
 import getpass
 import hashlib
@@ -32,6 +33,10 @@ from http import HTTPStatus
 from urllib.parse import urlencode
 
 import falcon
+import waitress
+from waitress import wasyncore
+from waitress.channel import HTTPChannel
+from waitress.server import BaseWSGIServer
 
 import storage
 import ticket_image
@@ -41,15 +46,16 @@ from museum_config import (
     DEMO_PASSWORD,
     GATE_ROLE,
     ROLES,
-    UNKNOWN_USER_HASH,
     VISITOR_ROLE,
     ConfigError,
     User,
     check_password,
     hash_password,
     help_for_config,
+    is_weak,
     load_config,
     parse_config,
+    unknown_user_hash,
 )
 
 __version__ = "1.1.1"  # the one place: pyproject.toml and the OpenAPI document read it
@@ -304,7 +310,8 @@ def storage_error_as_problem(req, resp, error, params):
 
 
 def unexpected_error(req, resp, error, params):
-    log.error("unexpected error on %s %s", req.method, req.path, exc_info=error)
+    log.error("unexpected error on %s %s", _loggable_word(req.method), _loggable_path(req.path),
+              exc_info=error)
     raise Problem(500, "Something went wrong on our side; it has been logged.")
 
 
@@ -369,9 +376,15 @@ def _loggable_word(text):
 
 
 def _loggable_path(path):
-    segments = path.split("/")
-    logged = "/".join(segment and _loggable_word(segment) for segment in segments[:12])
-    return logged + ("/..." if len(segments) > 12 else "")
+    """`path` for a log line: every segment through `_loggable_word`, at most 12 of them,
+    and the segment after `tickets` cut to 8 characters, since a ticket id is the key to
+    that ticket's image (event ids are public and stay whole)."""
+    segments = path.split("/")[:13]
+    logged = [segment and _loggable_word(segment) for segment in segments[:12]]
+    for index in range(1, len(logged)):
+        if segments[index - 1] == "tickets":
+            logged[index] = logged[index][:8]
+    return "/".join(logged) + ("/..." if len(segments) > 12 else "")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -398,10 +411,24 @@ class Authenticator:
     Every check of an uncached password pays one scrypt, unknown users included. Verified
     credentials are remembered as keyed digests (never the password) for the life of this
     app, so a changed password stops working at the next reload or restart.
+
+    At most CHECKS_AT_ONCE password checks run at once, so wrong guesses cannot hold every
+    worker thread; a check that cannot start within CHECK_WAIT seconds is answered 429.
+    Requests bearing the same credentials while their check runs wait for its result
+    instead of paying their own.
+
+    The lock-out counts per IPv4 address and per IPv6 /64 (one host commonly holds a whole
+    /64 and can rotate through it). Its memory is bounded: expired entries are dropped at
+    every failure, and past ADDRESS_LIMIT entries the oldest go first.
     """
 
     CHALLENGE = {"WWW-Authenticate": 'Basic realm="museum", charset="UTF-8"'}
     CACHE_LIMIT = 1024
+    ADDRESS_LIMIT = 10_000
+    # One scrypt at N=2^17 takes a core and 128 MiB for about a second on a small server.
+    CHECKS_AT_ONCE = 1
+    # Seconds a check may wait for its turn: a waiting check holds a worker thread.
+    CHECK_WAIT = 0.002
 
     def __init__(self, users, max_failures, failure_window, lockout, clock=time.monotonic):
         self.users = users
@@ -409,10 +436,15 @@ class Authenticator:
         self.failure_window = failure_window
         self.lockout = lockout
         self.clock = clock
+        self._unknown_user_hash = unknown_user_hash(
+            [user.password_hash for user in users.values()])
         self._cache_key = secrets.token_bytes(32)
         self._verified = set()
-        self._failures = collections.defaultdict(collections.deque)
-        self._locked_until = {}
+        self._checks = threading.BoundedSemaphore(self.CHECKS_AT_ONCE)
+        self._running = {}  # credentials' digest -> Future of the check under way
+        # Both ordered oldest first: by latest failure, and by end of lock-out.
+        self._failures = collections.OrderedDict()
+        self._locked_until = collections.OrderedDict()
         self._lock = threading.Lock()
 
     def process_resource(self, req, resp, resource, params):
@@ -440,8 +472,7 @@ class Authenticator:
         user = self.users.get(name)
         if digest in self._verified:
             return user
-        valid = check_password(password, user.password_hash if user else UNKNOWN_USER_HASH)
-        if not (valid and user):
+        if not (self._shared_check(digest, password, user) and user):
             return None
         with self._lock:
             if len(self._verified) >= self.CACHE_LIMIT:
@@ -449,22 +480,84 @@ class Authenticator:
             self._verified.add(digest)
         return user
 
+    def _shared_check(self, digest, password, user):
+        """Whether `password` is the user's, computed once for every request that asks
+        while the check runs; 429 when no check can start."""
+        with self._lock:
+            running = self._running.get(digest)
+            first = running is None
+            if first:
+                running = self._running[digest] = concurrent.futures.Future()
+        if first:
+            try:
+                running.set_result(self._check_password(password, user))
+            except BaseException as error:
+                running.set_exception(error)
+                raise
+            finally:
+                with self._lock:
+                    del self._running[digest]
+        valid = running.result()
+        if valid is None:
+            raise Problem(429, "Too many logins at once; retry shortly.",
+                          headers={"Retry-After": "1"})
+        return valid
+
+    def _check_password(self, password, user):
+        """One scrypt once a check slot is free within CHECK_WAIT; None if none is."""
+        if not self._checks.acquire(timeout=self.CHECK_WAIT):
+            return None
+        try:
+            return check_password(password,
+                                  user.password_hash if user else self._unknown_user_hash)
+        finally:
+            self._checks.release()
+
     def _refuse_if_locked(self, address):
-        remaining = self._locked_until.get(address, 0) - self.clock()
+        remaining = self._locked_until.get(_client_key(address), 0) - self.clock()
         if remaining > 0:
             raise Problem(429, "Too many failed logins from this address; wait and retry.",
                           headers={"Retry-After": str(math.ceil(remaining))})
 
     def _count_failure(self, address):
+        client = _client_key(address)
         now = self.clock()
         with self._lock:
-            failures = self._failures[address]
+            self._drop_expired(now)
+            failures = self._failures.pop(client, collections.deque())
             failures.append(now)
-            while failures and failures[0] <= now - self.failure_window:
+            while failures[0] <= now - self.failure_window:
                 failures.popleft()
             if len(failures) >= self.max_failures:
-                self._locked_until[address] = now + self.lockout
-                del self._failures[address]
+                self._locked_until.pop(client, None)
+                self._locked_until[client] = now + self.lockout
+            else:
+                self._failures[client] = failures  # now the newest entry
+            for entries in (self._failures, self._locked_until):
+                while len(entries) > self.ADDRESS_LIMIT:
+                    entries.popitem(last=False)
+
+    def _drop_expired(self, now):
+        while self._failures and \
+                next(iter(self._failures.values()))[-1] <= now - self.failure_window:
+            self._failures.popitem(last=False)
+        while self._locked_until and next(iter(self._locked_until.values())) <= now:
+            self._locked_until.popitem(last=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _client_key(address):
+    """What the lock-out counts for a client address: the IPv4 address, or the /64 network
+    of an IPv6 one."""
+    try:
+        ip = ipaddress.ip_address((address or "").strip("[]"))
+    except ValueError:
+        return address
+    if ip.version == 6 and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    if ip.version == 6:
+        return str(ipaddress.ip_network((ip, 64), strict=False))
+    return str(ip)
 
 
 def _basic_credentials(header):
@@ -1015,18 +1108,40 @@ def qr_secret(config, store):
     return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
 
+class App(falcon.App):
+    """Falcon's app, where every resource that answers GET answers HEAD too (RFC 9110
+    section 9.3.2: the same status and headers, no body). Falcon answers 405 to HEAD where
+    a resource has no on_head; load balancers check health with `HEAD /healthz`. Falcon
+    itself drops the body of an answer to HEAD and keeps its Content-Length."""
+
+    def add_route(self, uri_template, resource, **kwargs):
+        if hasattr(resource, "on_get") and not hasattr(resource, "on_head"):
+            resource.on_head = resource.on_get
+        super().add_route(uri_template, resource, **kwargs)
+
+
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
-               middleware=()):
+               middleware=(), loopback_development=False):
     """The WSGI app for `config`. By default the store is opened from the config's storage
     url and users are checked against its [users]; tests inject `store`, `clock` (giving an
-    aware datetime) and `new_id`, and `museum mock` its own authenticator and `middleware`."""
+    aware datetime) and `new_id`, and `museum mock` its own authenticator and `middleware`.
+
+    While any user still has the demo password, the app is built only for a loopback
+    development run, which the caller states with `loopback_development=True`: this
+    function cannot see where it will be served, and under gunicorn, mod_wsgi or
+    waitress-serve, or behind a reverse proxy, the demo password would reach the network.
+    `museum serve` states it when it listens on a loopback address without `trusted_proxy`.
+    Otherwise a demo password is a ConfigError naming the users.
+    """
+    if not loopback_development:
+        refuse_demo_passwords(config)
     store = store or storage.open_store(config["storage"]["url"])
     today = museum_today(config["museum"]["timezone"], clock)
     if authenticator is None:
         auth = config["auth"]
         authenticator = Authenticator(config.users, auth["max_failures"],
                                       auth["failure_window"], auth["lockout"])
-    app = falcon.App(middleware=[AccessLog(), SafeHeaders(), *middleware, authenticator])
+    app = App(middleware=[AccessLog(), SafeHeaders(), *middleware, authenticator])
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
@@ -1115,8 +1230,21 @@ def seed_demo_events(store, today):
 
 def demo_users(config):
     """Names of users whose password is still the shipped demo password."""
-    return [user.name for user in config.users.values()
-            if check_password(DEMO_PASSWORD, user.password_hash)]
+    return [user.name for user in config.users.values() if _is_demo_hash(user.password_hash)]
+
+
+@functools.lru_cache(maxsize=256)
+def _is_demo_hash(password_hash):
+    # Once per hash and process: each check costs a full scrypt.
+    return check_password(DEMO_PASSWORD, password_hash)
+
+
+def refuse_demo_passwords(config, where="anywhere but a loopback development run"):
+    demo = demo_users(config)
+    if demo:
+        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password is "
+                          f"still set; refusing to serve {where}. Set new passwords with "
+                          f"'museum hash-password' first.")
 
 
 def _is_loopback(host):
@@ -1133,15 +1261,22 @@ def command_serve(args):
                  ("storage", "url"): args.db}
     config = load_config(args.config, overrides={k: v for k, v in overrides.items() if v})
     server_settings = config["server"]
+    host, proxy = server_settings["host"], server_settings["trusted_proxy"]
+    if proxy:  # whatever the host, the proxy publishes the service
+        refuse_demo_passwords(config, f"behind the proxy trusted_proxy = {proxy}")
+    elif not _is_loopback(host):
+        refuse_demo_passwords(config, f"on {host}")
     demo = demo_users(config)
-    if demo and not _is_loopback(server_settings["host"]):
-        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password "
-                          f"is still set; refusing to listen on {server_settings['host']}. "
-                          f"Set new passwords with 'museum hash-password' first.")
     if demo:
         log.warning("demo password in use for %s: fine on this machine, replace it before "
                     "publishing the service", ", ".join(demo))
-    return run_server(create_app(config), server_settings,
+    weak = [user.name for user in config.users.values() if is_weak(user.password_hash)]
+    if weak:
+        log.warning("password hash weaker than scrypt N=2^17, r=8, p=1 for %s: make new "
+                    "ones with 'museum hash-password'", ", ".join(weak))
+    app = create_app(config, store=storage.open_store(config["storage"]["url"]),
+                     loopback_development=_is_loopback(host) and not proxy)
+    return run_server(app, server_settings,
                       f"database {storage.display_url(config['storage']['url'])}")
 
 
@@ -1160,20 +1295,49 @@ def command_mock(args):
                       "MOCK: demo data in memory, any credentials, nothing is kept")
 
 
-def run_server(wsgi_app, server_settings, what):
-    """Serve until SIGTERM or SIGINT; waitress then lets running requests finish."""
-    import waitress
+DRAIN_SECONDS = 10
+LOOP_SECONDS = 0.2  # how soon the server loop notices a stop signal
 
-    server = waitress.create_server(wsgi_app, **waitress_settings(server_settings))
+
+def run_server(wsgi_app, server_settings, what):
+    """Serve until SIGTERM or SIGINT, then stop as `drain` describes."""
+    sockets = {}  # waitress's socket map: the listening sockets and every connection
+    server = waitress.create_server(wsgi_app, map=sockets, **waitress_settings(server_settings))
     # waitress warns of a task queue on every request that waits for a free thread: under
     # load that is half the requests, and the access log's durations already show it.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    signal.signal(signal.SIGTERM, _exit_on_signal)
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda signum, frame: stopping.set())
     log.info("museum service %s listening on http://%s:%s (%s)", __version__,
              server.effective_host, server.effective_port, what)
-    server.run()
+    # waitress's own run() loop, in turns short enough to notice the signal. (Its way,
+    # SystemExit out of the loop, drops the requests still queued unanswered.)
+    while not stopping.is_set():
+        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
+    drain(sockets)
     log.info("stopped")
     return 0
+
+
+def drain(sockets, seconds=DRAIN_SECONDS):
+    """Stop accepting connections, then go on serving until every request received is
+    answered and its answer sent, for at most `seconds`; then stop the worker threads."""
+    listeners = [each for each in list(sockets.values()) if isinstance(each, BaseWSGIServer)]
+    for listener in listeners:
+        # The plain socket close: waitress's own also closes the trigger by which the
+        # worker threads wake this loop to send their answers.
+        wasyncore.dispatcher.close(listener)
+    log.info("stopping: answering the requests under way (at most %d s)", seconds)
+    deadline = time.monotonic() + seconds
+    while _answering(sockets) and time.monotonic() < deadline:
+        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
+    listeners[0].task_dispatcher.shutdown(timeout=1)
+
+
+def _answering(sockets):
+    return any(isinstance(each, HTTPChannel) and (each.requests or each.total_outbufs_len)
+               for each in list(sockets.values()))
 
 
 def command_openapi(args):
@@ -1192,10 +1356,6 @@ def waitress_settings(server_settings):
         settings["trusted_proxy_headers"] = {"x-forwarded-for", "x-forwarded-proto",
                                              "x-forwarded-host"}
     return settings
-
-
-def _exit_on_signal(signum, frame):
-    raise SystemExit(0)
 
 
 def command_hash_password(args):

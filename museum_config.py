@@ -10,6 +10,7 @@ import binascii
 import configparser
 import hashlib
 import hmac
+import ipaddress
 import os
 import re
 import secrets
@@ -52,6 +53,27 @@ def _port(value):
     if not 0 <= number <= 65535:
         raise ValueError("must be a port number 0..65535")
     return number
+
+
+def _ip_address_or_empty(value):
+    # One exact address: waitress compares it with the peer's address as a string, and a
+    # wildcard would let any client forge the X-Forwarded-* headers.
+    if not value:
+        return ""
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        raise ValueError(f"must be exactly one IP address (v4 or v6), not {value!r}") from None
+
+
+QR_SECRET_MIN_LENGTH = 32
+
+
+def _qr_secret(value):
+    if value and len(value) < QR_SECRET_MIN_LENGTH:
+        raise ValueError(f"must be at least {QR_SECRET_MIN_LENGTH} characters (or empty: "
+                         f"generated at first start)")
+    return value
 
 
 def _time_zone(value):
@@ -101,8 +123,8 @@ SCHEMA = {
                                         "bytes of body waitress buffers (more: 413); the API "
                                         "itself takes JSON bodies up to 65536"),
         "ident": Option("museum", _text, "the Server header sent with every response"),
-        "trusted_proxy": Option("", _text, "address of a reverse proxy whose X-Forwarded-* "
-                                "headers are trusted (empty: none)"),
+        "trusted_proxy": Option("", _ip_address_or_empty, "IP address of a reverse proxy whose "
+                                "X-Forwarded-* headers are trusted (empty: none)"),
     },
     "storage": {
         "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path), or "
@@ -113,8 +135,8 @@ SCHEMA = {
                            "server's local zone)"),
     },
     "tickets": {
-        "qr_secret": Option("", _text, "key that signs ticket QR codes (empty: generated at "
-                            "first start and kept in the database)"),
+        "qr_secret": Option("", _qr_secret, "key that signs ticket QR codes, 32 characters or "
+                            "more (empty: generated at first start and kept in the database)"),
     },
     "auth": {
         "max_failures": Option("10", _positive_int,
@@ -267,20 +289,30 @@ def help_for_config():
 # Passwords
 # ============================================================================================
 
-SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+# OWASP's minimum for scrypt (Password Storage Cheat Sheet): N=2^17, r=8, p=1, which
+# takes 128 MiB and a few hundred milliseconds per check.
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**17, 8, 1
 DEMO_PASSWORD = "museum"
 
 
-def hash_password(password):
-    """A self-describing scrypt hash: scrypt$n$r$p$salt$key (base64)."""
+def hash_password(password, n=SCRYPT_N):
+    """A self-describing scrypt hash: scrypt$n$r$p$salt$key (base64). Only tests pass a
+    smaller `n`, to stay fast."""
     salt = secrets.token_bytes(16)
-    key = hashlib.scrypt(password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P)
-    return _scrypt_hash(salt, key)
+    key = _scrypt(password, salt, n, SCRYPT_R, SCRYPT_P, 64)
+    return _scrypt_hash(n, SCRYPT_R, SCRYPT_P, salt, key)
 
 
-def _scrypt_hash(salt, key):
+def _scrypt(password, salt, n, r, p, length):
+    # OpenSSL refuses work that needs more than `maxmem` (32 MiB unless told): N=2^17, r=8
+    # needs 128 MiB. Twice the 128*r*n bytes of scrypt's table leaves room for its buffers.
+    return hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=length,
+                          maxmem=256 * r * n + 2**20)
+
+
+def _scrypt_hash(n, r, p, salt, key):
     encode = base64.b64encode
-    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${encode(salt).decode()}${encode(key).decode()}"
+    return f"scrypt${n}${r}${p}${encode(salt).decode()}${encode(key).decode()}"
 
 
 def _split_hash(password_hash):
@@ -299,13 +331,24 @@ def _hash_is_readable(password_hash):
     return n > 1 and n & (n - 1) == 0 and r > 0 and p > 0 and bool(salt and key)
 
 
+def _cost(password_hash):
+    n, r, p, _, _ = _split_hash(password_hash)
+    return n * r * p
+
+
+def is_weak(password_hash):
+    """True when the hash costs less than the OWASP minimum that new hashes use."""
+    return _cost(password_hash) < SCRYPT_N * SCRYPT_R * SCRYPT_P
+
+
 def check_password(password, password_hash):
     n, r, p, salt, key = _split_hash(password_hash)
-    candidate = hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=len(key),
-                               maxmem=256 * r * n + 2**20)
-    return hmac.compare_digest(candidate, key)
+    return hmac.compare_digest(_scrypt(password, salt, n, r, p, len(key)), key)
 
 
-# Unknown users are checked against this hash (no password has an all-zero key) so that
-# they cost one scrypt like real users.
-UNKNOWN_USER_HASH = _scrypt_hash(b"\0" * 16, b"\0" * 32)
+def unknown_user_hash(password_hashes):
+    """A hash no password matches (its key is all zeros), as costly as the costliest of
+    `password_hashes`: an unknown user name then takes as long as a real one."""
+    costliest = max(password_hashes, key=_cost, default=None)
+    n, r, p = _split_hash(costliest)[:3] if costliest else (SCRYPT_N, SCRYPT_R, SCRYPT_P)
+    return _scrypt_hash(n, r, p, b"\0" * 16, b"\0" * 32)

@@ -165,8 +165,7 @@ class SQLiteStore(SQLStore):
         try:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode != "wal" and self.path != ":memory:":
-                raise Unavailable(f"{self.path}: sqlite could not switch to WAL mode "
-                                  f"(got {mode})")
+                raise Unavailable(f"sqlite could not switch to WAL mode (got {mode})")
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -12,7 +12,7 @@ import pytest
 import webtest
 
 import museum
-from conftest import basic
+from conftest import basic, quick_hash
 from serving import ROOT, running_server
 
 SECRET_EMAIL = "ada.lovelace@example.org"
@@ -20,7 +20,7 @@ SECRET_EMAIL = "ada.lovelace@example.org"
 
 @pytest.fixture
 def server_config():
-    return f"[museum]\ntimezone = UTC\n[users]\ncurator = admin:{museum.hash_password('pw')}\n"
+    return f"[museum]\ntimezone = UTC\n[users]\ncurator = admin:{quick_hash('pw')}\n"
 
 
 def run_museum(*args, cwd, stdin=""):
@@ -93,9 +93,30 @@ def test_demo_passwords_on_loopback_start_with_a_warning(tmp_path):
         assert "WARNING museum: demo password in use for admin, visitor" in server.log()
 
 
+def test_demo_password_refused_behind_proxy(tmp_path):
+    """127.0.0.1 behind a reverse proxy publishes the service as surely as 0.0.0.0 does."""
+    shipped = (ROOT / "museum.ini").read_text()
+    (tmp_path / "museum.ini").write_text(shipped.replace("trusted_proxy =",
+                                                         "trusted_proxy = 127.0.0.1"))
+    result = run_museum("serve", "--port", "0", cwd=tmp_path)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert "demo password" in line and "trusted_proxy = 127.0.0.1" in line
+    assert "museum hash-password" in line
+    assert not (tmp_path / "museum.sqlite3").exists()
+
+
+def test_weak_password_hashes_are_named_once_at_startup(tmp_path, server_config):
+    with running_server(tmp_path, server_config) as server:
+        server.stop()
+        warnings = [line for line in server.log().splitlines() if "weaker than scrypt" in line]
+    assert len(warnings) == 1 and "for curator:" in warnings[0]
+
+
 def test_hash_password_reads_stdin(tmp_path):
     result = run_museum("hash-password", cwd=tmp_path, stdin="correct horse\n")
     assert result.returncode == 0
+    assert result.stdout.startswith("scrypt$131072$8$1$")  # OWASP's minimum for scrypt
     assert museum.check_password("correct horse", result.stdout.strip())
 
 
@@ -139,3 +160,31 @@ def test_the_module_level_app_is_built_from_the_default_config_on_first_call(
     assert not (tmp_path / "embedded.sqlite3").exists()
     client.get("/v1.1/museum-hours", headers=basic("curator", "pw"), status=200)
     assert (tmp_path / "embedded.sqlite3").exists()
+
+
+@pytest.mark.parametrize("database, reason", [
+    ("missing/museum.sqlite3", "unable to open database file"),
+    (".", "unable to open database file"),
+    ("not-a-database.txt", "file is not a database"),
+])
+def test_a_database_that_cannot_be_opened_stops_startup_with_one_line(
+        tmp_path, server_config, database, reason):
+    (tmp_path / "not-a-database.txt").write_text("a shopping list, not a database\n" * 100)
+    (tmp_path / "museum.ini").write_text(server_config)
+    result = run_museum("serve", "--port", "0", "--db", database, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == \
+        f"museum: {database}: cannot open the database: {reason}"
+    assert "Traceback" not in result.stderr
+
+
+def test_a_database_locked_past_the_timeout_stops_startup_with_one_line(tmp_path, server_config):
+    (tmp_path / "museum.ini").write_text(server_config)
+    with sqlite3.connect(tmp_path / "museum.sqlite3", isolation_level=None) as holder:
+        holder.execute("BEGIN EXCLUSIVE")  # another process in the middle of a long write
+        result = run_museum("serve", "--port", "0", cwd=tmp_path)
+        holder.execute("ROLLBACK")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == \
+        "museum: museum.sqlite3: cannot open the database: database is locked"
+    assert "Traceback" not in result.stderr

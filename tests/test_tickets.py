@@ -304,8 +304,8 @@ def test_email_and_phone_are_stored_but_never_logged(client, db_path, caplog):
     access = [record.getMessage() for record in caplog.records if record.name == "museum.access"]
     assert [line.split()[1:4] for line in access] == [
         ["POST", TICKETS, "201"], ["POST", TICKETS, "400"],
-        ["GET", qr_path(receipt["ticketId"]), "200"]]
-    for secret in (email, "grace.hopper", phone, "555-0173"):
+        ["GET", qr_path(receipt["ticketId"][:8]), "200"]]
+    for secret in (email, "grace.hopper", phone, "555-0173", receipt["ticketId"]):
         assert secret not in caplog.text
 
 

@@ -1,0 +1,327 @@
+"""Holes closed by the hardening pass: demo passwords that could reach the network, floods
+of password guesses, personal data in logs, HEAD, and stopping with requests in flight.
+Each test is named after the hole it closes."""
+
+import collections
+import itertools
+import json
+import multiprocessing
+import os
+import signal
+import statistics
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import webtest
+
+import museum
+import museum_config
+import storage
+from conftest import ADMIN, PASSWORDS, basic
+from endtoend import TICKETS, VISITOR_AUTH, open_days, rows, ticket_body
+from serving import running_server
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = (ROOT / "museum.ini").read_text()
+HOURS = "/v1.1/museum-hours"
+
+
+# -- demo passwords reach no network -------------------------------------------------------
+
+def test_demo_password_refused_by_create_app():
+    """gunicorn, mod_wsgi and waitress-serve build the app through create_app (or
+    museum:app) and never say where they listen: a demo password stops them."""
+    config = museum.parse_config(SHIPPED, "museum.ini")
+    with pytest.raises(museum.ConfigError) as refused:
+        museum.create_app(config, store=storage.open_store(":memory:"))
+    message = str(refused.value)
+    assert "admin, visitor" in message and "'museum hash-password'" in message
+    assert "\n" not in message
+
+
+def test_demo_password_refused_by_the_module_level_app(tmp_path, monkeypatch):
+    (tmp_path / "museum.ini").write_text(SHIPPED)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MUSEUM_CONFIG", raising=False)
+    monkeypatch.setattr(museum, "_default_app", None)
+    with pytest.raises(museum.ConfigError, match="museum hash-password"):
+        webtest.TestApp(museum.app).get("/healthz")
+    assert not (tmp_path / "museum.sqlite3").exists()
+
+
+def test_demo_password_allowed_for_a_stated_loopback_development_run():
+    config = museum.parse_config(SHIPPED, "museum.ini")
+    app = museum.create_app(config, store=storage.open_store(":memory:"),
+                            loopback_development=True)
+    client = webtest.TestApp(app)
+    client.get("/v1.1/museum-hours", headers=basic("visitor", "museum"), status=200)
+
+
+# -- the lock-out's memory is bounded ------------------------------------------------------
+
+def authenticator(config, now, max_failures=3):
+    return museum.Authenticator(config.users, max_failures=max_failures, failure_window=60,
+                                lockout=120, clock=lambda: now[0])
+
+
+def test_lockout_memory_stays_under_the_cap_for_200000_addresses(config):
+    now = [1000.0]
+    auth = authenticator(config, now, max_failures=1)  # every failure is a lock-out
+    limit = museum.Authenticator.ADDRESS_LIMIT
+    for number in range(200_000):
+        auth._count_failure(f"10.{number >> 16}.{number >> 8 & 255}.{number & 255}")
+        assert len(auth._locked_until) <= limit
+    assert len(auth._locked_until) == limit
+    auth._refuse_if_locked("10.0.0.0")  # the oldest were dropped first
+    with pytest.raises(museum.Problem):
+        auth._refuse_if_locked("10.3.13.63")  # the newest is still locked
+
+
+def test_lockout_memory_keeps_no_expired_entry(config):
+    now = [1000.0]
+    auth = authenticator(config, now)
+    for number in range(5000):
+        auth._count_failure(f"192.0.{number >> 8}.{number & 255}")
+        auth._count_failure("198.51.100.1")
+    assert len(auth._failures) == 5001 and len(auth._locked_until) == 1
+    now[0] += 121  # past the failure window and the lock-out
+    auth._count_failure("203.0.113.9")
+    assert list(auth._failures) == ["203.0.113.9"] and not auth._locked_until
+
+
+def test_lockout_counts_an_ipv6_64_rotating_its_last_64_bits_as_one_address(config):
+    now = [1000.0]
+    auth = authenticator(config, now)
+    for number in range(3):
+        auth._count_failure(f"2001:db8:1:2:{number:x}:{number * 7:x}::{number + 1:x}")
+    with pytest.raises(museum.Problem) as locked:
+        auth._refuse_if_locked("2001:db8:1:2:ffff:ffff:ffff:fffe")
+    assert locked.value.status_code == 429
+    auth._refuse_if_locked("2001:db8:1:3::1")  # the next /64 is someone else
+    auth._refuse_if_locked("192.0.2.1")
+
+
+# -- a flood of wrong passwords starves no one
+
+def test_concurrent_logins_with_the_same_password_share_one_hash(config, monkeypatch):
+    checked = []
+
+    def slow_check(password, password_hash):
+        checked.append(password)
+        time.sleep(0.3)  # long enough for every login to arrive while it runs
+        return museum_config.check_password(password, password_hash)
+
+    monkeypatch.setattr(museum, "check_password", slow_check)
+    auth = museum.Authenticator(config.users, max_failures=10, failure_window=60, lockout=300)
+    start = threading.Barrier(16)
+    answers = []
+
+    def login():
+        start.wait()
+        try:
+            answers.append(auth.authenticate(ADMIN["Authorization"]))
+        except museum.Problem as problem:
+            answers.append(problem.status_code)
+
+    logins = [threading.Thread(target=login) for _ in range(16)]
+    for thread in logins:
+        thread.start()
+    for thread in logins:
+        thread.join()
+    assert checked == [PASSWORDS["admin"]]
+    assert answers == [config.users["admin"]] * 16
+
+
+def test_a_password_check_that_cannot_start_is_refused_with_429(config):
+    auth = museum.Authenticator(config.users, max_failures=1, failure_window=60, lockout=300)
+    for _ in range(museum.Authenticator.CHECKS_AT_ONCE):
+        auth._checks.acquire()  # as checks under way would
+    with pytest.raises(museum.Problem) as refused:
+        auth.authenticate(basic("admin", "a guess")["Authorization"])
+    assert refused.value.status_code == 429
+    assert refused.value.headers["Retry-After"] == "1"
+    auth._checks.release()
+    assert auth.authenticate(ADMIN["Authorization"]) == config.users["admin"]
+
+
+FLOOD_SECONDS = 10
+FLOODERS = 16
+
+
+def flood_of_wrong_passwords(server, seconds, threads, answers):
+    """Wrong passwords, never the same twice, for a real user from `threads` threads of
+    another process (so the measuring client does not share its interpreter with them),
+    each request from the next of 200 loopback addresses, as a botnet would rotate them. The answers' statuses (or
+    error names) are put on the queue `answers` when the flood ends."""
+    # A remote attacker spends its own CPU, not the server's: here the flood shares the
+    # machine, so it runs at a lower priority than the server and the measuring client.
+    os.nice(10)
+    deadline = time.monotonic() + seconds
+    statuses = []
+
+    def guess(thread):
+        for number in itertools.count():
+            if time.monotonic() > deadline:
+                break
+            address = f"127.0.1.{(thread * 13 + number) % 200 + 1}"
+            try:
+                wrong = basic("admin", f"{thread}-{number}")
+                status = server.request("GET", HOURS, headers=wrong, source=address)[0]
+            except OSError as error:
+                status = type(error).__name__
+            statuses.append(status)
+
+    workers = [threading.Thread(target=guess, args=(thread,)) for thread in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    answers.put(statuses)
+
+
+@pytest.mark.slow
+def test_password_flood_from_many_addresses_does_not_starve_verified_clients(tmp_path):
+    """Every wrong guess costs one scrypt at the real strength (about a second here): were
+    guesses free to take every worker thread, a client whose credentials were verified
+    before would wait behind them. It reads the hours throughout the flood instead."""
+    hashes = {name: museum.hash_password(password) for name, password in PASSWORDS.items()}
+    config = "".join(f"{name} = {name}:{hashes[name]}\n" for name in hashes)
+    with running_server(tmp_path, "[museum]\ntimezone = UTC\n[users]\n" + config) as server:
+        assert server.request("GET", HOURS, headers=VISITOR_AUTH)[0] == 200  # now verified
+        forked = multiprocessing.get_context("fork")
+        answers = forked.Queue()
+        flooder = forked.Process(target=flood_of_wrong_passwords,
+                                 args=(server, FLOOD_SECONDS, FLOODERS, answers))
+        flooder.start()
+        flood_ends = time.monotonic() + FLOOD_SECONDS
+        time.sleep(1)  # the flood is under way
+        latencies, statuses = [], []
+        while time.monotonic() < flood_ends:
+            started = time.perf_counter()
+            statuses.append(server.request("GET", HOURS, headers=VISITOR_AUTH)[0])
+            latencies.append(time.perf_counter() - started)
+            time.sleep(0.01)
+        flood = answers.get(timeout=30)
+        flooder.join()
+    p50, p99 = statistics.median(latencies), statistics.quantiles(latencies, n=100)[98]
+    print(f"verified client under the flood: {len(latencies)} reads, p50 {p50 * 1000:.1f} ms, "
+          f"p99 {p99 * 1000:.1f} ms; flood answers {dict(collections.Counter(flood))}")
+    assert set(statuses) == {200}
+    assert not [status for status in flood if not isinstance(status, int) or status >= 500]
+    assert p99 < 0.1
+
+
+# -- logs keep no ticket id and no personal data -------------------------------------------
+
+TICKET_ID = "0f6c2a9e-41d7-4b8a-9c3e-5d2f7a1b8e64"
+
+
+@pytest.mark.parametrize("path, logged", [
+    (f"/v1.1/tickets/{TICKET_ID}/qr", "/v1.1/tickets/0f6c2a9e/qr"),
+    (f"/v1.1/tickets/{TICKET_ID}", "/v1.1/tickets/0f6c2a9e"),
+    (f"/v1.1/tickets/{TICKET_ID}/admissions/{TICKET_ID}",
+     f"/v1.1/tickets/0f6c2a9e/admissions/{TICKET_ID}"),
+    ("/v1.1/tickets/ada@example.org/qr", "/v1.1/tickets/*/qr"),
+    (f"/v1.1/special-events/{TICKET_ID}", f"/v1.1/special-events/{TICKET_ID}"),
+    ("/v1.1/tickets", "/v1.1/tickets"),
+    ("/v1.1/tickets/", "/v1.1/tickets/"),
+])
+def test_ticket_ids_in_the_access_log_keep_only_their_first_8_digits(path, logged):
+    assert museum._loggable_path(path) == logged
+
+
+class Failing:
+    auth_required = False
+
+    def on_get(self, req, resp, anything):
+        raise RuntimeError("a bug")
+
+
+def test_the_500_log_line_holds_no_raw_path(config, store, caplog):
+    """A path with an email and an encoded line break reaches the error log only as `*`."""
+    app = museum.create_app(config, store=store)
+    app.add_route("/failing/{anything}", Failing())
+    client = webtest.TestApp(app)
+    client.get("/failing/ada.lovelace@example.org%0a2026-01-01 INFO forged", status=500)
+    [error] = [record for record in caplog.records if record.levelname == "ERROR"]
+    assert error.getMessage() == "unexpected error on GET /failing/*"
+    assert "ada.lovelace" not in caplog.text and "forged" not in caplog.text
+
+
+# -- HEAD works wherever GET does ----------------------------------------------------------
+
+def test_head_answers_like_get_without_a_body_on_every_resource(client):
+    event = client.post_json("/v1.1/special-events", {
+        "name": "Late opening", "location": "Atrium", "eventDescription": "Music.",
+        "dates": ["2026-11-24"], "price": 5}, headers=ADMIN, status=201).json
+    ticket = client.post_json("/v1.1/tickets", {
+        "ticketType": "general", "ticketDate": "2026-11-24", "email": "ada@example.org"},
+        headers=ADMIN, status=201)
+    for path in ["/healthz", "/v1.1/openapi.json", HOURS, "/v1.1/special-events",
+                 f"/v1.1/special-events/{event['eventId']}", ticket.headers["Location"],
+                 "/v1.1/special-events/not-a-uuid"]:
+        got = client.get(path, headers=ADMIN, expect_errors=True)
+        head = client.head(path, headers=ADMIN, expect_errors=True)
+        assert head.status == got.status, path
+        assert head.body == b"" and got.body, path
+        assert {**head.headers, "Date": ""} == {**got.headers, "Date": ""}, path
+    assert client.head(HOURS, status=401).headers["WWW-Authenticate"].startswith("Basic ")
+    allowed = client.put(HOURS, headers=ADMIN, status=405).headers["Allow"]
+    assert "HEAD" in allowed.replace(" ", "").split(",")
+
+
+def test_head_healthz_on_a_real_server(tmp_path, config_text):
+    """What waitress puts on the wire: the GET's status line and headers, not one byte more."""
+    with running_server(tmp_path, config_text) as server:
+        raw = server.exchange(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        get_headers = server.request("GET", "/healthz")[1]
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and body == b""
+    assert f"Content-Length: {get_headers['Content-Length']}".encode() in head
+
+
+# -- SIGTERM lets the requests under way finish ---------------------------------------------
+
+BUYERS = 16
+
+
+def buy_until_refused(server, day, number, answered):
+    """Buy tickets one after another until the server stops answering; the ids of those
+    answered 201 go to `answered`."""
+    for count in itertools.count():
+        try:
+            status, _, data = server.request("POST", TICKETS,
+                                             ticket_body(number * 1000 + count, day),
+                                             VISITOR_AUTH, timeout=30)
+        except OSError:  # refused or reset: the server has stopped
+            return
+        if status != 201:
+            return
+        answered.append(json.loads(data)["ticketId"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("round_", range(3))
+def test_sigterm_answers_every_ticket_it_sold(tmp_path, config_text, round_):
+    """16 buyers, SIGTERM while they buy: the service exits 0, and every ticket in the
+    database was answered 201 to its buyer (none sold without the buyer knowing)."""
+    day = open_days(config_text, 1)[0]
+    answered = []
+    with running_server(tmp_path, config_text) as server:
+        buyers = [threading.Thread(target=buy_until_refused, args=(server, day, number, answered))
+                  for number in range(BUYERS)]
+        for thread in buyers:
+            thread.start()
+        time.sleep(1 + round_ * 0.37)  # mid-run, at a different moment each round
+        assert server.stop(signal.SIGTERM) == 0
+        for thread in buyers:
+            thread.join(timeout=30)
+        log = server.log()
+    sold = {ticket_id for (ticket_id,) in rows(str(tmp_path / "museum.sqlite3"),
+                                                "SELECT id FROM tickets")}
+    print(f"round {round_}: {len(sold)} sold, {len(answered)} answered 201")
+    assert sold and sold == set(answered)
+    assert "stopped" in log and "Traceback" not in log
+    assert "Canceling" not in log, "waitress dropped requests it had received unanswered"
