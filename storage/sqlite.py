@@ -134,7 +134,8 @@ class SQLiteStore(SQLStore):
             self._open_schema(read_only)
         except (OSError, sqlite3.Error, Unavailable) as error:
             self.close()
-            raise Unavailable(f"{path}: cannot open the database: {one_line(error)}") from error
+            reason = error.strerror if isinstance(error, OSError) else one_line(error)
+            raise Unavailable(f"{path}: cannot open the database: {reason}") from error
         if self._shared is None:
             self._identity = self._file_identity()
 

@@ -11,7 +11,6 @@ import signal
 import statistics
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import webtest
@@ -19,11 +18,10 @@ import webtest
 import museum
 import museum_config
 import storage
-from conftest import ADMIN, PASSWORDS, basic
-from endtoend import TICKETS, VISITOR_AUTH, open_days, rows, ticket_body
-from serving import running_server
+from conftest import ADMIN, PASSWORDS, VISITOR, basic
+from serving import ROOT, running_server
+from ticketing import TICKETS, open_days, query, ticket_body
 
-ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = (ROOT / "museum.ini").read_text()
 HOURS = "/v1.1/museum-hours"
 
@@ -189,7 +187,7 @@ def test_password_flood_from_many_addresses_does_not_starve_verified_clients(tmp
     hashes = {name: museum.hash_password(password) for name, password in PASSWORDS.items()}
     config = "".join(f"{name} = {name}:{hashes[name]}\n" for name in hashes)
     with running_server(tmp_path, "[museum]\ntimezone = UTC\n[users]\n" + config) as server:
-        assert server.request("GET", HOURS, headers=VISITOR_AUTH)[0] == 200  # now verified
+        assert server.request("GET", HOURS, headers=VISITOR)[0] == 200  # now verified
         forked = multiprocessing.get_context("fork")
         answers = forked.Queue()
         flooder = forked.Process(target=flood_of_wrong_passwords,
@@ -200,7 +198,7 @@ def test_password_flood_from_many_addresses_does_not_starve_verified_clients(tmp
         latencies, statuses = [], []
         while time.monotonic() < flood_ends:
             started = time.perf_counter()
-            statuses.append(server.request("GET", HOURS, headers=VISITOR_AUTH)[0])
+            statuses.append(server.request("GET", HOURS, headers=VISITOR)[0])
             latencies.append(time.perf_counter() - started)
             time.sleep(0.01)
         flood = answers.get(timeout=30)
@@ -294,7 +292,7 @@ def buy_until_refused(server, day, number, answered):
         try:
             status, _, data = server.request("POST", TICKETS,
                                              ticket_body(number * 1000 + count, day),
-                                             VISITOR_AUTH, timeout=30)
+                                             VISITOR, timeout=30)
         except OSError:  # refused or reset: the server has stopped
             return
         if status != 201:
@@ -319,7 +317,7 @@ def test_sigterm_answers_every_ticket_it_sold(tmp_path, config_text, round_):
         for thread in buyers:
             thread.join(timeout=30)
         log = server.log()
-    sold = {ticket_id for (ticket_id,) in rows(str(tmp_path / "museum.sqlite3"),
+    sold = {ticket_id for (ticket_id,) in query(str(tmp_path / "museum.sqlite3"),
                                                 "SELECT id FROM tickets")}
     print(f"round {round_}: {len(sold)} sold, {len(answered)} answered 201")
     assert sold and sold == set(answered)

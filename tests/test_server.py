@@ -163,7 +163,7 @@ def test_the_module_level_app_is_built_from_the_default_config_on_first_call(
 
 
 @pytest.mark.parametrize("database, reason", [
-    ("missing/museum.sqlite3", "unable to open database file"),
+    ("missing/museum.sqlite3", "No such file or directory"),
     (".", "unable to open database file"),
     ("not-a-database.txt", "file is not a database"),
 ])
