@@ -806,8 +806,10 @@ DOCUMENT = {
                 "required": ["date", "sold", "admitted", "events"],
                 "properties": {
                     "date": {"$ref": _SCHEMAS + "Date"},
-                    "sold": {"$ref": _SCHEMAS + "DoorCounts"},
-                    "admitted": {"$ref": _SCHEMAS + "DoorCounts"},
+                    "sold": {"$ref": _SCHEMAS + "DoorCounts",
+                             "description": "Tickets for the day, by kind."},
+                    "admitted": {"$ref": _SCHEMAS + "DoorCounts",
+                                 "description": "Those of them admitted so far."},
                     "events": {
                         "type": "array",
                         "description": "The events with tickets for the day, by name.",
