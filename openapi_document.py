@@ -783,11 +783,17 @@ DOCUMENT = {
                     "`already-admitted` when and by whom it was first admitted; never the "
                     "buyer's email or phone."
                 ),
-                "allOf": [{"$ref": _SCHEMAS + "Problem"}],
-                "type": "object",
-                "required": ["result"],
-                "properties": {"result": {"type": "string", "enum": list(DOOR_OUTCOMES)},
-                               **_TICKET_FIELDS, **_ADMISSION_FIELDS},
+                # The members in a schema of their own: openapi-python-client reads an allOf
+                # of one `$ref` as that schema alone and drops the members beside it.
+                "allOf": [
+                    {"$ref": _SCHEMAS + "Problem"},
+                    {
+                        "type": "object",
+                        "required": ["result"],
+                        "properties": {"result": {"type": "string", "enum": list(DOOR_OUTCOMES)},
+                                       **_TICKET_FIELDS, **_ADMISSION_FIELDS},
+                    },
+                ],
             },
             "DoorCounts": {
                 "type": "object",
