@@ -740,7 +740,7 @@ DOCUMENT = {
             },
             "TicketPurchase": {
                 "type": "object",
-                "required": ["message", *DOOR_FIELDS],
+                "required": ["message", "ticketId", "ticketType", "ticketDate", "confirmationCode"],
                 "properties": {
                     "message": {"type": "string"},
                     **_TICKET_FIELDS,
