@@ -932,6 +932,7 @@ def _ticket_lines(ticket):
 # ============================================================================================
 
 QR_TEXT_LIMIT = 512  # a genuine QR text is about 120 characters
+TYPED_CODE_LIMIT = 100  # a confirmation code as typed; a genuine one is 27 characters
 DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the admission
     "already-admitted": (409, "This ticket was admitted before."),
     "wrong-date": (409, "This ticket is for another day."),
@@ -981,7 +982,7 @@ def door_details(ticket):
 
 ADMISSION_RULES = {
     "code": lambda v, name, value: v.text(name, value, QR_TEXT_LIMIT),
-    "confirmationCode": lambda v, name, value: v.text(name, value, 100),
+    "confirmationCode": lambda v, name, value: v.text(name, value, TYPED_CODE_LIMIT),
 }
 
 

@@ -14,6 +14,8 @@ from museum import (
     BODY_LIMIT,
     CONFIRMATION_CODE,
     DESCRIPTION_MAX,
+    DOOR_FIELDS,
+    DOOR_OUTCOMES,
     EMAIL_MAX,
     EVENT_DATES_MAX,
     HOURS_HORIZON_DAYS,
@@ -24,18 +26,23 @@ from museum import (
     PAGE_SIZE_MAX,
     PHONE,
     PRICE_MAX,
+    QR_TEXT_LIMIT,
     TICKET_TYPES,
+    TYPED_CODE_LIMIT,
     __version__,
+    qr_text,
 )
-from museum_config import DATE, ROLES, SCHEMA
+from museum_config import DATE, GATE_ROLE, ROLES, SCHEMA
 
 _SCHEMAS = "#/components/schemas/"
 _NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
 _CREATED = {"Location": {"$ref": "#/components/headers/Location"}}
 _ADMIN_ONLY = f"Needs the {ADMIN_ROLE} role."
+_GATE_OR_ADMIN = f"Needs the {GATE_ROLE} or the {ADMIN_ROLE} role."
 _HEADER_LIMIT = SCHEMA["server"]["max_request_header_size"].default
 _EVENT_ID_EXAMPLE = "3f1c9a52-7d4e-4b8a-9c61-2e5f0d8b7a14"
 _TICKET_ID_EXAMPLE = "a8e2d6c0-51b7-4f3e-8d92-6c4b1e0f7a35"
+_CODE_EXAMPLE = "ticket-general-3fa85f-64571"
 _EVENT_EXAMPLE = {
     "eventId": _EVENT_ID_EXAMPLE,
     "name": "Pirate Coding Workshop",
@@ -52,6 +59,34 @@ _EVENT_FIELDS = {
     "dates": {"$ref": _SCHEMAS + "EventDates"},
     "price": {"$ref": _SCHEMAS + "EventPrice"},
 }
+# What a ticket's receipt and the door show of it: never the buyer's email or phone.
+_TICKET_FIELDS = {
+    "ticketId": {"type": "string", "format": "uuid"},
+    "ticketType": {"$ref": _SCHEMAS + "TicketType"},
+    "ticketDate": {"$ref": _SCHEMAS + "Date"},
+    "confirmationCode": {"$ref": _SCHEMAS + "ConfirmationCode"},
+    "eventName": {"type": "string", "description": "Only on event tickets."},
+}
+_ADMISSION_FIELDS = {
+    "admittedAt": {"type": "string", "format": "date-time",
+                   "description": "When the ticket was admitted, in UTC (RFC 3339)."},
+    "admittedBy": {"type": "string", "description": "The user who admitted it."},
+}
+_COUNT = {"type": "integer", "minimum": 0}
+# A general ticket at the door, and what the door adds to it: the examples of its answers.
+_DOOR_TICKET_EXAMPLE = {"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "general",
+                        "ticketDate": "2030-10-29", "confirmationCode": _CODE_EXAMPLE}
+_ADMITTED_EXAMPLE = {"admittedAt": "2030-10-29T09:14:05Z", "admittedBy": "gate"}
+# The ticket members of each refusal's example; only the three that find a ticket show it.
+_DOOR_REFUSAL_EXAMPLES = {
+    "already-admitted": {**_DOOR_TICKET_EXAMPLE, **_ADMITTED_EXAMPLE},
+    "wrong-date": _DOOR_TICKET_EXAMPLE,
+    "cancelled": {**_DOOR_TICKET_EXAMPLE, "ticketType": "event",
+                  "confirmationCode": "ticket-event-a1b2c3-d4e5f",
+                  "eventName": "Pirate Coding Workshop"},
+    "forged": {},
+    "unknown": {},
+}
 # The names under components/responses of the error responses, by status.
 _ERROR_NAMES = {
     400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
@@ -67,25 +102,33 @@ _SERVER_TEXT = {"text/plain": {"schema": {"type": "string"}}}
 _PNG = {"schema": {"type": "string", "format": "binary"}}
 
 
-def _errors(*statuses):
-    """The responses of an API operation for `statuses` and those every one may answer."""
-    return {str(status): {"$ref": "#/components/responses/" + _ERROR_NAMES[status]}
-            for status in sorted({*_ANY_OPERATION, *statuses})}
+def _errors(*statuses, names=None):
+    """The error responses of an API operation: for `statuses`, for those every one may
+    answer, and for the statuses of `names` ({status: name under components/responses}),
+    which stand in for the usual response of their status."""
+    chosen = {status: _ERROR_NAMES[status] for status in {*_ANY_OPERATION, *statuses}}
+    chosen.update(names or {})
+    return {str(status): {"$ref": "#/components/responses/" + chosen[status]}
+            for status in sorted(chosen)}
 
 
-def _response(description, media_type, schema, example, headers=None):
-    """A response with a body of `media_type`; like every JSON answer, never cached."""
+def _response(description, media_type, schema, example, headers=None, named=False):
+    """A response with a body of `media_type`; like every JSON answer, never cached. With
+    `named`, `example` is a dict of named examples."""
     return {"description": description,
             "headers": {**(headers or {}), "Cache-Control": _NO_STORE},
-            "content": {media_type: {"schema": schema, "example": example}}}
+            "content": {media_type: {"schema": schema,
+                                     ("examples" if named else "example"): example}}}
+
+
+def _problem_body(status, detail, **members):
+    return {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
+            "detail": detail, **members}
 
 
 def _problem(status, description, detail, errors=None, headers=None, server_text=False):
     """A problem+json error response whose example is what the service answers."""
-    example = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
-               "detail": detail}
-    if errors:
-        example["errors"] = errors
+    example = _problem_body(status, detail, **({"errors": errors} if errors else {}))
     response = _response(description, "application/problem+json",
                          {"$ref": _SCHEMAS + "Problem"}, example, headers)
     if server_text:
@@ -93,11 +136,25 @@ def _problem(status, description, detail, errors=None, headers=None, server_text
     return response
 
 
-def _trimmed_text(max_length):
-    """A string that is 1..max_length characters once trimmed of surrounding whitespace."""
+def _door_problem(description, *results):
+    """The door's refusal for `results` (of one status), with an example of each: what the
+    service answers, its `result` and what it shows of the ticket."""
+    examples = {}
+    for result in results:
+        status, detail = DOOR_OUTCOMES[result]
+        body = _problem_body(status, detail, result=result, **_DOOR_REFUSAL_EXAMPLES[result])
+        examples[result] = {"value": body}
+    return _response(description, "application/problem+json",
+                     {"$ref": _SCHEMAS + "DoorProblem"}, examples, named=True)
+
+
+def _trimmed_text(max_length, what=""):
+    """A string that is 1..max_length characters once trimmed of surrounding whitespace;
+    `what` begins its description."""
     return {
         "type": "string",
-        "description": f"Trimmed of surrounding whitespace, then 1-{max_length} characters.",
+        "description": f"{what}Trimmed of surrounding whitespace, then 1-{max_length} "
+                       "characters.",
         "minLength": 1,
         "pattern": rf"^\s*\S(?:[\s\S]{{0,{max_length - 2}}}\S)?\s*$",
     }
@@ -117,7 +174,8 @@ DOCUMENT = {
         "description": (
             "Opening hours, special events and tickets of the museum. Every operation "
             "except fetching this description needs HTTP Basic credentials; creating, "
-            f"changing and cancelling special events needs the {ADMIN_ROLE} role. Requests "
+            f"changing and cancelling special events needs the {ADMIN_ROLE} role, admitting "
+            f"tickets at the door the {GATE_ROLE} role or higher. Requests "
             "and responses are JSON, errors are RFC 9457 problem details "
             "(application/problem+json), and dates are ISO calendar dates in the "
             "museum's time zone. Requests that the HTTP server refuses before they reach "
@@ -132,6 +190,7 @@ DOCUMENT = {
         {"name": "Operations", "description": "The museum's opening hours."},
         {"name": "Events", "description": "Special events and their dates."},
         {"name": "Tickets", "description": "Buying tickets and fetching their codes."},
+        {"name": "Door", "description": "Admitting tickets at the entrance; the day's counts."},
         {"name": "Description", "description": "This OpenAPI description."},
     ],
     "paths": {
@@ -226,7 +285,8 @@ DOCUMENT = {
                     f"{_ADMIN_ONLY} Changes only the fields given; `{{}}` changes nothing. "
                     "Each field follows the same rules as on creation. The body is a JSON "
                     "merge patch (RFC 7396) without nulls, so it may also be sent as "
-                    "`application/merge-patch+json`."
+                    "`application/merge-patch+json`. Dates for which tickets were sold "
+                    "cannot be removed (409); cancel the event instead."
                 ),
                 "tags": ["Events"],
                 # One media type: several for one body defeat some client generators.
@@ -241,7 +301,7 @@ DOCUMENT = {
                 },
                 "responses": {
                     "200": {"$ref": "#/components/responses/SpecialEvent"},
-                    **_errors(403, 404, 413, 415),
+                    **_errors(403, 404, 413, 415, names={409: "DatesSold"}),
                 },
             },
             "delete": {
@@ -266,7 +326,9 @@ DOCUMENT = {
                     "Buys a general admission ticket, or a ticket for one date of a "
                     "special event. The date must be an open day, not before today, and "
                     "for an event one of its dates. Repeating a request with the same "
-                    "`Idempotency-Key` and body buys nothing new; the same key with a "
+                    "`Idempotency-Key` and body buys nothing new: it answers the ticket "
+                    "bought first, before any rule on the date or the hours is checked "
+                    "again, so a retry after midnight still gets it. The same key with a "
                     "different body is a conflict."
                 ),
                 "tags": ["Tickets"],
@@ -310,6 +372,96 @@ DOCUMENT = {
                          "eventName": "Pirate Coding Workshop", "eventId": _EVENT_ID_EXAMPLE},
                         _CREATED),
                     **_errors(404, 409, 413, 415),
+                },
+            }
+        },
+        "/admissions": {
+            "post": {
+                "operationId": "admitTicket",
+                "summary": "Admit a ticket at the door",
+                "description": (
+                    f"{_GATE_OR_ADMIN} The ticket is presented by the text of its QR code "
+                    "or by its typed confirmation code. A ticket is admitted once, on its "
+                    "date; otherwise the answer is a problem whose `result` says why: "
+                    + ", ".join(f"`{result}` ({status})"
+                                for result, (status, _) in DOOR_OUTCOMES.items())
+                    + ". Malformed QR text is `forged` too."
+                ),
+                "tags": ["Door"],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": _SCHEMAS + "AdmissionRequest"},
+                            "examples": {
+                                "scanned": {
+                                    "summary": "The scanned QR code",
+                                    "value": {"code": qr_text("example secret",
+                                                              _TICKET_ID_EXAMPLE,
+                                                              _CODE_EXAMPLE)},
+                                },
+                                "typed": {
+                                    "summary": "The confirmation code, typed",
+                                    "value": {"confirmationCode": _CODE_EXAMPLE},
+                                },
+                            },
+                        }
+                    },
+                },
+                "responses": {
+                    "201": _response(
+                        "The ticket was admitted.", "application/json",
+                        {"$ref": _SCHEMAS + "Admission"},
+                        {"result": "admitted", **_DOOR_TICKET_EXAMPLE, **_ADMITTED_EXAMPLE}),
+                    **_errors(413, 415, names={
+                        403: "NeedsGateRole", 404: "UnknownTicket", 409: "NotAdmittable",
+                        410: "CancelledTicket", 422: "ForgedTicket"}),
+                },
+            }
+        },
+        "/admissions/summary": {
+            "get": {
+                "operationId": "getAdmissionSummary",
+                "summary": "Count the day's tickets sold and admitted",
+                "description": (
+                    f"{_GATE_OR_ADMIN} Tickets sold and admitted for one day, by kind and "
+                    "by event."
+                ),
+                "tags": ["Door"],
+                "parameters": [{
+                    "name": "date",
+                    "in": "query",
+                    "required": False,
+                    "description": "The day to count; defaults to today at the museum.",
+                    "schema": {"$ref": _SCHEMAS + "Date"},
+                    "example": "2030-10-30",
+                }],
+                "responses": {
+                    "200": _response(
+                        "The day's counts.", "application/json",
+                        {"$ref": _SCHEMAS + "AdmissionSummary"},
+                        {"date": "2030-10-30", "sold": {"general": 120, "event": 35},
+                         "admitted": {"general": 87, "event": 30},
+                         "events": [{"eventId": _EVENT_ID_EXAMPLE,
+                                     "name": "Pirate Coding Workshop", "sold": 35,
+                                     "admitted": 30}]}),
+                    **_errors(names={403: "NeedsGateRole"}),
+                },
+            }
+        },
+        "/admissions/{ticketId}": {
+            "delete": {
+                "operationId": "undoAdmission",
+                "summary": "Undo an admission",
+                "description": (
+                    f"{_ADMIN_ONLY} For an admission made by mistake: the ticket may be "
+                    "admitted again."
+                ),
+                "tags": ["Door"],
+                "parameters": [{"$ref": "#/components/parameters/TicketId"}],
+                "responses": {
+                    "204": {"description": "The admission was undone."},
+                    **_errors(403, names={404: "NotAdmitted"}),
                 },
             }
         },
@@ -371,7 +523,8 @@ DOCUMENT = {
                 "scheme": "basic",
                 "description": (
                     "Credentials of a user configured on the server. Each user has one "
-                    f"role: {', '.join(ROLES)}."
+                    f"role: {', '.join(ROLES)}; each role may do all that the ones before "
+                    "it may."
                 ),
             }
         },
@@ -590,18 +743,83 @@ DOCUMENT = {
                 "required": ["message", "ticketId", "ticketType", "ticketDate", "confirmationCode"],
                 "properties": {
                     "message": {"type": "string"},
-                    "ticketId": {"type": "string", "format": "uuid"},
-                    "ticketType": {"$ref": _SCHEMAS + "TicketType"},
-                    "ticketDate": {"$ref": _SCHEMAS + "Date"},
-                    "confirmationCode": {
-                        "type": "string",
-                        "pattern": _anchored(CONFIRMATION_CODE),
-                    },
-                    "eventName": {"type": "string", "description": "Only on event tickets."},
+                    **_TICKET_FIELDS,
                     "eventId": {
                         "type": "string",
                         "format": "uuid",
                         "description": "Only on event tickets.",
+                    },
+                },
+            },
+            "ConfirmationCode": {
+                "type": "string",
+                "pattern": _anchored(CONFIRMATION_CODE),
+                "examples": [_CODE_EXAMPLE],
+            },
+            "AdmissionRequest": {
+                "type": "object",
+                "description": "Exactly one of the two fields.",
+                "minProperties": 1,
+                "maxProperties": 1,
+                "properties": {
+                    "code": _trimmed_text(
+                        QR_TEXT_LIMIT, "The text of the ticket's QR code, as scanned. "),
+                    "confirmationCode": _trimmed_text(
+                        TYPED_CODE_LIMIT, "The confirmation code printed on the ticket, as "
+                        "typed; letter case does not matter. "),
+                },
+                "additionalProperties": False,
+            },
+            "Admission": {
+                "type": "object",
+                "required": ["result", *DOOR_FIELDS, *_ADMISSION_FIELDS],
+                "properties": {"result": {"type": "string", "const": "admitted"},
+                               **_TICKET_FIELDS, **_ADMISSION_FIELDS},
+            },
+            "DoorProblem": {
+                "description": (
+                    "Problem details with the door's `result`. Where a ticket was found "
+                    "(`already-admitted`, `wrong-date`, `cancelled`) they show it, and for "
+                    "`already-admitted` when and by whom it was first admitted; never the "
+                    "buyer's email or phone."
+                ),
+                # The members in a schema of their own: openapi-python-client reads an allOf
+                # of one `$ref` as that schema alone and drops the members beside it.
+                "allOf": [
+                    {"$ref": _SCHEMAS + "Problem"},
+                    {
+                        "type": "object",
+                        "required": ["result"],
+                        "properties": {"result": {"type": "string", "enum": list(DOOR_OUTCOMES)},
+                                       **_TICKET_FIELDS, **_ADMISSION_FIELDS},
+                    },
+                ],
+            },
+            "DoorCounts": {
+                "type": "object",
+                "required": list(TICKET_TYPES),
+                "properties": {kind: _COUNT for kind in TICKET_TYPES},
+            },
+            "EventDoorCounts": {
+                "type": "object",
+                "required": ["eventId", "name", "sold", "admitted"],
+                "properties": {"eventId": {"type": "string", "format": "uuid"},
+                               "name": {"type": "string"}, "sold": _COUNT, "admitted": _COUNT},
+            },
+            "AdmissionSummary": {
+                "type": "object",
+                "description": "Cancelled events and their tickets are not counted.",
+                "required": ["date", "sold", "admitted", "events"],
+                "properties": {
+                    "date": {"$ref": _SCHEMAS + "Date"},
+                    "sold": {"$ref": _SCHEMAS + "DoorCounts",
+                             "description": "Tickets for the day, by kind."},
+                    "admitted": {"$ref": _SCHEMAS + "DoorCounts",
+                                 "description": "Those of them admitted so far."},
+                    "events": {
+                        "type": "array",
+                        "description": "The events with tickets for the day, by name.",
+                        "items": {"$ref": _SCHEMAS + "EventDoorCounts"},
                     },
                 },
             },
@@ -616,7 +834,7 @@ DOCUMENT = {
                     "detail": {"type": "string"},
                     "errors": {
                         "type": "array",
-                        "description": "Only on validation failures: one entry per bad field.",
+                        "description": "Only when fields are at fault: one entry per field.",
                         "minItems": 1,
                         "items": {"$ref": _SCHEMAS + "FieldError"},
                     },
@@ -646,12 +864,35 @@ DOCUMENT = {
             "Forbidden": _problem(
                 403, f"The credentials are valid but lack the {ADMIN_ROLE} role.",
                 f"This needs the {ADMIN_ROLE} role."),
+            "NeedsGateRole": _problem(
+                403, f"The credentials are valid but lack the {GATE_ROLE} role.",
+                f"This needs the {GATE_ROLE} role."),
             "NotFound": _problem(
                 404, "The event or ticket does not exist, or the event was cancelled.",
                 "No such record (it may have been cancelled)."),
+            "NotAdmitted": _problem(
+                404, "The ticket has not been admitted, or does not exist.",
+                "This ticket has not been admitted."),
+            "UnknownTicket": _door_problem(
+                "No ticket was sold with this genuine QR code or typed confirmation code.",
+                "unknown"),
             "Conflict": _problem(
                 409, "The `Idempotency-Key` was used before with a different body.",
                 "This Idempotency-Key was already used with a different request."),
+            "DatesSold": _problem(
+                409, "The new dates leave out dates for which tickets were sold; nothing "
+                "was changed. `errors` names each such date.",
+                "Tickets were sold for dates this change removes: 2030-10-31 (2 sold). "
+                "Keep those dates, or cancel the event.",
+                errors=[{"field": "dates",
+                         "message": "must keep 2030-10-31: 2 ticket(s) sold for it"}]),
+            "NotAdmittable": _door_problem(
+                "The ticket was admitted before (and when, by whom), or is for another day.",
+                "already-admitted", "wrong-date"),
+            "CancelledTicket": _door_problem("The ticket's event was cancelled.", "cancelled"),
+            "ForgedTicket": _door_problem(
+                "The QR text is not one this museum made, or is not a ticket's at all.",
+                "forged"),
             "Gone": _problem(
                 410, "The ticket's event was cancelled.",
                 "The event of this ticket was cancelled."),

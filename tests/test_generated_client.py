@@ -28,6 +28,7 @@ GENERATOR_CONFIG = "post_hooks: []\n"
 @pytest.fixture(scope="module")
 def config_text(password_hashes):
     return (f"[museum]\ntimezone = UTC\n[users]\nadmin = admin:{password_hashes['admin']}\n"
+            f"gate = gate:{password_hashes['gate']}\n"
             f"visitor = visitor:{password_hashes['visitor']}\n")
 
 
@@ -147,6 +148,53 @@ def test_every_operation_works_through_the_generated_client(connect, config_text
     description = get_open_api_description.sync_detailed(client=connect())
     assert description.status_code == 200
     assert description.parsed["info"]["title"] == "Museum API"
+
+
+def test_the_door_works_through_the_generated_client(connect):
+    """A gate admits a ticket bought for today, once, and reads the day's counts; an admin
+    undoes the admission. The door's refusals parse with their `result` and ticket."""
+    from museum_api_client.api.door import admit_ticket, get_admission_summary, undo_admission
+    from museum_api_client.api.events import create_special_event
+    from museum_api_client.api.tickets import buy_museum_tickets
+    from museum_api_client.models import (AdmissionRequest, BuyTicketRequest, DoorProblem,
+                                          DoorProblemResult, Problem, SpecialEventCreate,
+                                          TicketType)
+
+    admin, gate = connect("admin"), connect("gate")
+    # An event ticket, as today (in the server's zone, UTC) need not be an open day.
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    event = create_special_event.sync_detailed(client=admin, body=SpecialEventCreate(
+        name="Door Night", location="Atrium", event_description="A talk.", dates=[today],
+        price=5)).parsed
+    ticket = buy_museum_tickets.sync_detailed(client=admin, body=BuyTicketRequest(
+        ticket_type=TicketType.EVENT, ticket_date=today, email="ada@example.org",
+        event_id=event.event_id)).parsed
+    presented = AdmissionRequest(confirmation_code=ticket.confirmation_code)
+
+    admitted = admit_ticket.sync_detailed(client=gate, body=presented)
+    assert admitted.status_code == 201
+    assert (admitted.parsed.ticket_id, admitted.parsed.event_name, admitted.parsed.admitted_by) \
+        == (ticket.ticket_id, "Door Night", "gate")
+
+    again = admit_ticket.sync_detailed(client=gate, body=presented)
+    assert again.status_code == 409 and isinstance(again.parsed, DoorProblem)
+    assert again.parsed.result == DoorProblemResult.ALREADY_ADMITTED
+    assert (again.parsed.ticket_id, again.parsed.admitted_at) == (
+        ticket.ticket_id, admitted.parsed.admitted_at)
+
+    forged = admit_ticket.sync_detailed(client=gate, body=AdmissionRequest(code="hello"))
+    assert (forged.status_code, forged.parsed.result) == (422, DoorProblemResult.FORGED)
+
+    summary = get_admission_summary.sync_detailed(client=gate, date=today)
+    assert summary.status_code == 200 and summary.parsed.date == today
+    [counts] = [entry for entry in summary.parsed.events if entry.event_id == event.event_id]
+    assert (counts.sold, counts.admitted) == (1, 1)
+    assert summary.parsed.admitted.event >= 1
+
+    refused = undo_admission.sync_detailed(ticket.ticket_id, client=gate)
+    assert isinstance(refused.parsed, Problem) and refused.parsed.status == 403
+    assert undo_admission.sync_detailed(ticket.ticket_id, client=admin).status_code == 204
+    assert admit_ticket.sync_detailed(client=gate, body=presented).status_code == 201
 
 
 def test_errors_come_back_as_parsed_problems(connect, config_text):

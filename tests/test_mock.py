@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
@@ -70,13 +70,15 @@ class Walk:
         return value, response_headers
 
 
-def walk_every_operation(walk):
-    """Each operation with its success and its typical errors, in one fixed order."""
+def walk_every_operation(walk, today):
+    """Each operation with its success and its typical errors, in one fixed order; `today`
+    is the server's."""
     walk("getOpenApiDescription", "GET", "/openapi.json", auth=False)
     walk("getMuseumHours", "GET", "/museum-hours?limit=3")
     walk("getMuseumHours", "GET", "/museum-hours?limit=31")
     walk("getMuseumHours", "GET", "/museum-hours", auth=False)
-    event, _ = walk("createSpecialEvent", "POST", "/special-events", EVENT)
+    event, _ = walk("createSpecialEvent", "POST", "/special-events",
+                    {**EVENT, "dates": [today.isoformat(), *EVENT["dates"]]})
     walk("createSpecialEvent", "POST", "/special-events", {**EVENT, "eventId": str(uuid.uuid4())})
     walk("createSpecialEvent", "POST", "/special-events", "text",
          headers={"Content-Type": "text/plain"})
@@ -95,12 +97,27 @@ def walk_every_operation(walk):
     walk("buyMuseumTickets", "POST", "/tickets", general, headers={"Idempotency-Key": "walk-1"})
     walk("buyMuseumTickets", "POST", "/tickets", {**general, "email": "bob@example.org"},
          headers={"Idempotency-Key": "walk-1"})
+    tonight, _ = walk("buyMuseumTickets", "POST", "/tickets", {
+        "ticketType": "event", "eventId": event["eventId"], "ticketDate": today.isoformat(),
+        "email": "ada@example.org"})
+    walk("updateSpecialEvent", "PATCH", path, {"dates": [EVENT["dates"][1]]})
+    presented = {"confirmationCode": tonight["confirmationCode"]}
+    walk("admitTicket", "POST", "/admissions", presented)
+    walk("admitTicket", "POST", "/admissions", presented)
+    walk("admitTicket", "POST", "/admissions", {"confirmationCode": ticket["confirmationCode"]})
+    walk("admitTicket", "POST", "/admissions", {"code": "hello"})
+    walk("admitTicket", "POST", "/admissions", {"code": "hello", **presented})
+    walk("getAdmissionSummary", "GET", f"/admissions/summary?date={today}")
+    walk("getAdmissionSummary", "GET", "/admissions/summary?date=today")
+    walk("undoAdmission", "DELETE", f"/admissions/{tonight['ticketId']}")
+    walk("undoAdmission", "DELETE", f"/admissions/{tonight['ticketId']}")
     code = f"/tickets/{ticket['ticketId']}/qr"
     _, image_headers = walk("getTicketCode", "GET", code)
     walk("getTicketCode", "GET", code, headers={"If-None-Match": image_headers["etag"]})
     walk("getTicketCode", "GET", f"/tickets/{uuid.uuid4()}/qr")
     walk("deleteSpecialEvent", "DELETE", path)
     walk("deleteSpecialEvent", "DELETE", path)
+    walk("admitTicket", "POST", "/admissions", presented)
     walk("getTicketCode", "GET", code)
 
 
@@ -111,9 +128,13 @@ def test_mock_answers_every_operation_with_the_shapes_of_the_real_service(
     (tmp_path / "real").mkdir()
     with running_server(tmp_path / "real", config_text) as real:
         real_walk = Walk(real, ADMIN)
-        walk_every_operation(real_walk)
+        walk_every_operation(real_walk, datetime.now(timezone.utc).date())  # its zone: UTC
     mock_walk = Walk(mock, ANYONE)
-    walk_every_operation(mock_walk)
+    walk_every_operation(mock_walk, date.today())  # the mock's zone: this machine's
+    answered = {(operation, status) for operation, status, *_ in mock_walk.shapes}
+    assert {("admitTicket", status) for status in (201, 400, 409, 410, 422)} | {
+        ("getAdmissionSummary", 200), ("getAdmissionSummary", 400), ("undoAdmission", 204),
+        ("undoAdmission", 404), ("updateSpecialEvent", 409)} <= answered
     assert mock_walk.shapes[-1][:2] == ("getTicketCode", 410)
     assert mock_walk.shapes == real_walk.shapes
     assert (mock_walk.marks, real_walk.marks) == ({"true"}, {None})

@@ -1,6 +1,7 @@
 """Every problem example in the OpenAPI description is what the service answers: each case is
 provoked against the app and the whole problem compared with the example (the examples'
-messages used to drift from the code's)."""
+messages used to drift from the code's). The door's examples show a made-up ticket: the
+members naming it are compared by presence and checked against the schema."""
 
 import json
 import uuid
@@ -9,15 +10,32 @@ import pytest
 
 import museum
 import storage
-from conftest import ADMIN, VISITOR, basic
-from described import operations, resolve
+from conftest import ADMIN, GATE, TODAY, VISITOR, basic
+from described import operations, resolve, schema_errors
 from openapi_document import DOCUMENT
 
 EVENTS = "/v1.1/special-events"
 TICKETS = "/v1.1/tickets"
 OPEN_DAY = "2026-11-24"  # a Tuesday after conftest's NOW
+ADMISSIONS = "/v1.1/admissions"
 EVENT = {"name": "Night Tour", "location": "Great Hall", "eventDescription": "Torches.",
          "dates": [OPEN_DAY], "price": 25}
+# Members of the door's problems that name the particular ticket and moment.
+PARTICULAR = {"ticketId", "confirmationCode", "ticketDate", "eventName", "admittedAt"}
+
+
+def sell(client, day, event=None):
+    """A ticket for `day`, general or for `event`; returns its receipt."""
+    ticket = {"ticketType": "general", "ticketDate": day, "email": "ada@example.org"}
+    if event:
+        ticket.update(ticketType="event", eventId=event["eventId"])
+    return client.post_json(TICKETS, ticket, headers=VISITOR, status=201).json
+
+
+def present(client, ticket, status):
+    """The ticket's typed confirmation code at the door."""
+    return client.post_json(ADMISSIONS, {"confirmationCode": ticket["confirmationCode"]},
+                            headers=GATE, status=status)
 
 
 def bad_request(client, store):
@@ -32,6 +50,10 @@ def forbidden(client, store):
     return client.post_json(EVENTS, EVENT, headers=VISITOR, status=403)
 
 
+def needs_gate_role(client, store):
+    return client.get(f"{ADMISSIONS}/summary", headers=VISITOR, status=403)
+
+
 def not_found(client, store):
     return client.get(f"{EVENTS}/{uuid.uuid4()}", headers=ADMIN, status=404)
 
@@ -42,6 +64,46 @@ def conflict(client, store):
     client.post_json(TICKETS, ticket, headers=key, status=201)
     return client.post_json(TICKETS, {**ticket, "email": "bob@example.org"}, headers=key,
                             status=409)
+
+
+def not_admitted(client, store):
+    return client.delete(f"{ADMISSIONS}/{uuid.uuid4()}", headers=ADMIN, status=404)
+
+
+def unknown_ticket(client, store):
+    return client.post_json(ADMISSIONS, {"confirmationCode": "ticket-general-abcdef-12345"},
+                            headers=GATE, status=404)
+
+
+def dates_sold(client, store):
+    event = client.post_json(EVENTS, {**EVENT, "dates": ["2030-10-30", "2030-10-31"]},
+                             headers=ADMIN, status=201).json
+    for _ in range(2):
+        sell(client, "2030-10-31", event)
+    return client.patch_json(f"{EVENTS}/{event['eventId']}", {"dates": ["2030-10-30"]},
+                             headers=ADMIN, status=409)
+
+
+def already_admitted(client, store):
+    ticket = sell(client, TODAY)
+    present(client, ticket, 201)
+    return present(client, ticket, 409)
+
+
+def wrong_date(client, store):
+    return present(client, sell(client, OPEN_DAY), 409)
+
+
+def cancelled_ticket(client, store):
+    event = client.post_json(EVENTS, {**EVENT, "dates": [TODAY]}, headers=ADMIN,
+                             status=201).json
+    ticket = sell(client, TODAY, event)
+    client.delete(f"{EVENTS}/{event['eventId']}", headers=ADMIN, status=204)
+    return present(client, ticket, 410)
+
+
+def forged_ticket(client, store):
+    return client.post_json(ADMISSIONS, {"code": "hello, world"}, headers=GATE, status=422)
 
 
 def gone(client, store):
@@ -83,9 +145,17 @@ CASES = {
     "BadRequest": bad_request,
     "Unauthorized": unauthorized,
     "Forbidden": forbidden,
+    "NeedsGateRole": needs_gate_role,
     "NotFound": not_found,
+    "NotAdmitted": not_admitted,
+    "UnknownTicket/unknown": unknown_ticket,
     "Conflict": conflict,
+    "DatesSold": dates_sold,
+    "NotAdmittable/already-admitted": already_admitted,
+    "NotAdmittable/wrong-date": wrong_date,
     "Gone": gone,
+    "CancelledTicket/cancelled": cancelled_ticket,
+    "ForgedTicket/forged": forged_ticket,
     "ContentTooLarge": content_too_large,
     "UnsupportedMediaType": unsupported_media_type,
     "TooManyRequests": too_many_requests,
@@ -93,11 +163,23 @@ CASES = {
 }
 
 
+def problem_media(name):
+    """The problem+json content of `name` under components/responses, or None."""
+    return DOCUMENT["components"]["responses"][name].get("content", {}).get(
+        "application/problem+json")
+
+
 def problem_examples():
-    """{name under components/responses: its problem+json example}."""
-    return {name: response["content"]["application/problem+json"]["example"]
-            for name, response in DOCUMENT["components"]["responses"].items()
-            if "application/problem+json" in response.get("content", {})}
+    """{name under components/responses, with `/` and the example's name where it has
+    named examples: the problem+json example}."""
+    found = {}
+    for name in DOCUMENT["components"]["responses"]:
+        media = problem_media(name) or {}
+        if "example" in media:
+            found[name] = media["example"]
+        for example_name, example in media.get("examples", {}).items():
+            found[f"{name}/{example_name}"] = example["value"]
+    return found
 
 
 def test_every_problem_example_has_a_case():
@@ -109,15 +191,25 @@ def test_the_example_is_what_the_service_answers(name, make_client, config, stor
     client = make_client(config)
     res = CASES[name](client, store)
     assert res.content_type == "application/problem+json"
-    assert res.json == problem_examples()[name]
+    example = problem_examples()[name]
+    assert res.json.keys() == example.keys()
+    assert {key: value for key, value in res.json.items() if key not in PARTICULAR} == {
+        key: value for key, value in example.items() if key not in PARTICULAR}
+    schema = problem_media(name.partition("/")[0])["schema"]
+    assert schema_errors(schema, res.json) == []
 
 
 def test_operations_refer_to_the_examples_checked_here():
     """Every error response of an operation is one of the shared ones, so checking those
     checks every error example the description shows."""
     shared = DOCUMENT["components"]["responses"]
+    examples = problem_examples()
     for _, _, operation in operations().values():
         for status, response in operation["responses"].items():
             if status[0] in "45":
-                assert response["$ref"].rsplit("/", 1)[1] in shared
+                name = response["$ref"].rsplit("/", 1)[1]
+                assert name in shared
                 assert resolve(response)["content"]
+                # Listed under the status its examples have.
+                assert {example["status"] for key, example in examples.items()
+                        if key.partition("/")[0] == name} <= {int(status)}, name
