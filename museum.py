@@ -22,7 +22,6 @@ import logging
 import math
 import re
 import secrets
-import signal
 import sys
 import threading
 import time
@@ -33,10 +32,6 @@ from http import HTTPStatus
 from urllib.parse import urlencode
 
 import falcon
-import waitress
-from waitress import wasyncore
-from waitress.channel import HTTPChannel
-from waitress.server import BaseWSGIServer
 
 import storage
 import ticket_image
@@ -48,7 +43,6 @@ from museum_config import (
     ROLES,
     VISITOR_ROLE,
     ConfigError,
-    User,
     check_password,
     hash_password,
     help_for_config,
@@ -463,7 +457,7 @@ class Authenticator:
 
     def authenticate(self, header):
         """The User for a Basic Authorization header, or None."""
-        credentials = _basic_credentials(header)
+        credentials = basic_credentials(header)
         if credentials is None:
             return None
         name, password = credentials
@@ -560,7 +554,7 @@ def _client_key(address):
     return str(ip)
 
 
-def _basic_credentials(header):
+def basic_credentials(header):
     """(name, password) from `Basic base64(name:password)`, or None if malformed."""
     scheme, _, encoded = (header or "").partition(" ")
     if scheme.lower() != "basic":
@@ -1180,52 +1174,6 @@ def app(environ, start_response):
 
 
 # ============================================================================================
-# The mock: the same app on demo data in memory, for trying the interface
-# ============================================================================================
-
-class AnyCredentials(Authenticator):
-    """The mock's auth: any well-formed Basic credentials act as an admin of that name."""
-
-    def __init__(self):
-        super().__init__({}, max_failures=1, failure_window=1, lockout=1)
-
-    def authenticate(self, header):
-        credentials = _basic_credentials(header)
-        return User(credentials[0], ADMIN_ROLE, "") if credentials else None
-
-    def _count_failure(self, address):
-        """The mock locks no one out."""
-
-
-class MockMarker:
-    """Tells every client of the mock that nothing it writes is kept."""
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        resp.set_header("X-Museum-Mock", "true")
-
-
-DEMO_EVENTS = [
-    ("Night at the Museum", "Great Hall", "A torchlit tour of the galleries after closing.",
-     (4, 11, 18), 25),
-    ("Dinosaur Discovery Day", "Fossil Gallery", "Hands-on fossils and talks for families.",
-     (2, 9), 8.5),
-    ("Impressionist Masters", "East Wing", "Guided tour of the visiting impressionist "
-     "exhibition.", (1, 3, 5, 7, 14, 21), 15),
-    ("Conservation Lab Open Day", "Lower Ground", "Meet the conservators restoring a 17th "
-     "century altarpiece.", (10,), 0),
-]
-
-
-def seed_demo_events(store, today):
-    """A handful of realistic events on days after `today`, for the mock."""
-    store.create_events([{
-        "eventId": new_uuid(), "name": name, "location": location,
-        "eventDescription": description, "price": float(price),
-        "dates": [(today + timedelta(days=day)).isoformat() for day in days]}
-        for name, location, description, days, price in DEMO_EVENTS])
-
-
-# ============================================================================================
 # Command line
 # ============================================================================================
 
@@ -1277,86 +1225,33 @@ def command_serve(args):
                     "ones with 'museum hash-password'", ", ".join(weak))
     app = create_app(config, store=storage.open_store(config["storage"]["url"]),
                      loopback_development=_is_loopback(host) and not proxy)
-    return run_server(app, server_settings,
-                      f"database {storage.display_url(config['storage']['url'])}")
+    return serve(app, server_settings,
+                 f"database {storage.display_url(config['storage']['url'])}")
 
 
 def command_mock(args):
+    import museum_mock
+
     overrides = {("server", "host"): args.host, ("server", "port"): args.port}
     config = parse_config("", "mock defaults", overrides={k: v for k, v in overrides.items() if v})
     if not _is_loopback(config["server"]["host"]):
         # Any credentials are an admin here, as good as a demo password: same rule.
         raise ConfigError(f"the mock accepts any credentials; refusing to listen on "
                           f"{config['server']['host']} (use a loopback address)")
-    store = storage.open_store(":memory:")
-    seed_demo_events(store, museum_today(config["museum"]["timezone"], utc_now)())
-    mock_app = create_app(config, store=store, authenticator=AnyCredentials(),
-                          middleware=[MockMarker()])
-    return run_server(mock_app, config["server"],
-                      "MOCK: demo data in memory, any credentials, nothing is kept")
+    return serve(museum_mock.create_mock_app(config), config["server"],
+                 "MOCK: demo data in memory, any credentials, nothing is kept")
 
 
-DRAIN_SECONDS = 10
-LOOP_SECONDS = 0.2  # how soon the server loop notices a stop signal
+def serve(wsgi_app, server_settings, what):
+    import museum_server  # waitress serves the command's app; an embedded app needs none
 
-
-def run_server(wsgi_app, server_settings, what):
-    """Serve until SIGTERM or SIGINT, then stop as `drain` describes."""
-    sockets = {}  # waitress's socket map: the listening sockets and every connection
-    server = waitress.create_server(wsgi_app, map=sockets, **waitress_settings(server_settings))
-    # waitress warns of a task queue on every request that waits for a free thread: under
-    # load that is half the requests, and the access log's durations already show it.
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    stopping = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda signum, frame: stopping.set())
-    log.info("museum service %s listening on http://%s:%s (%s)", __version__,
-             server.effective_host, server.effective_port, what)
-    # waitress's own run() loop, in turns short enough to notice the signal. (Its way,
-    # SystemExit out of the loop, drops the requests still queued unanswered.)
-    while not stopping.is_set():
-        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
-    drain(sockets)
-    log.info("stopped")
-    return 0
-
-
-def drain(sockets, seconds=DRAIN_SECONDS):
-    """Stop accepting connections, then go on serving until every request received is
-    answered and its answer sent, for at most `seconds`; then stop the worker threads."""
-    listeners = [each for each in list(sockets.values()) if isinstance(each, BaseWSGIServer)]
-    for listener in listeners:
-        # The plain socket close: waitress's own also closes the trigger by which the
-        # worker threads wake this loop to send their answers.
-        wasyncore.dispatcher.close(listener)
-    log.info("stopping: answering the requests under way (at most %d s)", seconds)
-    deadline = time.monotonic() + seconds
-    while _answering(sockets) and time.monotonic() < deadline:
-        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
-    listeners[0].task_dispatcher.shutdown(timeout=1)
-
-
-def _answering(sockets):
-    return any(isinstance(each, HTTPChannel) and (each.requests or each.total_outbufs_len)
-               for each in list(sockets.values()))
+    return museum_server.run_server(wsgi_app, server_settings, f"museum service {__version__}",
+                                    what)
 
 
 def command_openapi(args):
     print(json.dumps(openapi_description(), indent=2))
     return 0
-
-
-def waitress_settings(server_settings):
-    # The body size is a backstop for memory and disk: the app answers bodies over BODY_LIMIT.
-    settings = {name: server_settings[name] for name in
-                ("host", "port", "threads", "connection_limit", "channel_timeout", "ident",
-                 "max_request_header_size", "max_request_body_size")}
-    settings["clear_untrusted_proxy_headers"] = True
-    if server_settings["trusted_proxy"]:
-        settings["trusted_proxy"] = server_settings["trusted_proxy"]
-        settings["trusted_proxy_headers"] = {"x-forwarded-for", "x-forwarded-proto",
-                                             "x-forwarded-host"}
-    return settings
 
 
 def command_hash_password(args):

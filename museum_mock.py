@@ -1,0 +1,59 @@
+"""The mock: the same app as the service, on demo data in memory, for trying the interface
+(`museum mock`). Any well-formed credentials are an admin; nothing written is kept.
+"""
+
+from datetime import timedelta
+
+import storage
+from museum import Authenticator, basic_credentials, create_app, museum_today, new_uuid, utc_now
+from museum_config import ADMIN_ROLE, User
+
+
+def create_mock_app(config):
+    """The service's app for `config` on a fresh in-memory store seeded with demo events."""
+    store = storage.open_store(":memory:")
+    seed_demo_events(store, museum_today(config["museum"]["timezone"], utc_now)())
+    return create_app(config, store=store, authenticator=AnyCredentials(),
+                      middleware=[MockMarker()])
+
+
+class AnyCredentials(Authenticator):
+    """The mock's auth: any well-formed Basic credentials act as an admin of that name."""
+
+    def __init__(self):
+        super().__init__({}, max_failures=1, failure_window=1, lockout=1)
+
+    def authenticate(self, header):
+        credentials = basic_credentials(header)
+        return User(credentials[0], ADMIN_ROLE, "") if credentials else None
+
+    def _count_failure(self, address):
+        """The mock locks no one out."""
+
+
+class MockMarker:
+    """Tells every client of the mock that nothing it writes is kept."""
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        resp.set_header("X-Museum-Mock", "true")
+
+
+DEMO_EVENTS = [
+    ("Night at the Museum", "Great Hall", "A torchlit tour of the galleries after closing.",
+     (4, 11, 18), 25),
+    ("Dinosaur Discovery Day", "Fossil Gallery", "Hands-on fossils and talks for families.",
+     (2, 9), 8.5),
+    ("Impressionist Masters", "East Wing", "Guided tour of the visiting impressionist "
+     "exhibition.", (1, 3, 5, 7, 14, 21), 15),
+    ("Conservation Lab Open Day", "Lower Ground", "Meet the conservators restoring a 17th "
+     "century altarpiece.", (10,), 0),
+]
+
+
+def seed_demo_events(store, today):
+    """A handful of realistic events on days after `today`, for the mock."""
+    store.create_events([{
+        "eventId": new_uuid(), "name": name, "location": location,
+        "eventDescription": description, "price": float(price),
+        "dates": [(today + timedelta(days=day)).isoformat() for day in days]}
+        for name, location, description, days, price in DEMO_EVENTS])

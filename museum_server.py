@@ -1,0 +1,75 @@
+"""Serving the museum service with waitress: its settings from [server], and a stop that
+answers every request already received.
+
+Imported by `museum serve` and `museum mock` only: an app embedded in another WSGI host
+needs none of it.
+"""
+
+import logging
+import signal
+import threading
+import time
+
+import waitress
+from waitress import wasyncore
+from waitress.channel import HTTPChannel
+from waitress.server import BaseWSGIServer
+
+log = logging.getLogger("museum")
+
+DRAIN_SECONDS = 10
+LOOP_SECONDS = 0.2  # how soon the server loop notices a stop signal
+
+
+def run_server(wsgi_app, server_settings, title, what):
+    """Serve until SIGTERM or SIGINT, then stop as `drain` describes."""
+    sockets = {}  # waitress's socket map: the listening sockets and every connection
+    server = waitress.create_server(wsgi_app, map=sockets, **waitress_settings(server_settings))
+    # waitress warns of a task queue on every request that waits for a free thread: under
+    # load that is half the requests, and the access log's durations already show it.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda signum, frame: stopping.set())
+    log.info("%s listening on http://%s:%s (%s)", title, server.effective_host,
+             server.effective_port, what)
+    # waitress's own run() loop, in turns short enough to notice the signal. (Its way,
+    # SystemExit out of the loop, drops the requests still queued unanswered.)
+    while not stopping.is_set():
+        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
+    drain(sockets)
+    log.info("stopped")
+    return 0
+
+
+def drain(sockets, seconds=DRAIN_SECONDS):
+    """Stop accepting connections, then go on serving until every request received is
+    answered and its answer sent, for at most `seconds`; then stop the worker threads."""
+    listeners = [each for each in list(sockets.values()) if isinstance(each, BaseWSGIServer)]
+    for listener in listeners:
+        # The plain socket close: waitress's own also closes the trigger by which the
+        # worker threads wake this loop to send their answers.
+        wasyncore.dispatcher.close(listener)
+    log.info("stopping: answering the requests under way (at most %d s)", seconds)
+    deadline = time.monotonic() + seconds
+    while _answering(sockets) and time.monotonic() < deadline:
+        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
+    listeners[0].task_dispatcher.shutdown(timeout=1)
+
+
+def _answering(sockets):
+    return any(isinstance(each, HTTPChannel) and (each.requests or each.total_outbufs_len)
+               for each in list(sockets.values()))
+
+
+def waitress_settings(server_settings):
+    # The body size is a backstop for memory and disk: the app answers bodies over BODY_LIMIT.
+    settings = {name: server_settings[name] for name in
+                ("host", "port", "threads", "connection_limit", "channel_timeout", "ident",
+                 "max_request_header_size", "max_request_body_size")}
+    settings["clear_untrusted_proxy_headers"] = True
+    if server_settings["trusted_proxy"]:
+        settings["trusted_proxy"] = server_settings["trusted_proxy"]
+        settings["trusted_proxy_headers"] = {"x-forwarded-for", "x-forwarded-proto",
+                                             "x-forwarded-host"}
+    return settings
