@@ -14,6 +14,7 @@ const day = document.getElementById("day");
 const counts = document.getElementById("counts");
 
 const REQUEST_TIMEOUT = 10000; // ms; a hung network reads as no connection
+const BUSY_TRIES = 3; // sends of one request answered "busy" (429, Retry-After: 1)
 const COUNTERS_EVERY = 30000; // ms; other gates admit too
 const SAME_CODE_PAUSE = 3000; // ms a code must leave the camera's view to be sent again
 
@@ -78,13 +79,23 @@ function showAnswer(status, answer) {
 // --- Admitting -------------------------------------------------------------------------
 
 async function call(path, options = {}) {
-  // From the origin, not relative to the page: a page opened as http://user:password@host/scan
-  // keeps the credentials in its address, and fetch() refuses a URL that carries them.
-  const response = await fetch(location.origin + path, {
-    cache: "no-store", signal: AbortSignal.timeout(REQUEST_TIMEOUT), ...options,
-  });
-  const answer = await response.json().catch(() => ({}));
-  return [response.status, answer];
+  for (let attempt = 1; ; attempt++) {
+    // From the origin, not relative to the page: a page opened as
+    // http://user:password@host/scan keeps the credentials in its address, and fetch()
+    // refuses a URL that carries them.
+    const response = await fetch(location.origin + path, {
+      cache: "no-store", signal: AbortSignal.timeout(REQUEST_TIMEOUT), ...options,
+    });
+    // A short Retry-After on 429 means another login's password was being checked: this
+    // request was not handled at all, so sending it again is safe.
+    const wait = Number(response.headers.get("Retry-After"));
+    if (response.status === 429 && wait <= 2 && attempt < BUSY_TRIES) {
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+      continue;
+    }
+    const answer = await response.json().catch(() => ({}));
+    return [response.status, answer];
+  }
 }
 
 async function admit(text) {
