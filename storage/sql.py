@@ -13,8 +13,8 @@ import json
 from contextlib import contextmanager
 
 from storage import (
-    DatesSold,
     DateNotOffered,
+    DatesSold,
     DuplicateCode,
     IdempotencyConflict,
     NotFound,
