@@ -100,7 +100,7 @@ def unix_request(path, method, target, headers=None):
 
 def test_on_a_unix_socket_the_peer_is_the_proxy(tmp_path, config_text):
     """The socket gets the configured mode; X-Forwarded-For from whoever may connect names
-    the client in the access log and the lock-out, and X-Forwarded-Host cannot reach a Link."""
+    the client in the access log and the lock-out; SIGTERM stops it cleanly."""
     sock = tmp_path / "museum.sock"
     config = config_text + f"[server]\nunix_socket = {sock}\npublic_url = {PUBLIC}\n"
     with running_server(tmp_path, config) as server:
@@ -113,8 +113,9 @@ def test_on_a_unix_socket_the_peer_is_the_proxy(tmp_path, config_text):
         assert unix_request(sock, "GET", HOURS, {**ADMIN, **FORWARDED})[0] == 429
         other_client = {**FORWARDED, "X-Forwarded-For": "203.0.113.8"}
         assert unix_request(sock, "GET", HOURS, {**ADMIN, **other_client})[0] == 200
+        assert server.stop() == 0
         log = server.log()
-    assert f"listening on unix:{sock}" in log
+    assert f"listening on unix:{sock}" in log and "stopped" in log
     assert f"203.0.113.7 GET {HOURS} 429" in log and f"203.0.113.8 GET {HOURS} 200" in log
 
 
