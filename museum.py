@@ -681,10 +681,11 @@ class MuseumHours:
 class SpecialEvents:
     needed_roles = {"POST": ADMIN_ROLE}
 
-    def __init__(self, store, today, new_id):
+    def __init__(self, store, today, new_id, public_url):
         self.store = store
         self.today = today
         self.new_id = new_id
+        self.public_url = public_url
         self.listings = ListingCache(store)
 
     def on_post(self, req, resp):
@@ -693,7 +694,7 @@ class SpecialEvents:
         validator.raise_if_invalid()
         event = self.store.create_event({"eventId": self.new_id(), **event})
         json_response(resp, event, 201)
-        resp.location = f"{API}/special-events/{event['eventId']}"
+        resp.location = f"{self.public_url}{API}/special-events/{event['eventId']}"
 
     def on_get(self, req, resp):
         validator = Validator()
@@ -706,20 +707,20 @@ class SpecialEvents:
         resp.data, total = self.listings.page(
             start.isoformat(), end and end.isoformat(), (page - 1) * limit, limit)
         resp.set_header("X-Total-Count", str(total))
-        links = _page_links(req, page, limit, total)
+        links = _page_links(req, self.public_url or req.prefix, page, limit, total)
         if links:
             resp.set_header("Link", links)
 
 
-def _page_links(req, page, limit, total):
-    """RFC 8288 next/prev links that keep the other query parameters."""
+def _page_links(req, base_url, page, limit, total):
+    """RFC 8288 next/prev links under `base_url` that keep the other query parameters."""
     last_page = max(1, math.ceil(total / limit))
     targets = [("next", page + 1)] if page < last_page else []
     if page > 1:
         targets.append(("prev", min(page - 1, last_page)))
     query = {name: value for name, value in req.params.items() if name != "page"}
     return ", ".join(
-        f'<{req.prefix}{req.path}?{urlencode({**query, "page": number}, doseq=True)}>; rel="{rel}"'
+        f'<{base_url}{req.path}?{urlencode({**query, "page": number}, doseq=True)}>; rel="{rel}"'
         for rel, number in targets)
 
 
@@ -757,11 +758,12 @@ class Tickets:
     MESSAGES = {"general": "Museum general entry ticket purchased",
                 "event": "Museum special event ticket purchased"}
 
-    def __init__(self, store, schedule, today, new_id):
+    def __init__(self, store, schedule, today, new_id, public_url):
         self.store = store
         self.schedule = schedule
         self.today = today
         self.new_id = new_id
+        self.public_url = public_url
 
     def on_post(self, req, resp):
         key = self._idempotency_key(req)
@@ -791,7 +793,7 @@ class Tickets:
 
     def _answer(self, resp, ticket):
         json_response(resp, self._receipt(ticket), 201)
-        resp.location = f"{API}/tickets/{ticket['ticketId']}/qr"
+        resp.location = f"{self.public_url}{API}/tickets/{ticket['ticketId']}/qr"
 
     @staticmethod
     def _idempotency_key(req):
@@ -1144,9 +1146,12 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route("/healthz", Health(store))
     app.add_route(f"{API}/openapi.json", OpenAPIDocument())
     app.add_route(f"{API}/museum-hours", MuseumHours(config.schedule, today))
-    app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id))
+    # Built on public_url when set: never on the Host or X-Forwarded-Host a client sent.
+    # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
+    public_url = config["server"]["public_url"]
+    app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id, public_url))
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
-    app.add_route(f"{API}/tickets", Tickets(store, config.schedule, today, new_id))
+    app.add_route(f"{API}/tickets", Tickets(store, config.schedule, today, new_id, public_url))
     secret = qr_secret(config, store)
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock))
@@ -1213,6 +1218,8 @@ def command_serve(args):
     host, proxy = server_settings["host"], server_settings["trusted_proxy"]
     if proxy:  # whatever the host, the proxy publishes the service
         refuse_demo_passwords(config, f"behind the proxy trusted_proxy = {proxy}")
+    elif server_settings["unix_socket"]:  # a socket is there for a proxy to publish it
+        refuse_demo_passwords(config, f"on unix_socket = {server_settings['unix_socket']}")
     elif not _is_loopback(host):
         refuse_demo_passwords(config, f"on {host}")
     demo = demo_users(config)
@@ -1224,7 +1231,8 @@ def command_serve(args):
         log.warning("password hash weaker than scrypt N=2^17, r=8, p=1 for %s: make new "
                     "ones with 'museum hash-password'", ", ".join(weak))
     app = create_app(config, store=storage.open_store(config["storage"]["url"]),
-                     loopback_development=_is_loopback(host) and not proxy)
+                     loopback_development=_is_loopback(host) and not proxy
+                     and not server_settings["unix_socket"])
     return serve(app, server_settings,
                  f"database {storage.display_url(config['storage']['url'])}")
 

@@ -16,6 +16,7 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import date
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -64,6 +65,29 @@ def _ip_address_or_empty(value):
         return str(ipaddress.ip_address(value))
     except ValueError:
         raise ValueError(f"must be exactly one IP address (v4 or v6), not {value!r}") from None
+
+
+def _socket_mode(value):
+    # Octal like chmod's; write permission on a socket is what lets a process connect.
+    try:
+        mode = int(value, 8)
+    except ValueError:
+        mode = -1
+    if not 0 <= mode <= 0o777:
+        raise ValueError(f"must be permissions in octal such as 660, not {value!r}")
+    return mode
+
+
+def _public_url(value):
+    # The Link and Location headers are built on it: a base to which a path is appended.
+    if not value:
+        return ""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or "?" in value \
+            or "#" in value:
+        raise ValueError(f"must be an http(s) URL such as https://museum.example.org, without "
+                         f"query or fragment, not {value!r}")
+    return value.rstrip("/")
 
 
 QR_SECRET_MIN_LENGTH = 32
@@ -125,6 +149,14 @@ SCHEMA = {
         "ident": Option("museum", _text, "the Server header sent with every response"),
         "trusted_proxy": Option("", _ip_address_or_empty, "IP address of a reverse proxy whose "
                                 "X-Forwarded-* headers are trusted (empty: none)"),
+        "unix_socket": Option("", _text, "path of a unix socket to listen on instead of host "
+                              "and port, for a proxy on this machine; whoever may connect to "
+                              "it is trusted as the proxy (empty: TCP)"),
+        "unix_socket_mode": Option("660", _socket_mode, "permissions of the unix socket, in "
+                                   "octal: who may connect (its owner and group by default)"),
+        "public_url": Option("", _public_url, "the URL clients reach the service at, such as "
+                             "https://museum.example.org; Link and Location headers are built "
+                             "on it, never on the Host a client sent (empty: from the request)"),
     },
     "storage": {
         "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path), or "
@@ -203,6 +235,10 @@ def parse_config(text="", source="<text>", environ=None, overrides=None):
         raw[section][key] = value
     settings = {section: _parse_section(source, section, options, raw[section])
                 for section, options in SCHEMA.items()}
+    if settings["server"]["unix_socket"] and settings["server"]["trusted_proxy"]:
+        # waitress names every peer of a unix socket "localhost": no address would match.
+        raise ConfigError(f"{source}: [server] trusted_proxy: leave it empty with unix_socket "
+                          f"(whoever may connect to the socket is trusted as the proxy)")
     users = _parse_users(source, parser["users"] if parser.has_section("users") else {})
     exceptions = _parse_exceptions(
         source, parser["exceptions"] if parser.has_section("exceptions") else {})

@@ -31,8 +31,7 @@ def run_server(wsgi_app, server_settings, title, what):
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda signum, frame: stopping.set())
-    log.info("%s listening on http://%s:%s (%s)", title, server.effective_host,
-             server.effective_port, what)
+    log.info("%s listening on %s (%s)", title, _address(server), what)
     # waitress's own run() loop, in turns short enough to notice the signal. (Its way,
     # SystemExit out of the loop, drops the requests still queued unanswered.)
     while not stopping.is_set():
@@ -57,6 +56,12 @@ def drain(sockets, seconds=DRAIN_SECONDS):
     listeners[0].task_dispatcher.shutdown(timeout=1)
 
 
+def _address(server):
+    if server.effective_host == "unix":  # waitress's name for a unix socket's family
+        return f"unix:{server.effective_port}"
+    return f"http://{server.effective_host}:{server.effective_port}"
+
+
 def _answering(sockets):
     return any(isinstance(each, HTTPChannel) and (each.requests or each.total_outbufs_len)
                for each in list(sockets.values()))
@@ -65,11 +70,20 @@ def _answering(sockets):
 def waitress_settings(server_settings):
     # The body size is a backstop for memory and disk: the app answers bodies over BODY_LIMIT.
     settings = {name: server_settings[name] for name in
-                ("host", "port", "threads", "connection_limit", "channel_timeout", "ident",
+                ("threads", "connection_limit", "channel_timeout", "ident",
                  "max_request_header_size", "max_request_body_size")}
     settings["clear_untrusted_proxy_headers"] = True
-    if server_settings["trusted_proxy"]:
-        settings["trusted_proxy"] = server_settings["trusted_proxy"]
+    proxy = server_settings["trusted_proxy"]
+    if server_settings["unix_socket"]:
+        settings["unix_socket"] = server_settings["unix_socket"]
+        settings["unix_socket_perms"] = format(server_settings["unix_socket_mode"], "o")
+        # waitress gives every peer of a unix socket the address "localhost"; only processes
+        # the socket's mode lets in can connect, and the one meant to is the proxy.
+        proxy = "localhost"
+    else:
+        settings.update(host=server_settings["host"], port=server_settings["port"])
+    if proxy:
+        settings["trusted_proxy"] = proxy
         settings["trusted_proxy_headers"] = {"x-forwarded-for", "x-forwarded-proto",
                                              "x-forwarded-host"}
     return settings

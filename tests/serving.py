@@ -15,11 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LISTENING = re.compile(r"listening on http://127\.0\.0\.1:(\d+)")
+LISTENING = re.compile(r"listening on (?:http://127\.0\.0\.1:(\d+)|unix:)")
 
 
 class Server:
-    """A started server: its process, port and the log lines it wrote so far."""
+    """A started server: its process, port (None on a unix socket) and the log lines it
+    wrote so far."""
 
     def __init__(self, process, port, log_path):
         self.process = process
@@ -120,7 +121,8 @@ def start_process(directory, name, *argv, startup_timeout=30):
     while time.monotonic() < deadline:
         match = LISTENING.search(log_path.read_text(encoding="utf-8", errors="replace"))
         if match:
-            return Server(process, int(match.group(1)), log_path)
+            port = int(match.group(1)) if match.group(1) else None
+            return Server(process, port, log_path)
         if process.poll() is not None:
             raise RuntimeError(f"{name} exited with {process.returncode}:\n{log_path.read_text()}")
         time.sleep(0.05)
