@@ -272,8 +272,8 @@ def file_findings(path):
 
 def _findings(conn):
     findings = [row[0] for row in conn.execute("PRAGMA integrity_check") if row[0] != "ok"]
-    findings += [f"{table} row {rowid} refers to a {parent} row that does not exist"
-                 for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check")]
+    findings += [f"a row of {table} refers to a row of {parent} that does not exist"
+                 for table, _, parent, _ in conn.execute("PRAGMA foreign_key_check")]
     return findings
 
 
