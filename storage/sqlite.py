@@ -170,9 +170,9 @@ class SQLiteStore(SQLStore):
         conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False,
                                timeout=BUSY_TIMEOUT_MS / 1000, uri=self.read_only)
         try:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode != "wal" and self.path != ":memory:":
-                raise Unavailable(f"sqlite could not switch to WAL mode (got {mode})")
+            # A read-only store reads a file in whichever mode it is, a backup's too.
+            if not self.read_only:
+                self._use_wal(conn)
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
             # What is deleted or erased is overwritten with zeros, not left in free space
@@ -185,6 +185,11 @@ class SQLiteStore(SQLStore):
         with self._lock:
             self._connections.append(conn)
         return conn
+
+    def _use_wal(self, conn):
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode != "wal" and self.path != ":memory:":
+            raise Unavailable(f"sqlite could not switch to WAL mode (got {mode})")
 
     @contextmanager
     def _connection(self):

@@ -104,6 +104,8 @@ def test_a_backup_taken_while_eight_clients_write_holds_every_acknowledged_ticke
     assert {ticket_id: live[ticket_id] for ticket_id in copied} == copied
     assert len(copied) < len(live) == len(acknowledged)  # the writes went on after the copy
     assert mode(copy) == 0o600
+    checked = museum_command(ops, config_text, "check", "--db", str(copy))
+    assert (checked.status, checked.out) == (0, f"{copy}: ok")
     assert sorted(path.name for path in tmp_path.glob("backup*")) == ["backup.sqlite3"]
 
 
