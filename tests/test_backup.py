@@ -188,7 +188,8 @@ def test_restore_refuses_a_bad_backup_and_leaves_the_database_alone(
         copy.write_bytes(backup)
     refused = museum_command(ops, config_text, "restore", str(copy), "--db", str(db))
     assert refused.status == 1
-    assert refused.err == f"museum: {copy}: not restored, it failed sqlite's checks: {copy}: {reason}"
+    assert refused.err == (f"museum: {copy}: not restored, it failed sqlite's checks: "
+                           f"{copy}: {reason}")
     assert len(check_store(str(db))[1]) == 3
     assert not (tmp_path / "museum.sqlite3.before-restore").exists()
 
