@@ -1101,6 +1101,26 @@ def museum_today(time_zone, clock):
     return lambda: clock().astimezone(time_zone).date()
 
 
+def open_configured_store(config, migrate=False):
+    """The store the config's storage url names. A database of an older schema is migrated
+    only when `migrate` or [storage] auto_migrate says so, and a sqlite one is backed up
+    beside itself first; otherwise `storage.SchemaBehind` says how to migrate it."""
+    url = config["storage"]["url"]
+    try:
+        return storage.open_store(url, migrate=False)
+    except storage.SchemaBehind as behind:
+        if not (migrate or config["storage"]["auto_migrate"]):
+            raise
+        try:
+            copy = storage.backup_beside(url, behind.version)
+            log.info("backed up the database at schema version %d to %s before migrating it",
+                     behind.version, copy)
+        except storage.Unsupported as reason:
+            log.warning("migrating the database from schema version %d without a backup made "
+                        "by the service: %s", behind.version, reason)
+        return storage.open_store(url)
+
+
 def qr_secret(config, store):
     return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
@@ -1132,7 +1152,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     """
     if not loopback_development:
         refuse_demo_passwords(config)
-    store = store or storage.open_store(config["storage"]["url"])
+    store = store or open_configured_store(config)
     today = museum_today(config["museum"]["timezone"], clock)
     if authenticator is None:
         auth = config["auth"]
@@ -1230,11 +1250,102 @@ def command_serve(args):
     if weak:
         log.warning("password hash weaker than scrypt N=2^17, r=8, p=1 for %s: make new "
                     "ones with 'museum hash-password'", ", ".join(weak))
-    app = create_app(config, store=storage.open_store(config["storage"]["url"]),
+    store = open_configured_store(config, args.migrate)
+    app = create_app(config, store=store,
                      loopback_development=_is_loopback(host) and not proxy
                      and not server_settings["unix_socket"])
+    erase_contacts_daily(store, config)
     return serve(app, server_settings,
                  f"database {storage.display_url(config['storage']['url'])}")
+
+
+CONTACT_BATCH = 500  # tickets erased per transaction: a few milliseconds of write lock
+BATCH_PAUSE = 0.05  # seconds between batches, for the requests waiting to write
+ERASE_EVERY = 24 * 3600
+
+
+def erase_old_contacts(store, today, keep_days):
+    """Erase the email and phone of the tickets dated more than `keep_days` days before
+    `today`, one short transaction per batch so that requests go on between them; log and
+    return how many were erased."""
+    before = (today - timedelta(days=keep_days)).isoformat()
+    total = 0
+    while True:
+        erased = store.erase_contacts(before, CONTACT_BATCH)
+        total += erased
+        if erased < CONTACT_BATCH:
+            break
+        time.sleep(BATCH_PAUSE)
+    log.info("erased the contacts of %d tickets dated before %s", total, before)
+    if not store.scrub():
+        log.warning("readers kept the database busy: erased contacts may stay in its "
+                    "write-ahead log until the next erasure")
+    return total
+
+
+def erase_contacts_daily(store, config, clock=utc_now):
+    """Erase old contacts now and then once a day, on a thread of its own that dies with
+    the service."""
+    today = museum_today(config["museum"]["timezone"], clock)
+    keep_days = config["privacy"]["keep_contact_days"]
+
+    def run():
+        while True:
+            try:
+                erase_old_contacts(store, today(), keep_days)
+            except storage.StorageError as error:
+                log.warning("erasing old contacts failed, trying again in a day: %s", error)
+            time.sleep(ERASE_EVERY)
+
+    threading.Thread(target=run, name="erase-contacts", daemon=True).start()
+
+
+def command_migrate(args):
+    config = _configured(args)
+    open_configured_store(config, migrate=True).close()
+    print(f"{storage.display_url(config['storage']['url'])} is at this version's schema")
+    return 0
+
+
+def command_backup(args):
+    url = _configured(args)["storage"]["url"]
+    storage.backup(url, args.destination)
+    print(f"backed up {url} to {args.destination} (checked)")
+    return 0
+
+
+def command_restore(args):
+    url = _configured(args)["storage"]["url"]
+    kept = storage.restore(url, args.source)
+    print(f"restored {url} from {args.source}" +
+          (f"; the database it replaced is kept as {kept}" if kept else ""))
+    return command_check(args)
+
+
+def command_check(args):
+    url = _configured(args)["storage"]["url"]
+    findings = storage.inspect(url)
+    for finding in findings:
+        print(finding)
+    if not findings:
+        print(f"{storage.display_url(url)}: ok")
+    return 1 if findings else 0
+
+
+def command_purge_contacts(args):
+    config = _configured(args)
+    store = storage.open_store(config["storage"]["url"], migrate=False)
+    try:
+        erase_old_contacts(store, museum_today(config["museum"]["timezone"], utc_now)(),
+                           config["privacy"]["keep_contact_days"])
+    finally:
+        store.close()
+    return 0
+
+
+def _configured(args):
+    """The config, with the database of `--db` if given."""
+    return load_config(args.config, overrides={("storage", "url"): args.db} if args.db else {})
 
 
 def command_mock(args):
@@ -1273,8 +1384,7 @@ def command_hash_password(args):
 
 
 def command_verify_ticket(args):
-    overrides = {("storage", "url"): args.db} if args.db else {}
-    config = load_config(args.config, overrides=overrides)
+    config = _configured(args)
     store = storage.open_store(config["storage"]["url"], read_only=True)
     secret = config["tickets"]["qr_secret"] or store.setting("qr_secret")
     if secret is None:
@@ -1312,6 +1422,10 @@ def build_parser():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _config_flags(serve)
     _listen_flags(serve)
+    serve.add_argument("--migrate", action="store_true",
+                       help="migrate a database of an older version first (sqlite: after a "
+                       "backup beside it, PATH.vN.bak); without it the service refuses to "
+                       "start on one")
     serve.set_defaults(run=command_serve)
 
     mock = commands.add_parser(
@@ -1332,6 +1446,39 @@ def build_parser():
     verify.add_argument("text", help="the text the scanner read from the QR code")
     _config_flags(verify)
     verify.set_defaults(run=command_verify_ticket)
+
+    migrate = commands.add_parser(
+        "migrate", help="migrate a database of an older version to this one's schema "
+        "(sqlite: after a backup beside it, PATH.vN.bak), then exit")
+    _config_flags(migrate)
+    migrate.set_defaults(run=command_migrate)
+
+    backup = commands.add_parser(
+        "backup", help="copy the database to DEST while the service runs; the copy is "
+        "checked and owner-only (PostgreSQL: use pg_dump)")
+    backup.add_argument("destination", metavar="DEST", help="file to write (replaced once "
+                        "the new copy passes its check)")
+    _config_flags(backup)
+    backup.set_defaults(run=command_backup)
+
+    restore = commands.add_parser(
+        "restore", help="replace the database with a backup, then check it; refuses while a "
+        "service has the database open (PostgreSQL: use pg_restore)")
+    restore.add_argument("source", metavar="SRC", help="a file written by 'museum backup'")
+    _config_flags(restore)
+    restore.set_defaults(run=command_restore)
+
+    check = commands.add_parser(
+        "check", help="check the database, reading only: sqlite's integrity and foreign-key "
+        "checks and the schema version; one line per finding (exit 0 if none)")
+    _config_flags(check)
+    check.set_defaults(run=command_check)
+
+    purge = commands.add_parser(
+        "purge-contacts", help="erase the email and phone of tickets dated more than "
+        "[privacy] keep_contact_days ago, as the running service does daily")
+    _config_flags(purge)
+    purge.set_defaults(run=command_purge_contacts)
     return parser
 
 
@@ -1352,7 +1499,7 @@ def main(argv=None):
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return args.run(args)
-    except ConfigError as error:
+    except (ConfigError, storage.Unsupported) as error:
         print(f"museum: {error}", file=sys.stderr)
         return 2
     except storage.StorageError as error:

@@ -49,6 +49,13 @@ def _positive_int(value):
     return number
 
 
+def _boolean(value):
+    states = configparser.ConfigParser.BOOLEAN_STATES  # true/false, yes/no, on/off, 1/0
+    if value.lower() not in states:
+        raise ValueError(f"must be true or false, not {value!r}")
+    return states[value.lower()]
+
+
 def _port(value):
     number = int(value)
     if not 0 <= number <= 65535:
@@ -161,6 +168,9 @@ SCHEMA = {
     "storage": {
         "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path), or "
                       "postgresql://user@host/dbname to share one database between instances"),
+        "auto_migrate": Option("false", _boolean, "migrate a database of an older version at "
+                               "start as 'museum serve --migrate' does (sqlite: after a backup "
+                               "beside it); a new database is always set up"),
     },
     "museum": {
         "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
@@ -169,6 +179,10 @@ SCHEMA = {
     "tickets": {
         "qr_secret": Option("", _qr_secret, "key that signs ticket QR codes, 32 characters or "
                             "more (empty: generated at first start and kept in the database)"),
+    },
+    "privacy": {
+        "keep_contact_days": Option("30", _positive_int, "days after a ticket's date that its "
+                                    "buyer's email and phone are kept; then they are erased"),
     },
     "auth": {
         "max_failures": Option("10", _positive_int,

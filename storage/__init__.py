@@ -7,7 +7,8 @@ event:  {"eventId", "name", "location", "eventDescription", "dates": [YYYY-MM-DD
 ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmationCode",
          "email", "phone" (or None)}; as read back also "eventName" (None for general
          tickets), "cancelled" (its event was), "admittedAt" and "admittedBy" (None until
-         the ticket is admitted at the door; admittedAt is RFC 3339 UTC text)
+         the ticket is admitted at the door; admittedAt is RFC 3339 UTC text); once its
+         contacts are erased (`erase_contacts`), "email" is "" and "phone" None
 
 Ids and dates are strings (UUID text, ISO dates); validation happens before a call, in the
 app. Domain errors are the exceptions below; backends raise nothing else on ordinary failures.
@@ -66,12 +67,33 @@ class SchemaTooNew(SchemaMismatch):
     """The database was written by a newer version of the service."""
 
 
+class SchemaBehind(SchemaMismatch):
+    """The database was written by an older version of the service and was left as it is
+    (see `open_store`'s `migrate`); `version` is its schema version."""
+
+    def __init__(self, message, version):
+        super().__init__(message)
+        self.version = version
+
+
+class InUse(StorageError):
+    """Another process has the database open: a service is running on it."""
+
+
+class Unsupported(StorageError):
+    """The backend leaves this to its own tools; the message names them."""
+
+
 class Store(ABC):
     """What the museum service needs from a database."""
 
     @abstractmethod
     def check(self):
         """Run a trivial query; raise `Unavailable` when the database does not answer."""
+
+    @abstractmethod
+    def schema_version(self):
+        """The number of schema migration steps the database has had."""
 
     @abstractmethod
     def create_event(self, event):
@@ -153,6 +175,19 @@ class Store(ABC):
         "name", "sold", "admitted"}, ...]}`, events ordered by name, then eventId."""
 
     @abstractmethod
+    def erase_contacts(self, before, limit):
+        """Erase the email and phone of at most `limit` tickets dated before `before` (an
+        ISO date) that still have them, and forget their idempotency keys (whose
+        fingerprints hash the buyer's email), in one short transaction; return how many
+        tickets were erased (fewer than `limit`: none are left). The tickets, their codes
+        and admissions stay, so the counts stay true."""
+
+    @abstractmethod
+    def scrub(self):
+        """After erasing: clear what was erased from the database's files as far as the
+        backend can. Return False when it could not finish now (try again later)."""
+
+    @abstractmethod
     def setting(self, name, default=None):
         """Return the stored value of setting `name`. With a `default`, store it first if
         absent; without one, only read (None if absent)."""
@@ -165,27 +200,109 @@ class Store(ABC):
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
-def open_store(url, read_only=False):
+def open_store(url, read_only=False, migrate=True):
     """Open the store a config's storage url names: a sqlite file path, `sqlite:///path`,
     `:memory:` (a private in-memory database), or `postgresql://user@host/dbname` (the
     password from the url or the standard `PG*` environment variables).
 
-    A `read_only` store never writes: it creates no file, migrates nothing (a schema of
-    another version raises `SchemaMismatch`) and refuses writes with `Unavailable`."""
-    scheme, separator, rest = url.partition("://")
-    if separator and scheme.lower() in POSTGRES_SCHEMES:
+    A new, empty database is given this version's schema. An existing one at an older
+    schema version is migrated, unless `migrate` is False: then `SchemaBehind` is raised
+    and the database is left as it is, to be backed up first. A `read_only` store never
+    writes: it creates no file, migrates nothing (a schema of another version raises
+    `SchemaMismatch`) and refuses writes with `Unavailable`."""
+    if _is_postgres(url):
         try:
             from storage.postgres import PostgresStore
         except ImportError as error:  # psycopg or psycopg_pool is not installed
             raise StorageError(f"PostgreSQL support needs: pip install "
                                f"'museum-service[postgres]' ({error})") from error
-        return PostgresStore(url, read_only)
-    if separator and scheme.lower() != "sqlite":
-        raise StorageError(f"unsupported storage url {display_url(url)!r}: give a sqlite file "
-                           f"path, sqlite:///path or postgresql://user@host/dbname")
+        return PostgresStore(url, read_only, migrate)
     from storage.sqlite import SQLiteStore
 
-    return SQLiteStore(rest.removeprefix("/") if separator else url, read_only)
+    return SQLiteStore(sqlite_path(url), read_only, migrate)
+
+
+def _is_postgres(url):
+    scheme, separator, _ = url.partition("://")
+    return bool(separator) and scheme.lower() in POSTGRES_SCHEMES
+
+
+def sqlite_path(url):
+    """The file a sqlite storage url names; `StorageError` for a url of another kind."""
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return url
+    if scheme.lower() != "sqlite":
+        raise StorageError(f"unsupported storage url {display_url(url)!r}: give a sqlite file "
+                           f"path, sqlite:///path or postgresql://user@host/dbname")
+    return rest.removeprefix("/")
+
+
+# -- keeping the database: copies, checks and restores --------------------------------------
+# sqlite's file is the service's to copy; a PostgreSQL server has its own tools for that.
+
+PG_DUMP = "PostgreSQL is backed up with its own tools: pg_dump -Fc DBNAME > FILE"
+PG_RESTORE = "PostgreSQL is restored with its own tools: pg_restore --clean -d DBNAME FILE"
+
+
+def backup(url, destination):
+    """Write a copy of the database at `url`, as it was at one moment, to the file
+    `destination`, while services keep using the database. The copy is readable by its
+    owner only, one self-contained file, and passes sqlite's integrity check before it
+    replaces any file at `destination`. `Unsupported` for PostgreSQL."""
+    if _is_postgres(url):
+        raise Unsupported(PG_DUMP)
+    from storage.sqlite import backup_file
+
+    backup_file(sqlite_path(url), destination)
+
+
+def backup_beside(url, version):
+    """Back up the sqlite database at `url` beside itself as `PATH.vVERSION.bak` (before it
+    is migrated from schema `version`); return that path. `Unsupported` for PostgreSQL."""
+    if _is_postgres(url):
+        raise Unsupported(PG_DUMP)
+    destination = f"{sqlite_path(url)}.v{version}.bak"
+    backup(url, destination)
+    return destination
+
+
+def restore(url, source):
+    """Replace the database at `url` with the backup file `source`, which must pass
+    sqlite's integrity checks and have a schema this version can use or migrate. `InUse`
+    while any process has the database open, that is while a service runs on it. The
+    replaced database is kept beside it: return that path (None if there was none).
+    `Unsupported` for PostgreSQL."""
+    if _is_postgres(url):
+        raise Unsupported(PG_RESTORE)
+    from storage.sqlite import restore_file
+
+    return restore_file(sqlite_path(url), source)
+
+
+def inspect(url):
+    """What is wrong with the database at `url`, one line each; [] when it is sound.
+    sqlite: the file's integrity and foreign-key checks, then its schema version.
+    PostgreSQL: that it answers a query and has this version's schema (the server checks
+    its own files). Reads only."""
+    findings = []
+    if not _is_postgres(url):
+        from storage.sqlite import file_findings
+
+        findings = file_findings(sqlite_path(url))
+        if findings:  # a damaged file: opening it as a store would only say so again
+            return findings
+    try:
+        store = open_store(url, read_only=True)
+    except StorageError as error:
+        return [str(error)]
+    try:
+        store.check()
+    except StorageError as error:
+        findings.append(str(error))
+    finally:
+        store.close()
+    return findings
 
 
 def display_url(url):

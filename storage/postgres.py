@@ -110,6 +110,12 @@ MIGRATIONS = [
         "UPDATE events e SET last_date = (SELECT max(date) FROM event_dates WHERE event_id = e.id)",
         "CREATE INDEX events_by_last_date ON events (last_date, cancelled)",
     ],
+    [
+        # Erasing the contacts of past tickets reads only what it erases: the tickets that
+        # still have contacts by date, and the idempotency keys by ticket.
+        "CREATE INDEX tickets_with_contacts ON tickets (date) WHERE email <> ''",
+        "CREATE INDEX idempotency_keys_by_ticket ON idempotency_keys (ticket_id)",
+    ],
 ]
 
 
@@ -157,7 +163,7 @@ class PostgresStore(SQLStore):
     # Connection lost, server shutting down, pool exhausted, deadlock, disk full, read-only.
     OUTAGE_ERRORS = (psycopg.OperationalError, errors.ReadOnlySqlTransaction)
 
-    def __init__(self, url, read_only=False):
+    def __init__(self, url, read_only=False, migrate=True):
         self.url = display_url(url)
         options = _connection_options(url, read_only)
         self._pool = ConnectionPool(
@@ -169,7 +175,7 @@ class PostgresStore(SQLStore):
             # the driver's reason, where the pool would retry until its timeout.
             psycopg.connect(url, **options).close()
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT)
-            self._open_schema(read_only)
+            self._open_schema(read_only, migrate)
         except (psycopg.OperationalError, Unavailable) as error:
             self._pool.close()
             raise Unavailable(f"{self._describe()} is unavailable: {one_line(error)}") from error

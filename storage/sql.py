@@ -18,7 +18,7 @@ from storage import (
     DuplicateCode,
     IdempotencyConflict,
     NotFound,
-    SchemaMismatch,
+    SchemaBehind,
     SchemaTooNew,
     StorageError,
     Store,
@@ -122,6 +122,10 @@ class SQLStore(Store):
     def _forget_connection(self):
         """After an outage: drop what cannot be trusted, so the next call reconnects."""
 
+    def _scrub_files(self):
+        """Clear erased values from the database's files; False if it cannot finish now."""
+        return True
+
     def _describe(self):
         """How the database is named in messages."""
         raise NotImplementedError
@@ -154,14 +158,18 @@ class SQLStore(Store):
         with self._reading() as conn:
             return self._read_schema_version(conn)
 
-    def _open_schema(self, read_only):
-        """Migrate the schema, or for a read-only store check that it needs no migration."""
-        if not read_only:
-            self._migrate()
-        elif self._checked_schema_version() != len(self.MIGRATIONS):
-            raise SchemaMismatch(
-                f"{self._describe()}: database schema version {self.schema_version()}, this "
-                f"service uses {len(self.MIGRATIONS)}; start 'museum serve' once to migrate")
+    def _open_schema(self, read_only, migrate):
+        """Give a new database this version's schema and migrate an older one when allowed;
+        `SchemaBehind` when not (a read-only store never migrates)."""
+        version = self._checked_schema_version()
+        if version == len(self.MIGRATIONS):
+            return
+        if read_only or (version > 0 and not migrate):
+            raise SchemaBehind(
+                f"{self._describe()}: database schema version {version}, this service uses "
+                f"{len(self.MIGRATIONS)}; migrate it with 'museum migrate' or 'museum serve "
+                f"--migrate'", version)
+        self._migrate()
 
     def _migrate(self):
         """Apply the missing steps in one transaction. The version is read first without a
@@ -387,6 +395,23 @@ class SQLStore(Store):
                 summary["events"].append({"eventId": event_id, "name": name, "sold": sold,
                                           "admitted": admitted})
         return summary
+
+    # -- personal data that expires --------------------------------------------------------
+
+    def erase_contacts(self, before, limit):
+        with self._writing() as conn:
+            # The outer condition again: on PostgreSQL a row another instance erased
+            # meanwhile is re-checked after its lock, and skipped.
+            erased = conn.execute(
+                "UPDATE tickets SET email = '', phone = NULL WHERE email <> '' AND id IN "
+                "(SELECT id FROM tickets WHERE date < ? AND email <> '' LIMIT ?) RETURNING id",
+                (before, limit)).fetchall()
+            conn.executemany("DELETE FROM idempotency_keys WHERE ticket_id = ?", erased)
+        return len(erased)
+
+    def scrub(self):
+        with self._failures_as_unavailable():
+            return self._scrub_files()
 
     # -- settings -------------------------------------------------------------------------
 

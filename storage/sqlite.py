@@ -11,10 +11,10 @@ import os
 import sqlite3
 import stat
 import threading
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from urllib.parse import quote
 
-from storage import Unavailable
+from storage import InUse, StorageError, Unavailable
 from storage.sql import SQLStore, one_line
 
 BUSY_TIMEOUT_MS = 5000
@@ -105,6 +105,12 @@ MIGRATIONS = [
                                           WHERE event_dates.event_id = events.id)""",
         "CREATE INDEX events_by_last_date ON events (last_date, cancelled)",
     ],
+    [
+        # Erasing the contacts of past tickets reads only what it erases: the tickets that
+        # still have contacts by date, and the idempotency keys by ticket.
+        "CREATE INDEX tickets_with_contacts ON tickets (date) WHERE email <> ''",
+        "CREATE INDEX idempotency_keys_by_ticket ON idempotency_keys (ticket_id)",
+    ],
 ]
 
 
@@ -115,7 +121,7 @@ class SQLiteStore(SQLStore):
     OUTAGE_ERRORS = (sqlite3.DatabaseError,)
     BUG_ERRORS = (sqlite3.IntegrityError, sqlite3.InterfaceError)
 
-    def __init__(self, path, read_only=False):
+    def __init__(self, path, read_only=False, migrate=True):
         self.path = path
         self.read_only = read_only
         self._local = threading.local()
@@ -131,7 +137,7 @@ class SQLiteStore(SQLStore):
             else:
                 self._shared = None
                 self._keep_private(read_only)
-            self._open_schema(read_only)
+            self._open_schema(read_only, migrate)
         except (OSError, sqlite3.Error, Unavailable) as error:
             self.close()
             reason = error.strerror if isinstance(error, OSError) else one_line(error)
@@ -164,11 +170,14 @@ class SQLiteStore(SQLStore):
         conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False,
                                timeout=BUSY_TIMEOUT_MS / 1000, uri=self.read_only)
         try:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if mode != "wal" and self.path != ":memory:":
-                raise Unavailable(f"sqlite could not switch to WAL mode (got {mode})")
+            # A read-only store reads a file in whichever mode it is, a backup's too.
+            if not self.read_only:
+                self._use_wal(conn)
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
+            # What is deleted or erased is overwritten with zeros, not left in free space
+            # for anyone with the file to read: erased contacts must be gone.
+            conn.execute("PRAGMA secure_delete = ON")
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         except BaseException:
             conn.close()
@@ -176,6 +185,11 @@ class SQLiteStore(SQLStore):
         with self._lock:
             self._connections.append(conn)
         return conn
+
+    def _use_wal(self, conn):
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if mode != "wal" and self.path != ":memory:":
+            raise Unavailable(f"sqlite could not switch to WAL mode (got {mode})")
 
     @contextmanager
     def _connection(self):
@@ -227,6 +241,13 @@ class SQLiteStore(SQLStore):
                 self._connections.remove(conn)
         conn.close()
 
+    def _scrub_files(self):
+        """Copy the write-ahead log into the database file and empty it: its older frames
+        still hold what was erased since the last checkpoint."""
+        with self._write_lock, self._connection() as conn:
+            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
+
     def _read_schema_version(self, conn):
         return conn.execute("PRAGMA user_version").fetchone()[0]
 
@@ -240,3 +261,146 @@ class SQLiteStore(SQLStore):
             self._local = threading.local()
         for conn in connections:
             conn.close()
+
+
+# -- the file: copies, checks and restores ------------------------------------------------
+
+def file_findings(path):
+    """What sqlite's integrity and foreign-key checks find wrong with the database file at
+    `path`, one line each; [] when it is sound. Opens the file read-only."""
+    try:
+        with closing(_open_file(path, "ro")) as conn:
+            return _findings(conn)
+    except sqlite3.DatabaseError as error:
+        return [f"{path}: {one_line(error)}"]
+
+
+def _findings(conn):
+    findings = [row[0] for row in conn.execute("PRAGMA integrity_check") if row[0] != "ok"]
+    findings += [f"a row of {table} refers to a row of {parent} that does not exist"
+                 for table, _, parent, _ in conn.execute("PRAGMA foreign_key_check")]
+    return findings
+
+
+def _open_file(path, mode):
+    """A connection to an existing file (URI mode ro or rw: never one that creates it)."""
+    return sqlite3.connect(f"file:{quote(path)}?mode={mode}", uri=True, isolation_level=None,
+                           timeout=BUSY_TIMEOUT_MS / 1000)
+
+
+def backup_file(path, destination):
+    """See `storage.backup`. sqlite's backup API copies every page in one read transaction:
+    one consistent moment, and in WAL mode writers go on meanwhile."""
+    partial = f"{destination}.partial"
+    try:
+        with closing(_open_file(path, "rw")) as source:
+            _copy(source, partial, "DELETE")
+        os.replace(partial, destination)
+        _sync_directory(destination)
+    except sqlite3.Error as error:
+        raise Unavailable(f"{path}: backup failed: {one_line(error)}") from error
+    except OSError as error:
+        raise StorageError(f"{error.filename}: backup failed: {error.strerror}") from error
+    finally:
+        _remove(partial)
+
+
+def _copy(source, target, journal_mode):
+    """Copy the database of connection `source` into a new owner-only file `target`, in
+    `journal_mode` (DELETE: whole in one file; WAL: as the service uses it; either way no
+    log is left beside it), synced to disk; `StorageError` if the copy fails sqlite's
+    checks."""
+    _remove(target)
+    os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    with closing(sqlite3.connect(target, isolation_level=None)) as copy:
+        source.backup(copy)
+        copy.execute(f"PRAGMA journal_mode = {journal_mode}")
+        findings = _findings(copy)
+    if findings:
+        raise StorageError(f"the copy failed sqlite's checks: {findings[0]}")
+    with open(target, "rb") as file:
+        os.fsync(file.fileno())
+
+
+def restore_file(path, source):
+    """See `storage.restore`."""
+    _check_restorable(source)
+    partial, aside = f"{path}.partial", f"{path}.before-restore"
+    try:
+        with closing(_open_file(source, "ro")) as backup:
+            _copy(backup, partial, "WAL")
+        _refuse_if_in_use(path)
+        kept = aside if os.path.exists(path) else None
+        _set_aside(path, aside)
+        os.replace(partial, path)
+        _sync_directory(path)
+    except sqlite3.Error as error:
+        raise Unavailable(f"{path}: restore failed: {one_line(error)}") from error
+    except OSError as error:
+        raise StorageError(f"{error.filename}: restore failed: {error.strerror}") from error
+    finally:
+        _remove(partial)
+    findings = file_findings(path)
+    if findings:
+        raise StorageError(f"{path}: the restored database failed sqlite's checks: "
+                           f"{findings[0]}")
+    return kept
+
+
+def _set_aside(path, aside):
+    """Move the database and its log files to `aside`, the logs first: a log left beside
+    the restored database would be replayed into it."""
+    for suffix in ("-wal", "-shm", "-journal", ""):
+        if os.path.exists(path + suffix):
+            os.replace(path + suffix, aside + suffix)
+        else:
+            _remove(aside + suffix)  # an older one's log does not belong to this database
+
+
+def _check_restorable(source):
+    findings = file_findings(source)
+    if findings:
+        raise StorageError(f"{source}: not restored, it failed sqlite's checks: {findings[0]}")
+    with closing(_open_file(source, "ro")) as conn:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if not 0 < version <= len(MIGRATIONS):
+        raise StorageError(f"{source}: not restored: its schema version {version} is not one "
+                           f"this service can use (1 to {len(MIGRATIONS)})")
+
+
+def _refuse_if_in_use(path):
+    """`InUse` when another process has the database open. In WAL mode every open
+    connection holds a shared lock on the file, idle or not, so an exclusive lock is
+    refused exactly while a service (or any other reader) has it open."""
+    if not os.path.exists(path):
+        return
+    conn = _open_file(path, "rw")
+    try:
+        conn.execute("PRAGMA busy_timeout = 0")
+        conn.execute("PRAGMA locking_mode = EXCLUSIVE")
+        conn.execute("BEGIN EXCLUSIVE")
+        conn.execute("ROLLBACK")
+    except sqlite3.DatabaseError as error:
+        if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY:
+            raise InUse(f"{path} is in use by another process: stop the service before "
+                        f"restoring") from error
+        # Any other failure is a damaged file, which is what a restore replaces. A service
+        # still running on it notices the file was replaced and answers 503 until restarted.
+    finally:
+        conn.close()
+
+
+def _sync_directory(path):
+    """Make a rename in `path`'s directory durable."""
+    descriptor = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass

@@ -346,5 +346,5 @@ def test_verify_ticket_never_creates_or_migrates_a_database(tmp_path, monkeypatc
     status, _, err = verify_command(tmp_path, "MUSEUM1:x:y:z", old)
     assert status == 1
     assert err == (f"museum: {old}: database schema version 1, this service uses "
-                   f"{current}; start 'museum serve' once to migrate")
+                   f"{current}; migrate it with 'museum migrate' or 'museum serve --migrate'")
     assert sqlite3.connect(old).execute("PRAGMA user_version").fetchone() == (1,)

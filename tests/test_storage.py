@@ -162,6 +162,26 @@ def test_a_database_at_each_old_version_is_migrated_keeping_its_data(
     assert migrated.events_version() == 1
 
 
+def test_an_older_database_is_left_as_it_is_unless_migrating(backend, monkeypatch):
+    every_step = backend.store_class.MIGRATIONS
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step[:2])
+    backend.open()
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step)
+    with pytest.raises(storage.SchemaBehind, match=f"database schema version 2, this service "
+                       f"uses {len(every_step)}; migrate it with 'museum migrate'") as raised:
+        storage.open_store(backend.url, migrate=False)
+    assert raised.value.version == 2
+    assert backend.open().schema_version() == len(every_step)
+
+
+def test_a_new_database_is_set_up_without_being_told_to_migrate(backend):
+    opened = storage.open_store(backend.url, migrate=False)
+    try:
+        assert opened.schema_version() == len(backend.store_class.MIGRATIONS)
+    finally:
+        opened.close()
+
+
 # -- events ----------------------------------------------------------------------------------
 
 def test_the_events_version_counts_event_changes_and_nothing_else(store):
@@ -397,6 +417,52 @@ def test_a_read_only_store_never_migrates(backend, monkeypatch):
     assert backend.open().schema_version() == len(every_step)
 
 
+# -- personal data that expires ---------------------------------------------------------------
+
+def test_erasing_contacts_keeps_the_tickets_their_codes_and_admissions(store):
+    old, _ = store.create_ticket(ticket(ticketDate="2026-10-22", phone="+44 20 7946 0001"))
+    kept, _ = store.create_ticket(ticket(ticketDate="2026-10-23", phone="+44 20 7946 0002"))
+    store.admit(old["ticketId"], "gate", "2026-10-22T10:00:00Z")
+    assert store.erase_contacts("2026-10-23", 10) == 1
+    assert store.get_ticket(old["ticketId"]) == {
+        **old, "email": "", "phone": None, "admittedAt": "2026-10-22T10:00:00Z",
+        "admittedBy": "gate"}
+    assert store.get_ticket_by_code(old["confirmationCode"])["ticketId"] == old["ticketId"]
+    assert store.get_ticket(kept["ticketId"]) == kept
+    assert store.door_summary("2026-10-22")["admitted"] == {"general": 1, "event": 0}
+    assert store.erase_contacts("2026-10-23", 10) == 0
+
+
+def test_contacts_are_erased_at_most_a_limit_at_a_time(store):
+    for day in range(1, 6):
+        store.create_ticket(ticket(ticketDate=f"2026-01-0{day}"))
+    assert [store.erase_contacts("2026-02-01", 2) for _ in range(4)] == [2, 2, 1, 0]
+
+
+def test_erased_tickets_lose_their_idempotency_keys(store, backend):
+    store.create_ticket(ticket(ticketDate="2026-01-01"), ("visitor", "old-key", "body"))
+    store.create_ticket(ticket(ticketDate="2026-03-01"), ("visitor", "new-key", "body"))
+    store.erase_contacts("2026-02-01", 10)
+    assert store.replayed_ticket("visitor", "old-key", "body") is None
+    assert store.replayed_ticket("visitor", "new-key", "body")["ticketDate"] == "2026-03-01"
+    assert backend.rows("SELECT key FROM idempotency_keys") == [("new-key",)]
+
+
+def test_instances_erasing_together_erase_each_ticket_once(backend):
+    instances = [backend.open(), backend.open()]
+    for day in range(1, 29):
+        instances[0].create_ticket(ticket(ticketDate=f"2026-01-{day:02d}"))
+
+    def erase_all(n):
+        erased = 0
+        while count := instances[n % 2].erase_contacts("2026-02-01", 3):
+            erased += count
+        return erased
+
+    assert sum(at_once(4, erase_all)) == 28
+    assert backend.rows("SELECT count(*) FROM tickets WHERE email = ''") == [(28,)]
+
+
 # -- two instances at the same moment --------------------------------------------------------
 
 def at_once(count, action):
@@ -492,6 +558,7 @@ def test_connections_are_durable_wal_with_foreign_keys(sqlite_store):
     assert pragma(sqlite_store, "synchronous") == 2  # FULL
     assert pragma(sqlite_store, "foreign_keys") == 1
     assert pragma(sqlite_store, "busy_timeout") > 0
+    assert pragma(sqlite_store, "secure_delete") == 1
 
 
 def test_each_thread_gets_its_own_connection(sqlite_store):

@@ -1,0 +1,29 @@
+"""The `museum` maintenance commands as an operator runs them: a real process, in a
+directory of its own, with a config file there."""
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from serving import ROOT
+
+
+@dataclass
+class Done:
+    status: int
+    out: str
+    err: str
+
+
+def museum_command(directory, config_text, *args):
+    """Run `museum ARGS --config museum.ini` in `directory` with `config_text` as its
+    config (no MUSEUM_* variables from the test's environment); return what it did."""
+    config = directory / "museum.ini"
+    config.write_text(config_text, encoding="utf-8")
+    environ = {name: value for name, value in os.environ.items()
+               if not name.startswith("MUSEUM_")}
+    done = subprocess.run([sys.executable, "-m", "museum", *args, "--config", str(config)],
+                          cwd=directory, capture_output=True, text=True, timeout=120,
+                          env={**environ, "PYTHONPATH": str(ROOT)})
+    return Done(done.returncode, done.stdout.strip(), done.stderr.strip())

@@ -1,0 +1,115 @@
+"""Upgrading: a database written by an older version is migrated only when the operator
+says so (`--migrate`, `museum migrate` or [storage] auto_migrate), and a sqlite one is
+backed up beside itself first; without it `museum serve` refuses to start with one line."""
+
+import logging
+import os
+import stat
+
+import pytest
+
+import museum
+import storage
+from commands import museum_command
+from serving import running_server
+from storage.sqlite import SQLiteStore
+from ticketing import query
+
+CURRENT = len(SQLiteStore.MIGRATIONS)
+OLD = CURRENT - 1
+
+
+@pytest.fixture
+def old_database(db_path, monkeypatch):
+    """A database written by the previous version, with a setting in it."""
+    with monkeypatch.context() as previous:
+        previous.setattr(SQLiteStore, "MIGRATIONS", SQLiteStore.MIGRATIONS[:OLD])
+        opened = storage.open_store(db_path)
+        opened.setting("written", "before the upgrade")
+        opened.close()
+    return db_path
+
+
+def version(db_path):
+    return query(db_path, "PRAGMA user_version")[0][0]
+
+
+def test_serve_refuses_an_older_database_with_one_line_saying_how(tmp_path, old_database,
+                                                                  config_text):
+    ops = tmp_path / "ops"
+    ops.mkdir()
+    done = museum_command(ops, config_text, "serve", "--port", "0", "--db", old_database)
+    assert done.status == 1
+    assert done.err.splitlines()[-1] == (
+        f"museum: {old_database}: database schema version {OLD}, this service uses {CURRENT}; "
+        f"migrate it with 'museum migrate' or 'museum serve --migrate'")
+    assert version(old_database) == OLD
+    assert not os.path.exists(f"{old_database}.v{OLD}.bak")
+
+
+@pytest.mark.parametrize("how", ["--migrate", "auto_migrate"])
+def test_serve_told_to_migrate_backs_up_first_and_says_where(tmp_path, old_database,
+                                                             config_text, how):
+    extra = ["--migrate"] if how == "--migrate" else []
+    text = config_text + ("[storage]\nauto_migrate = true\n" if how == "auto_migrate" else "")
+    with running_server(tmp_path, text, *extra, db=old_database) as server:
+        log = server.log()
+    copy = f"{old_database}.v{OLD}.bak"
+    assert (f"backed up the database at schema version {OLD} to {copy} before migrating it"
+            in log)
+    assert version(old_database) == CURRENT
+    assert version(copy) == OLD
+    assert query(copy, "SELECT value FROM settings WHERE name = 'written'") == [
+        ("before the upgrade",)]
+    assert stat.S_IMODE(os.stat(copy).st_mode) == 0o600
+
+
+def test_a_new_database_needs_no_telling(tmp_path, db_path, config_text):
+    with running_server(tmp_path, config_text, db=db_path) as server:
+        assert "backed up" not in server.log()
+    assert version(db_path) == CURRENT
+    assert [path.name for path in tmp_path.glob("*.bak")] == []
+
+
+def test_migrate_command_backs_up_migrates_and_exits(tmp_path, old_database, config_text):
+    done = museum_command(tmp_path, config_text, "migrate", "--db", old_database)
+    assert done.status == 0, done.err
+    assert done.out == f"{old_database} is at this version's schema"
+    assert f"to {old_database}.v{OLD}.bak before migrating it" in done.err
+    assert version(old_database) == CURRENT
+    again = museum_command(tmp_path, config_text, "migrate", "--db", old_database)
+    assert again.status == 0 and "backed up" not in again.err
+
+
+def configured(config_text, url, auto_migrate="false"):
+    return museum.parse_config(config_text, overrides={("storage", "url"): url,
+                                                       ("storage", "auto_migrate"): auto_migrate})
+
+
+def test_postgres_is_migrated_when_told_with_a_warning_to_use_pg_dump(
+        postgres_url, config_text, monkeypatch, caplog):
+    from storage.postgres import PostgresStore
+
+    with monkeypatch.context() as previous:
+        previous.setattr(PostgresStore, "MIGRATIONS", PostgresStore.MIGRATIONS[:OLD])
+        storage.open_store(postgres_url).close()
+    config = configured(config_text, postgres_url)
+    with pytest.raises(storage.SchemaBehind):
+        museum.open_configured_store(config)
+    with caplog.at_level(logging.INFO, logger="museum"):
+        opened = museum.open_configured_store(config, migrate=True)
+    opened.close()
+    assert (f"migrating the database from schema version {OLD} without a backup made by the "
+            f"service: {storage.PG_DUMP}") in caplog.text
+    reopened = storage.open_store(postgres_url, read_only=True)
+    assert reopened.schema_version() == CURRENT
+    reopened.close()
+
+
+def test_an_embedded_app_follows_auto_migrate_too(old_database, config_text):
+    with pytest.raises(storage.SchemaBehind):
+        museum.create_app(configured(config_text, old_database))
+    assert version(old_database) == OLD
+    museum.create_app(configured(config_text, old_database, auto_migrate="true"))
+    assert version(old_database) == CURRENT
+    assert os.path.exists(f"{old_database}.v{OLD}.bak")
