@@ -33,7 +33,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the checkout's code and its test helpers
 
-import museum  # noqa: E402
+import museum_config  # noqa: E402
 import pg_cluster  # noqa: E402
 import storage  # noqa: E402
 from conftest import basic  # noqa: E402
@@ -102,7 +102,7 @@ class Bench:
         self.servers = []
         self.pg_dir = self.pg_url = None
         self.config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n[users]\n"
-                       f"visitor = visitor:{museum.hash_password('benchmark-visitor-password')}\n")
+                       f"visitor = visitor:{museum_config.hash_password('benchmark-visitor-password')}\n")
         self.today = datetime.now(timezone.utc).date()
         self.window = [{"eventId": str(uuid.uuid4()), "name": f"Exhibition {number:03d}",
                         "location": f"Gallery {number % 12 + 1}",

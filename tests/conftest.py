@@ -8,6 +8,7 @@ import pytest
 import webtest
 
 import museum
+import museum_config
 import storage
 
 pytest_plugins = ["postgres"]  # the postgres_server and postgres_url fixtures
@@ -21,7 +22,7 @@ PASSWORDS = {"admin": "admin-pass", "gate": "gate-pass", "visitor": "visitor-pas
 def quick_hash(password):
     """A password hash far cheaper than the service's default (N=2^17, about a second here),
     so that tests logging in many times stay fast."""
-    return museum.hash_password(password, n=2**10)
+    return museum_config.hash_password(password, n=2**10)
 
 
 @pytest.fixture(scope="session")

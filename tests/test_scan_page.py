@@ -23,6 +23,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import museum
+import museum_config
 from conftest import ADMIN, PASSWORDS, VISITOR, basic
 from serving import running_server
 
@@ -54,9 +55,9 @@ def door_config():
             f"[tickets]\nqr_secret = {QR_SECRET}\n"
             f"[hours]\n{hours}"
             "[users]\n"
-            f"admin = admin:{museum.hash_password(PASSWORDS['admin'])}\n"
-            f"visitor = visitor:{museum.hash_password(PASSWORDS['visitor'])}\n"
-            f"gate2 = gate:{museum.hash_password(GATE_PASSWORD)}\n")
+            f"admin = admin:{museum_config.hash_password(PASSWORDS['admin'])}\n"
+            f"visitor = visitor:{museum_config.hash_password(PASSWORDS['visitor'])}\n"
+            f"gate2 = gate:{museum_config.hash_password(GATE_PASSWORD)}\n")
 
 
 @pytest.fixture

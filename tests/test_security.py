@@ -16,6 +16,7 @@ import pytest
 import webtest
 
 import museum
+import museum_config
 from conftest import ADMIN, NOW, VISITOR, basic, quick_hash
 from serving import problem, running_server, wait_until
 from ticketing import EVENTS, TICKETS, event_body, open_days, ticket_body
@@ -33,7 +34,7 @@ def test_a_wrong_password_and_an_unknown_user_cost_the_same_one_hash(make_client
     a real name with a wrong password (both pay one scrypt, tens of milliseconds at N=2^14,
     enough to stand out of a busy machine's noise). Were the hash skipped for unknown users,
     they would answer about a hundred times faster."""
-    password_hash = museum.hash_password("admin-pass", n=2**14)
+    password_hash = museum_config.hash_password("admin-pass", n=2**14)
     client = make_client(museum.parse_config(
         f"[users]\nadmin = admin:{password_hash}\n[auth]\nmax_failures = 1000\n"))
     kinds = {"wrong password": lambda n: basic("admin", f"guess-{n}"),
