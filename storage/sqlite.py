@@ -11,6 +11,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from contextlib import closing, contextmanager
 from urllib.parse import quote
 
@@ -187,9 +188,23 @@ class SQLiteStore(SQLStore):
         return conn
 
     def _use_wal(self, conn):
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        mode = self._switch_to_wal(conn)
         if mode != "wal" and self.path != ":memory:":
             raise Unavailable(f"sqlite could not switch to WAL mode (got {mode})")
+
+    @staticmethod
+    def _switch_to_wal(conn):
+        """Switch to WAL (a no-op once the file is WAL) and return the mode. The switch of a
+        new file needs it to itself, and sqlite refuses at once, without the busy timeout,
+        while another process opening the same new file holds it: so it is tried again."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            except sqlite3.OperationalError as error:
+                if error.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     @contextmanager
     def _connection(self):
