@@ -1,6 +1,6 @@
 """Benchmark the museum service with wrk: against a bare Falcon ceiling, and against itself.
 
-    python benchmarks/run.py                    # every case, 3 rounds x 10 s: about 12 minutes
+    python benchmarks/run.py                    # every case, 3 rounds x 10 s: about 21 minutes
     python benchmarks/run.py --quick ceiling    # 1 round x 2 s: a smoke check, writes no file
 
 Every server runs on one core and wrk on another. A case compares two setups, A and B, on
@@ -101,7 +101,7 @@ SCALE_ABOUT = (f"Every request is a listing the cache has not seen (benchmarks/u
                f"a listing cache that keeps nothing, each request still reading the events' "
                f"version as a miss does). All events are upcoming, starting on one of the next "
                f"{UPCOMING_DAYS:,} days, each on two dates a week apart: a month holds about "
-               f"4% of them, a year 37%.")
+               f"3% of them, a year 37%.")
 
 CASES = {
     "ceiling": Case(
