@@ -37,7 +37,8 @@ class AccessLogWriter:
             self._flusher = threading.Thread(target=self._flush_regularly, daemon=True,
                                              name="access-log-flusher")
             self._flusher.start()
-            # An app embedded in another host is never closed by us: write the rest at exit.
+            # Whoever serves the app (`museum serve` after its drain, or another WSGI
+            # host) just exits: the lines still waiting are written then.
             atexit.register(self.close)
 
     def write(self, message):
