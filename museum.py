@@ -31,6 +31,7 @@ from urllib.parse import urlencode
 
 import falcon
 
+import access_log
 import storage
 import ticket_image
 from museum_config import (
@@ -50,7 +51,6 @@ from museum_config import (
 __version__ = "1.1.1"  # the one place: pyproject.toml and the OpenAPI document read it
 API = "/v1.1"
 log = logging.getLogger("museum")
-access_log = logging.getLogger("museum.access")
 
 
 # ============================================================================================
@@ -331,23 +331,21 @@ def _reject_constant(name):
 # ============================================================================================
 
 class AccessLog:
-    """One line per request on `museum.access` (waitress writes none): address, method, path,
-    status, duration. Never headers, query strings or bodies, which may carry credentials or
-    emails; path segments that are neither UUIDs nor plain words are logged as `*`."""
+    """One line per request (waitress writes none): address, method, path, status,
+    duration, handed to an access_log.AccessLogWriter. Never headers, query strings or
+    bodies, which may carry credentials or emails; path segments that are neither UUIDs
+    nor plain words are logged as `*`."""
+
+    def __init__(self, writer):
+        self.writer = writer
 
     def process_request(self, req, resp):
         req.context.started = time.perf_counter()
 
     def process_response(self, req, resp, resource, req_succeeded):
-        if not access_log.isEnabledFor(logging.INFO):
-            return
         elapsed = (time.perf_counter() - req.context.started) * 1000
-        # makeRecord + handle is what .info() does, minus the caller lookup: a line that
-        # always comes from here need not pay a stack walk on every request.
-        access_log.handle(access_log.makeRecord(
-            access_log.name, logging.INFO, __file__, 0, "%s %s %s %s %.1fms",
-            (_loggable_address(req.remote_addr), _loggable_word(req.method),
-             _loggable_path(req.path), resp.status_code, elapsed), None))
+        self.writer.write(f"{_loggable_address(req.remote_addr)} {_loggable_word(req.method)} "
+                          f"{_loggable_path(req.path)} {resp.status_code} {elapsed:.1f}ms")
 
 
 LOGGABLE_WORD = re.compile(r"[A-Za-z0-9._~-]{1,64}")
@@ -1166,10 +1164,11 @@ def refuse_demo_passwords(config, where="anywhere but a loopback development run
 
 
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
-               middleware=(), loopback_development=False):
+               middleware=(), loopback_development=False, access=None):
     """The WSGI app for `config`. By default the store is opened from the config's storage
-    url and users are checked against its [users]; tests inject `store`, `clock` (giving an
-    aware datetime) and `new_id`, and `museum mock` its own authenticator and `middleware`.
+    url, users are checked against its [users] and the access log is written as its [log]
+    says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
+    (an access_log.AccessLogWriter), and `museum mock` its own authenticator and `middleware`.
 
     While any user still has the demo password, the app is built only for a loopback
     development run, which the caller states with `loopback_development=True`: this
@@ -1186,7 +1185,9 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
         auth = config["auth"]
         authenticator = Authenticator(config.users, auth["max_failures"],
                                       auth["failure_window"], auth["lockout"])
-    app = App(middleware=[AccessLog(), SafeHeaders(), *middleware, authenticator])
+    access = access or access_log.open_access_log(config)
+    logging_middleware = [AccessLog(access)] if access else []
+    app = App(middleware=[*logging_middleware, SafeHeaders(), *middleware, authenticator])
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)

@@ -56,6 +56,13 @@ def _boolean(value):
     return states[value.lower()]
 
 
+def _seconds(value):
+    number = float(value)
+    if not 0 <= number <= 3600:
+        raise ValueError("must be a number of seconds from 0 to 3600")
+    return number
+
+
 def _port(value):
     number = int(value)
     if not 0 <= number <= 65535:
@@ -189,6 +196,12 @@ SCHEMA = {
                                "failed logins from one address before it is locked out"),
         "failure_window": Option("60", _positive_int, "seconds over which failures count"),
         "lockout": Option("300", _positive_int, "seconds a locked-out address gets 429"),
+    },
+    "log": {
+        "access": Option("stderr", _text, "where the access log goes: stderr, off, or a file "
+                         "path (appended to)"),
+        "flush": Option("1", _seconds, "seconds access lines may wait in memory to be "
+                        "written together (a kill -9 loses at most these); 0: each at once"),
     },
     "hours": {
         day: Option("closed" if day == "monday" else "10:00-16:00" if day == "friday"

@@ -1,6 +1,6 @@
 """Benchmark the museum service with wrk: against a bare Falcon ceiling, and against itself.
 
-    python benchmarks/run.py                    # every case, 3 rounds x 10 s: about 12 minutes
+    python benchmarks/run.py                    # every case, 3 rounds x 10 s: about 21 minutes
     python benchmarks/run.py --quick ceiling    # 1 round x 2 s: a smoke check, writes no file
 
 Every server runs on one core and wrk on another. A case compares two setups, A and B, on
@@ -25,7 +25,7 @@ import tempfile
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -33,31 +33,56 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the checkout's code and its test helpers
 
+import museum  # noqa: E402
 import museum_config  # noqa: E402
+import psycopg  # noqa: E402
 import pg_cluster  # noqa: E402
 import storage  # noqa: E402
 from conftest import basic  # noqa: E402
 from serving import start_process, start_server  # noqa: E402
 
-CONNECTIONS = 16  # in all, split evenly over a setup's instances
+CONNECTIONS = 16  # wrk's connections in all, split evenly over a setup's instances
 THREADS = 4  # waitress threads of every server, the service's default
-WINDOW = 200  # events inside the listing window, in every database
-SMALL, LARGE = 1_000, 100_000  # events in the scale case's databases
-EVENTS, TICKETS = "/v1.1/special-events", "/v1.1/tickets"
-VISITOR = basic("visitor", "benchmark-visitor-password")
+WINDOW = 200  # events inside the ceiling case's listing window
+SMALL, LARGE = 1_000, 100_000  # events in the scale cases' databases
+UPCOMING_DAYS = 1_000  # the scale cases' events start on one of the next 1,000 days
+ADMITS_PER_SECOND = 2_000  # tickets sold beforehand per second of admit runs: more than admitted
+EVENTS, TICKETS, ADMISSIONS = "/v1.1/special-events", "/v1.1/tickets", "/v1.1/admissions"
+PASSWORD = "benchmark-password"
+USER = basic("scanner", PASSWORD)  # the gate role: reads, buys and admits, as a door's device
+QR_SECRET = "benchmark-qr-secret-of-at-least-32-characters"
 
 
 # -- scenarios -------------------------------------------------------------------------------
-# Each: the requests wrk cycles over, as (method, path, body), built from the seeded data.
+
+@dataclass
+class Scenario:
+    requests: object  # Data -> the requests wrk cycles over, as (method, path, body)
+    connections: int = CONNECTIONS
+    fresh: bool = False  # each request uses up a record: no run repeats another's requests
+
 
 SCENARIOS = {
-    "healthz": lambda data: [("GET", "/healthz", "")],
-    "get-event": lambda data: [("GET", f"{EVENTS}/{event_id}", "")
-                               for event_id in data.window_ids],
-    "list-events": lambda data: [("GET", f"{EVENTS}?startDate={data.today}&limit=10", "")],
-    "hours": lambda data: [("GET", "/v1.1/museum-hours", "")],
-    "qr": lambda data: [("GET", f"{TICKETS}/{ticket_id}/qr", "") for ticket_id in data.buy(200)],
-    "buy-ticket": lambda data: [("POST", TICKETS, json.dumps(data.ticket))],  # each a new sale
+    "healthz": Scenario(lambda data: [("GET", "/healthz", "")]),
+    "get-event": Scenario(lambda data: [("GET", f"{EVENTS}/{event_id}", "")
+                                        for event_id in data.window_ids]),
+    # The default listing's first page: events from today on, 10 a page.
+    "list-events": Scenario(lambda data: [("GET", EVENTS, "")]),
+    # The same with one connection per waitress thread: no request waits in waitress's queue.
+    "list-events-c4": Scenario(lambda data: [("GET", EVENTS, "")], connections=THREADS),
+    # Slow over 100,000 events, so one connection per waitress thread: 16 would spend a
+    # 10 s run mostly waiting in waitress's queue.
+    "list-month": Scenario(lambda data: [("GET", data.window(30), "")], connections=THREADS),
+    "list-year": Scenario(lambda data: [("GET", data.window(365), "")], connections=THREADS),
+    "list-page-100": Scenario(lambda data: [("GET", f"{EVENTS}?page=100", "")],
+                              connections=THREADS),
+    "hours": Scenario(lambda data: [("GET", "/v1.1/museum-hours", "")]),
+    "qr": Scenario(lambda data: [("GET", f"{TICKETS}/{ticket_id}/qr", "")
+                                 for ticket_id in data.buy(200)]),
+    "buy-ticket": Scenario(lambda data: [("POST", TICKETS, json.dumps(data.ticket))]),
+    # A door: 8 scanners, each scan a ticket for today never admitted before.
+    "admit": Scenario(lambda data: [("POST", ADMISSIONS, json.dumps({"code": code}))
+                                    for code in data.door_codes], connections=8, fresh=True),
 }
 
 
@@ -68,21 +93,42 @@ class Case:
     start: object  # Bench -> (servers of A, servers of B)
     targets: dict  # scenario -> minimum ratio B ÷ A (None: reported only)
     about: str  # one line for the report
+    p50_targets: dict = field(default_factory=dict)  # scenario -> B's maximum p50 in ms
 
+
+SCALE_SCENARIOS = {"list-events": None, "list-events-c4": None, "list-month": None,
+                   "list-year": None, "list-page-100": None}
+SCALE_ABOUT = (f"Every request is a listing the cache has not seen (benchmarks/uncached.py: "
+               f"a listing cache that keeps nothing, each request still reading the events' "
+               f"version as a miss does). All events are upcoming, starting on one of the next "
+               f"{UPCOMING_DAYS:,} days, each on two dates a week apart: a month holds about "
+               f"3% of them, a year 37%.")
 
 CASES = {
     "ceiling": Case(
-        "ceiling", "service", lambda bench: ([bench.baseline()], [bench.service(SMALL)]),
-        {"healthz": 0.85, "get-event": 0.70, "list-events": 0.35, "hours": 0.70, "qr": 0.55,
-         "buy-ticket": 0.18},
+        "ceiling", "service",
+        lambda bench: ([bench.baseline()], [bench.service(bench.sqlite(
+            "service", [*bench.window, *(past_event(n, bench.today)
+                                         for n in range(SMALL - WINDOW))], door=True))]),
+        {"healthz": 0.80, "get-event": 0.70, "list-events": 0.65, "hours": 0.75, "qr": 0.65,
+         "buy-ticket": 0.18, "admit": None},
         f"The ceiling: benchmarks/baseline.py, a bare Falcon app on waitress. The service: "
-        f"{SMALL:,} events ({WINDOW} in the listing window), 200 tickets for qr."),
+        f"{SMALL:,} events ({WINDOW} in the listing window, cached), 200 tickets for qr, "
+        f"tickets for today sold beforehand for admit.",
+        p50_targets={"admit": 20}),
     "scale": Case(
         f"{SMALL:,} events", f"{LARGE:,} events",
-        lambda bench: ([bench.service(SMALL)], [bench.service(LARGE)]),
-        {"list-events": 0.80, "get-event": None},
-        f"Whether a request's cost grows with history: the same {WINDOW} events in the "
-        f"window, the others past."),
+        lambda bench: tuple([bench.service(bench.sqlite(f"scale-{count}",
+                                                        upcoming_events(count, bench.today)),
+                                           uncached=True)] for count in (SMALL, LARGE)),
+        SCALE_SCENARIOS, f"sqlite. {SCALE_ABOUT}", p50_targets={"list-events": 50}),
+    "scale-postgres": Case(
+        f"{SMALL:,} events", f"{LARGE:,} events",
+        lambda bench: tuple([bench.service(bench.postgres_db(f"scale_{count}",
+                                                             upcoming_events(count, bench.today)),
+                                           uncached=True)] for count in (SMALL, LARGE)),
+        SCALE_SCENARIOS, f"PostgreSQL (fsync on, statistics up to date: ANALYZE after "
+                         f"seeding), on the servers' core. {SCALE_ABOUT}"),
     "scale-out": Case(
         "1 instance", "2 instances", lambda bench: (bench.postgres(1), bench.postgres(2)),
         {"buy-ticket": None},
@@ -96,23 +142,27 @@ CASES = {
 class Bench:
     """One case's fixtures, and every process it started (stopped by `close`)."""
 
-    def __init__(self, workdir, server_core, client_core):
+    def __init__(self, workdir, server_core, client_core, admit_seconds):
         self.workdir = workdir
         self.server_core, self.client_core = server_core, client_core
+        self.admit_seconds = admit_seconds  # of every admit run on B, warm-up included
         self.servers = []
         self.pg_dir = self.pg_url = None
-        self.config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n[users]\n"
-                       f"visitor = visitor:{museum_config.hash_password('benchmark-visitor-password')}\n")
+        # A realistic hash (N=2^17): each server checks it once, when `warm` logs in.
+        self.config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n"
+                       f"[tickets]\nqr_secret = {QR_SECRET}\n[users]\n"
+                       f"scanner = gate:{museum_config.hash_password(PASSWORD)}\n")
         self.today = datetime.now(timezone.utc).date()
         self.window = [{"eventId": str(uuid.uuid4()), "name": f"Exhibition {number:03d}",
                         "location": f"Gallery {number % 12 + 1}",
                         "eventDescription": "A guided tour, with a curator's questions at the end.",
                         "dates": [(self.today + timedelta(days=number % 60 + week)).isoformat()
                                   for week in (0, 7)], "price": 12.5}
-                       for number in range(WINDOW)]
+                       for number in range(WINDOW)]  # the first takes place today
         tuesday = self.today + timedelta(days=(1 - self.today.weekday()) % 7 or 7)  # open
         self.ticket = {"ticketType": "general", "ticketDate": tuesday.isoformat(),
                        "email": "visitor@example.org"}
+        self.door_codes = []
 
     def on_server_core(self, start, *args, **options):
         """Call `start` with this process on the servers' core: what it forks stays there."""
@@ -136,25 +186,70 @@ class Bench:
         return self.spawn(start_process, self.directory("baseline"), "baseline",
                           str(BENCH / "baseline.py"), "--threads", str(THREADS))
 
-    def service(self, events):
-        """`museum serve` on a fresh sqlite file with `events` events, the window's among them."""
-        directory = self.directory(f"service-{events}")
-        store = storage.open_store(str(directory / "museum.sqlite3"))
-        try:
-            for event in self.window:
-                store.create_event(event)
-        finally:
-            store.close()
-        add_history(directory / "museum.sqlite3", events - WINDOW, self.today)
-        return self.spawn(start_server, directory, self.config)
+    def sqlite(self, name, events, door=False):
+        """A fresh sqlite file holding `events` and, with `door`, the admit scenario's tickets."""
+        path = str(self.directory(name) / "museum.sqlite3")
+        seed(path, events, self.door_tickets() if door else [])
+        return path
+
+    def postgres_db(self, name, events):
+        """A fresh database holding `events` on this case's durable PostgreSQL cluster."""
+        self.start_postgres()
+        with psycopg.connect(self.pg_url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        url = self.pg_url.rsplit("/", 1)[0] + f"/{name}"
+        seed(url, events, [])
+        # What autovacuum does to a database that grew to this size; just after a bulk
+        # insert, with no statistics yet, PostgreSQL plans page 100 about 40 times slower.
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ANALYZE")
+        return url
+
+    def door_tickets(self):
+        """Event tickets for today, enough for every admit run; their QR texts go to
+        `door_codes`."""
+        event_id = self.window[0]["eventId"]
+        tickets = [{"ticketId": str(uuid.uuid4()), "ticketType": "event", "eventId": event_id,
+                    "ticketDate": self.today.isoformat(), "email": "visitor@example.org",
+                    "phone": None, "confirmationCode": f"ticket-event-{n:06x}-{n % 2**20:05x}"}
+                   for n in range(ADMITS_PER_SECOND * self.admit_seconds + 1)]
+        self.door_codes = [museum.qr_text(QR_SECRET, ticket["ticketId"],
+                                          ticket["confirmationCode"]) for ticket in tickets]
+        return tickets
+
+    def service(self, db, uncached=False):
+        """`museum serve` (with `uncached`: benchmarks/uncached.py) on database `db`."""
+        directory = self.directory(f"server-{len(self.servers)}")
+        if not uncached:
+            return self.warm(self.spawn(start_server, directory, self.config, db=db))
+        config = directory / "museum.ini"
+        config.write_text(self.config, encoding="utf-8")
+        return self.warm(self.spawn(start_process, directory, "server",
+                                    str(BENCH / "uncached.py"), "serve", "--config",
+                                    str(config), "--port", "0", "--db", db))
 
     def postgres(self, instances):
         """`instances` servers on one durable PostgreSQL database (fsync on, as sqlite's)."""
+        self.start_postgres()
+        return [self.warm(self.spawn(start_server,
+                                     self.directory(f"postgres-{instances}-{number}"),
+                                     self.config, db=self.pg_url))
+                for number in range(instances)]
+
+    def start_postgres(self):
         if self.pg_url is None:
             self.pg_dir = tempfile.mkdtemp(prefix="museum-pg-")  # one the postgres user reaches
             self.pg_url = self.on_server_core(pg_cluster.start, self.pg_dir, durable=True)
-        return [self.spawn(start_server, self.directory(f"postgres-{instances}-{number}"),
-                           self.config, db=self.pg_url) for number in range(instances)]
+
+    @staticmethod
+    def warm(server):
+        """Log in once: the one password check (about a second) is paid before measuring,
+        and later requests find the credentials verified."""
+        status, _, answer = server.request("GET", "/v1.1/museum-hours", headers=USER,
+                                           timeout=60)
+        if status != 200:
+            raise RuntimeError(f"logging in answered {status}: {answer[:300]!r}")
+        return server
 
     def close(self):
         for server in self.servers:
@@ -163,12 +258,14 @@ class Bench:
             pg_cluster.stop(self.pg_dir)
 
 
-def add_history(db_path, count, today):
-    """`count` past events, stored in one transaction: one fsynced transaction each would
-    take a minute or more for 100,000."""
-    store = storage.open_store(str(db_path))
+def seed(url, events, tickets):
+    """Store `events` in one transaction (one fsynced transaction each would take minutes
+    for 100,000), then `tickets`, each its own sale."""
+    store = storage.open_store(url)
     try:
-        store.create_events([past_event(number, today) for number in range(count)])
+        store.create_events(list(events))
+        for ticket in tickets:
+            store.create_ticket(ticket)
     finally:
         store.close()
 
@@ -181,15 +278,35 @@ def past_event(number, today):
             "price": 10.0}
 
 
+def upcoming_events(count, today):
+    """`count` events, each starting on one of the next UPCOMING_DAYS days and returning a
+    week later: all in the default listing."""
+    events = []
+    for number in range(count):
+        first = today + timedelta(days=number % UPCOMING_DAYS)
+        events.append({"eventId": str(uuid.uuid4()), "name": f"Exhibition {number:06d}",
+                       "location": f"Gallery {number % 12 + 1}",
+                       "eventDescription": "A guided tour, with a curator's questions.",
+                       "dates": [first.isoformat(), (first + timedelta(days=7)).isoformat()],
+                       "price": 12.5})
+    return events
+
+
 class Data:
     """What scenarios are built from: the seeded data, and tickets bought on `server`."""
 
     def __init__(self, bench, server):
         self.today, self.ticket, self.server = bench.today, bench.ticket, server
         self.window_ids = [event["eventId"] for event in bench.window]
+        self.door_codes = bench.door_codes
+
+    def window(self, days):
+        """The listing of `days` days from today."""
+        end = self.today + timedelta(days=days - 1)
+        return f"{EVENTS}?startDate={self.today}&endDate={end}"
 
     def buy(self, count):
-        answers = [self.server.request("POST", TICKETS, self.ticket, VISITOR)
+        answers = [self.server.request("POST", TICKETS, self.ticket, USER)
                    for _ in range(count)]
         if any(status != 201 for status, _, _ in answers):
             raise RuntimeError(f"buying a ticket answered {answers[0][0]}: {answers[0][2]!r}")
@@ -222,7 +339,7 @@ def wrk(server, connections, seconds, requests_file):
     """One wrk run (it inherits this process's core); the figures scenario.lua prints."""
     result = subprocess.run(
         ["wrk", "-t", "1", "-c", str(connections), "-d", f"{seconds}s", "--timeout", "10s",
-         "-H", f"Authorization: {VISITOR['Authorization']}", "-s", str(BENCH / "scenario.lua"),
+         "-H", f"Authorization: {USER['Authorization']}", "-s", str(BENCH / "scenario.lua"),
          f"http://127.0.0.1:{server.port}", "--", str(requests_file)],
         capture_output=True, text=True, timeout=seconds + 60)
     line = next((line for line in result.stdout.splitlines() if line.startswith("wrk-result ")),
@@ -232,11 +349,11 @@ def wrk(server, connections, seconds, requests_file):
     return json.loads(line.removeprefix("wrk-result "))
 
 
-def measure(servers, requests_file, seconds):
+def measure(servers, requests_file, seconds, connections):
     """Load every server of a setup at once, the connections split between them."""
     cpu_before = sum(map(cpu_seconds, servers))
     with ThreadPoolExecutor(len(servers)) as pool:
-        reports = list(pool.map(lambda server: wrk(server, CONNECTIONS // len(servers),
+        reports = list(pool.map(lambda server: wrk(server, connections // len(servers),
                                                    seconds, requests_file), servers))
     requests = sum(report["requests"] for report in reports)
     if not requests or any(server.process.poll() is not None for server in servers):
@@ -257,7 +374,7 @@ def probe(servers, requests):
     for server in servers:
         for method, path, body in reads + writes:
             status, _, answer = server.request(method, path, json.loads(body) if body else None,
-                                               VISITOR)
+                                               USER)
             if not 200 <= status < 400:
                 raise RuntimeError(f"{method} {path} answered {status}: {answer[:300]!r}")
 
@@ -267,23 +384,50 @@ def run_case(bench, name, args):
     case = CASES[name]
     a, b = case.start(bench)
     data = Data(bench, b[0])
-    files = {}
+    runs = {}  # scenario -> Runs
     for scenario in case.targets:
-        requests = SCENARIOS[scenario](data)
-        probe(a + b, requests)
-        files[scenario] = bench.workdir / f"{name}-{scenario}.txt"
-        files[scenario].write_text("".join(" ".join(request) + "\n" for request in requests))
-        for setup in (a, b):
-            measure(setup, files[scenario], args.warmup)
+        runs[scenario] = Runs(bench.workdir / f"{name}-{scenario}", SCENARIOS[scenario], data)
+        probe(a + b, runs[scenario].probed)
+        runs[scenario].measure(a, args.warmup)
+        runs[scenario].measure(b, args.warmup, uses_up=True)
     pairs = {scenario: [] for scenario in case.targets}
     for round_number in range(1, args.rounds + 1):
         for scenario in case.targets:
-            pair = (measure(a, files[scenario], args.seconds),
-                    measure(b, files[scenario], args.seconds))
+            pair = (runs[scenario].measure(a, args.seconds),
+                    runs[scenario].measure(b, args.seconds, uses_up=True))
             pairs[scenario].append(pair)
-            print(f"{name} round {round_number}: {scenario:<12} {pair[0].rps:8.0f} "
-                  f"{pair[1].rps:8.0f} req/s, ratio {pair[1].rps / pair[0].rps:.2f}", flush=True)
+            print(f"{name} round {round_number}: {scenario:<13} {pair[0].rps:8.0f} "
+                  f"{pair[1].rps:8.0f} req/s, ratio {pair[1].rps / pair[0].rps:.2f}, p50 "
+                  f"{pair[0].p50_ms:.1f} / {pair[1].p50_ms:.1f} ms", flush=True)
     return pairs, max(map(peak_rss_mb, b))
+
+
+class Runs:
+    """A scenario's request files for wrk. A fresh scenario's requests are each sent to
+    the service once: the first by the probe, then every run on B takes the next
+    ADMITS_PER_SECOND per second of its length. A run on A is sent the slice B gets next:
+    A is the ceiling there, which uses up nothing."""
+
+    def __init__(self, prefix, scenario, data):
+        self.prefix, self.scenario = prefix, scenario
+        self.requests = scenario.requests(data)
+        self.probed = self.requests[:1] if scenario.fresh else self.requests
+        self.unused = self.requests[1:]
+        self.files = 0
+
+    def measure(self, servers, seconds, uses_up=False):
+        requests = self.requests
+        if self.scenario.fresh:
+            count = ADMITS_PER_SECOND * seconds
+            requests = self.unused[:count]
+            if uses_up:
+                self.unused = self.unused[count:]
+            if len(requests) < count:
+                raise RuntimeError(f"{self.prefix.name}: too few fresh records for a run")
+        self.files += 1
+        path = self.prefix.with_name(f"{self.prefix.name}-{self.files}.txt")
+        path.write_text("".join(" ".join(request) + "\n" for request in requests))
+        return measure(servers, path, seconds, self.scenario.connections)
 
 
 # -- the report ------------------------------------------------------------------------------
@@ -294,28 +438,53 @@ def medians(rounds, side):
             for figure in ("rps", "p50_ms", "p99_ms", "cpu_us")}
 
 
+def verdict(case, scenario, rounds):
+    """(the scenario's targets as text, its result): a ratio of req/s B ÷ A and B's p50,
+    each met only with no failed request."""
+    ratio_target, p50_target = case.targets[scenario], case.p50_targets.get(scenario)
+    targets = ([f">= {ratio_target:.2f}"] if ratio_target is not None else []) + \
+        ([f"p50 <= {p50_target} ms"] if p50_target is not None else [])
+    if not targets:
+        return "-", "reported only"
+    if any(pair[side].errors for pair in rounds for side in (0, 1)):
+        return ", ".join(targets), "not met (errors)"
+    ratio = statistics.median(second.rps / first.rps for first, second in rounds)
+    met = (ratio_target is None or ratio >= ratio_target) and \
+        (p50_target is None or medians(rounds, 1)["p50_ms"] <= p50_target)
+    return ", ".join(targets), "met" if met else "not met"
+
+
 def case_table(name, pairs, rss_mb):
     case = CASES[name]
     rows = [f"## {name}: {case.b} ÷ {case.a}", "",
             f"{case.about} Peak RSS of {case.b} at the end: {rss_mb:.1f} MB.", "",
-            f"| Scenario | {case.b} req/s | p50 ms | p99 ms | errors | {case.a} req/s "
-            f"| errors | CPU µs/req ({case.b} / {case.a}) | Ratio (median) | Ratio per round "
-            f"| Target | Result |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|---|"]
+            f"| Scenario | connections | {case.b} req/s | p50 / p99 ms | errors "
+            f"| {case.a} req/s | p50 / p99 ms | errors | CPU µs/req ({case.b} / {case.a}) "
+            f"| Ratio (median) | Ratio per round | Target | Result |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|"]
     for scenario, rounds in pairs.items():
         a, b = medians(rounds, 0), medians(rounds, 1)
         a_errors, b_errors = (sum(pair[side].errors for pair in rounds) for side in (0, 1))
         ratios = [second.rps / first.rps for first, second in rounds]
-        ratio, target = statistics.median(ratios), case.targets[scenario]
-        result = ("reported only" if target is None else "not met (errors)"
-                  if a_errors or b_errors else "met" if ratio >= target else "not met")
+        target, result = verdict(case, scenario, rounds)
         rows.append(
-            f"| {scenario} | {b['rps']:,.0f} | {b['p50_ms']:.2f} | {b['p99_ms']:.2f} "
-            f"| {b_errors} | {a['rps']:,.0f} | {a_errors} "
+            f"| {scenario} | {SCENARIOS[scenario].connections} | {b['rps']:,.0f} "
+            f"| {b['p50_ms']:.2f} / {b['p99_ms']:.2f} | {b_errors} | {a['rps']:,.0f} "
+            f"| {a['p50_ms']:.2f} / {a['p99_ms']:.2f} | {a_errors} "
             f"| {b['cpu_us']:,.0f} / {a['cpu_us']:,.0f} "
-            f"| **{ratio:.2f}** | {', '.join(f'{r:.2f}' for r in ratios)} "
-            f"| {'-' if target is None else f'>= {target:.2f}'} | {result} |")
+            f"| **{statistics.median(ratios):.2f}** | {', '.join(f'{r:.2f}' for r in ratios)} "
+            f"| {target} | {result} |")
     return rows + [""]
+
+
+def summary(results):
+    """One line: how many targets were met, and which were not."""
+    verdicts = [(f"{name} {scenario}", verdict(CASES[name], scenario, rounds)[1])
+                for name, (pairs, _) in results.items() for scenario, rounds in pairs.items()]
+    judged = [(what, result) for what, result in verdicts if result != "reported only"]
+    missed = [what for what, result in judged if result != "met"]
+    return (f"**Targets met: {len(judged) - len(missed)} of {len(judged)}**"
+            + (f" (not met: {', '.join(missed)})." if missed else "."))
 
 
 def machine(workdir, load_at_start):
@@ -341,10 +510,10 @@ def report(results, args, facts, elapsed):
              f"in {elapsed / 60:.1f} minutes. Do not edit: run it again.", "",
              f"Command: `{shlex.join(['python', 'benchmarks/run.py', *sys.argv[1:]])}`", "",
              f"{args.rounds} round(s) of {args.seconds} s per scenario and setup after a "
-             f"{args.warmup} s warm-up; wrk with {CONNECTIONS} connections (split evenly over a "
-             f"setup's instances) on one core, every server on the other, {THREADS} waitress "
+             f"{args.warmup} s warm-up; wrk with the scenario's connections (split evenly over "
+             f"a setup's instances) on one core, every server on the other, {THREADS} waitress "
              f"threads each. Latencies are the slowest instance's, medians over rounds. A target "
-             f"is met only when no request failed.", "",
+             f"is met only when no request failed.", "", summary(results), "",
              "| Machine | |", "|---|---|", *(f"| {name} | {value} |" for name, value in facts), ""]
     for name, (pairs, rss_mb) in results.items():
         lines += case_table(name, pairs, rss_mb)
@@ -380,7 +549,8 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="museum-bench-") as workdir:
         results = {}
         for name in args.cases:
-            bench = Bench(Path(workdir) / name, cores[0], cores[1])
+            bench = Bench(Path(workdir) / name, cores[0], cores[1],
+                          admit_seconds=args.warmup + args.rounds * args.seconds)
             bench.workdir.mkdir()
             try:
                 results[name] = run_case(bench, name, args)

@@ -32,9 +32,11 @@ def password_hashes():
 
 @pytest.fixture(scope="session")
 def config_text(password_hashes):
-    """A config with one user of each role, UTC, and the default opening hours."""
+    """A config with one user of each role, UTC, and the default opening hours. Access
+    lines are written at once, so a test can read them while its server runs."""
     return (
         "[museum]\ntimezone = UTC\n"
+        "[log]\nflush = 0\n"
         "[users]\n"
         f"admin = admin:{password_hashes['admin']}\n"
         f"gate = gate:{password_hashes['gate']}\n"

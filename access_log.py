@@ -1,0 +1,107 @@
+"""The access log: one line per request, collected in memory and written in blocks.
+
+One write per request costs more than the rest of a cheap request (it hands the core to
+another thread on every line), so, as nginx's `access_log ... buffer= flush=` does, lines
+wait in memory and a flusher thread writes them together: at the latest every `flush`
+seconds, or at once when BUFFER_BYTES have gathered. A clean stop writes what is left; a
+kill -9 loses at most the last `flush` seconds of lines. `flush = 0` writes every line at
+once. The application log (warnings, errors) does not come here and stays unbuffered.
+"""
+
+import atexit
+import logging
+import sys
+import threading
+import time
+
+from museum_config import ConfigError
+
+BUFFER_BYTES = 64 * 1024
+log = logging.getLogger("museum")
+
+
+class AccessLogWriter:
+    """Writes access lines to `file`, or to whatever `sys.stderr` is when None."""
+
+    def __init__(self, file=None, flush_seconds=1.0):
+        self.file = file
+        self.flush_seconds = flush_seconds
+        self._lines = []
+        self._size = 0
+        self._buffering = flush_seconds > 0
+        self._lock = threading.Lock()  # guards the lines waiting and `_buffering`
+        self._write_lock = threading.Lock()  # one writer at a time keeps the lines in order
+        self._stopping = threading.Event()
+        self._flusher = None
+        if self._buffering:
+            self._flusher = threading.Thread(target=self._flush_regularly, daemon=True,
+                                             name="access-log-flusher")
+            self._flusher.start()
+            # Whoever serves the app (`museum serve` after its drain, or another WSGI
+            # host) just exits: the lines still waiting are written then.
+            atexit.register(self.close)
+
+    def write(self, message):
+        """Log `message` as one line, stamped like the application log's lines."""
+        now = time.time()
+        line = (f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))},"
+                f"{int(now % 1 * 1000):03d} INFO museum.access: {message}\n")
+        with self._lock:
+            buffered = self._buffering
+            if buffered:
+                self._lines.append(line)
+                self._size += len(line)
+                full = self._size >= BUFFER_BYTES
+        if not buffered:
+            with self._write_lock:
+                self._write_block([line])
+        elif full:
+            self.flush()
+
+    def flush(self):
+        """Write every line waiting, in the order they were logged."""
+        with self._write_lock:
+            with self._lock:
+                lines, self._lines, self._size = self._lines, [], 0
+            if lines:
+                self._write_block(lines)
+
+    def close(self):
+        """Stop the flusher and write what is left; lines logged after this are written
+        at once."""
+        with self._lock:
+            self._buffering = False
+        if self._flusher is not None:
+            self._stopping.set()
+            self._flusher.join()
+            self._flusher = None
+            atexit.unregister(self.close)
+        self.flush()
+
+    def _flush_regularly(self):
+        while not self._stopping.wait(self.flush_seconds):
+            self.flush()
+
+    def _write_block(self, lines):
+        stream = self.file or sys.stderr  # tests and other hosts may replace sys.stderr
+        try:
+            stream.write("".join(lines))
+            stream.flush()
+        except (OSError, ValueError) as error:  # ValueError: the stream was closed
+            log.error("access log: %d line(s) lost: %s", len(lines), error)
+
+
+def open_access_log(config):
+    """The writer [log] asks for, or None when `access = off`."""
+    settings = config["log"]
+    destination = settings["access"]
+    if destination == "off":
+        return None
+    file = None
+    if destination != "stderr":
+        try:
+            file = open(destination, "a", encoding="utf-8")
+        except OSError as error:
+            raise ConfigError(f"{config.source}: [log] access: cannot open {destination} "
+                              f"({error.strerror})") from None
+    return AccessLogWriter(file, settings["flush"])

@@ -1,0 +1,105 @@
+"""The access log on a real `museum serve`: lines wait in memory and are written in blocks,
+in order, and none is lost when the service stops on SIGTERM or SIGINT; `flush = 0` writes
+each at once; a file can hold them; `off` writes none."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from serving import ROOT, running_server, wait_until
+
+ACCESS_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO museum\.access: "
+                         r"127\.0\.0\.1 GET (/\S+) 404 \d+\.\dms$", re.MULTILINE)
+
+
+def config(access="stderr", flush="60"):
+    return f"[museum]\ntimezone = UTC\n[log]\naccess = {access}\nflush = {flush}\n"
+
+
+def paths(count):
+    return [f"/nothing-{number:04d}" for number in range(count)]
+
+
+def send(server, count):
+    """`count` requests one after the other on one connection, each to its own path."""
+    connection = server.connection()
+    try:
+        for path in paths(count):
+            connection.request("GET", path)
+            response = connection.getresponse()
+            response.read()
+            assert response.status == 404
+    finally:
+        connection.close()
+
+
+def logged(text):
+    return ACCESS_LINE.findall(text)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_a_stop_writes_every_line_waiting_in_order(tmp_path, stop):
+    with running_server(tmp_path, config()) as server:
+        send(server, 50)
+        assert logged(server.log()) == [], "the lines wait for the flush interval"
+        assert server.stop(stop) == 0
+        assert logged(server.log()) == paths(50)
+
+
+def test_a_full_buffer_is_written_at_once_and_blocks_keep_the_order(tmp_path):
+    # 1,500 lines of about 80 bytes: more than the 64 KiB a block holds.
+    with running_server(tmp_path, config()) as server:
+        send(server, 1500)
+        written = logged(server.log())
+        assert 0 < len(written) < 1500 and written == paths(len(written))
+        assert server.stop() == 0
+        assert logged(server.log()) == paths(1500)
+
+
+def test_lines_are_written_within_the_flush_interval(tmp_path):
+    with running_server(tmp_path, config(flush="0.2")) as server:
+        send(server, 3)
+        wait_until(lambda: logged(server.log()) == paths(3), 5, what="the timed flush")
+
+
+def test_flush_0_writes_each_line_at_once(tmp_path):
+    with running_server(tmp_path, config(flush="0")) as server:
+        send(server, 1)
+        assert logged(server.log()) == paths(1)
+        send(server, 3)
+        assert logged(server.log()) == paths(1) + paths(3)
+
+
+def test_a_file_holds_the_access_log_and_stderr_keeps_the_rest(tmp_path):
+    access = tmp_path / "access.log"
+    with running_server(tmp_path, config(access=access)) as server:
+        send(server, 5)
+        assert server.stop() == 0
+        log = server.log()
+    assert logged(access.read_text()) == paths(5)
+    assert logged(log) == [] and "listening on" in log and "stopped" in log
+
+
+def test_off_writes_no_access_line(tmp_path):
+    with running_server(tmp_path, config(access="off", flush="0")) as server:
+        send(server, 5)
+        assert server.stop() == 0
+        assert logged(server.log()) == [] and "stopped" in server.log()
+
+
+@pytest.mark.parametrize("log_section, message", [
+    ("access = /no/such/directory/access.log",
+     "[log] access: cannot open /no/such/directory/access.log (No such file or directory)"),
+    ("flush = -1", "[log] flush: must be a number of seconds from 0 to 3600"),
+])
+def test_a_bad_log_setting_stops_startup_with_one_line(tmp_path, log_section, message):
+    (tmp_path / "museum.ini").write_text(f"[log]\n{log_section}\n")
+    result = subprocess.run([sys.executable, "-m", "museum", "serve", "--port", "0"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"museum: museum.ini: {message}"]
