@@ -22,7 +22,7 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
 from storage import StorageError, Unavailable, display_url
-from storage.sql import SQLStore, one_line
+from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, SQLStore, one_line
 
 POOL_SIZE = 10  # connections per process at most (size max_connections for N instances)
 POOL_TIMEOUT = 10  # seconds a request waits for a free connection before it gets a 503
@@ -101,14 +101,17 @@ MIGRATIONS = [
     ],
     [
         # Listings that read no more than their page: the event's name beside each of its
-        # dates, in the order of the listing, and each event's last date for the total.
+        # dates, in the order of the listing, and how many listed events end on each day,
+        # for the total of an open-ended listing.
         """ALTER TABLE event_dates ADD COLUMN name text COLLATE "C" NOT NULL DEFAULT ''""",
         "UPDATE event_dates d SET name = e.name FROM events e WHERE e.id = d.event_id",
         "CREATE INDEX event_dates_in_order ON event_dates (date, name, event_id)",
         "CREATE INDEX event_dates_by_event ON event_dates (event_id, date)",
-        "ALTER TABLE events ADD COLUMN last_date date",
-        "UPDATE events e SET last_date = (SELECT max(date) FROM event_dates WHERE event_id = e.id)",
-        "CREATE INDEX events_by_last_date ON events (last_date, cancelled)",
+        """CREATE TABLE listed_last_dates (
+            date date PRIMARY KEY,
+            events integer NOT NULL
+        )""",
+        LAST_DATES_FROM_THE_LISTING_INDEX,
     ],
     [
         # Erasing the contacts of past tickets reads only what it erases: the tickets that

@@ -64,8 +64,19 @@ LIST_QUERY = f"""
 
 # Events with a date in a closed window, counted on the listing index.
 COUNT_QUERY = "SELECT count(DISTINCT event_id) FROM event_dates WHERE date >= ? AND date <= ?"
-# With no end, an event is in the window when its last date is: counted on that index.
-OPEN_COUNT_QUERY = "SELECT count(*) FROM events WHERE NOT cancelled AND last_date >= ?"
+# With no end, an event is in the window when its last date is: the listed events are
+# counted by last date (a row per day, kept with the listing index), and those rows summed.
+OPEN_COUNT_QUERY = "SELECT coalesce(sum(events), 0) FROM listed_last_dates WHERE date >= ?"
+# Fills `listed_last_dates` from the listing index, which holds listed events only (used by
+# a migration step of both backends: never change it).
+LAST_DATES_FROM_THE_LISTING_INDEX = """
+    INSERT INTO listed_last_dates (date, events)
+    SELECT last_date, count(*)
+    FROM (SELECT max(date) AS last_date FROM event_dates GROUP BY event_id) AS ends
+    GROUP BY last_date"""
+COUNT_LAST_DATE = """
+    INSERT INTO listed_last_dates (date, events) VALUES (?, ?)
+    ON CONFLICT (date) DO UPDATE SET events = listed_last_dates.events + excluded.events"""
 
 
 def event_record(row):
@@ -207,11 +218,10 @@ class SQLStore(Store):
             self._count_event_change(conn)
             for event in events:
                 conn.execute(
-                    "INSERT INTO events (id, name, location, description, dates, price, "
-                    "last_date) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO events (id, name, location, description, dates, price) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
                     (event["eventId"], event["name"], event["location"],
-                     event["eventDescription"], json.dumps(event["dates"]), event["price"],
-                     event["dates"][-1]))
+                     event["eventDescription"], json.dumps(event["dates"]), event["price"]))
                 self._index_dates(conn, event)
 
     def get_event(self, event_id):
@@ -244,9 +254,9 @@ class SQLStore(Store):
             event.update(changes)
             conn.execute(
                 "UPDATE events SET name = ?, location = ?, description = ?, dates = ?, "
-                "price = ?, last_date = ? WHERE id = ?",
+                "price = ? WHERE id = ?",
                 (event["name"], event["location"], event["eventDescription"],
-                 json.dumps(event["dates"]), event["price"], event["dates"][-1], event_id))
+                 json.dumps(event["dates"]), event["price"], event_id))
         return event
 
     def cancel_event(self, event_id):
@@ -287,13 +297,16 @@ class SQLStore(Store):
 
     @staticmethod
     def _index_dates(conn, event):
+        """List the event: its dates in the listing index, its last date in the counts."""
         conn.executemany("INSERT INTO event_dates (date, name, event_id) VALUES (?, ?, ?)",
                          [(day, event["name"], event["eventId"]) for day in event["dates"]])
+        conn.execute(COUNT_LAST_DATE, (event["dates"][-1], 1))
 
     @staticmethod
     def _unindex_dates(conn, event_id, dates):
         conn.executemany("DELETE FROM event_dates WHERE date = ? AND event_id = ?",
                          [(day, event_id) for day in dates])
+        conn.execute(COUNT_LAST_DATE, (dates[-1], -1))
 
     # -- tickets --------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from contextlib import closing, contextmanager
 from urllib.parse import quote
 
 from storage import InUse, StorageError, Unavailable
-from storage.sql import SQLStore, one_line
+from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, SQLStore, one_line
 
 BUSY_TIMEOUT_MS = 5000
 log = logging.getLogger("museum.storage")
@@ -96,15 +96,17 @@ MIGRATIONS = [
     ],
     [
         # Listings that read no more than their page: the event's name beside each of its
-        # dates, in the order of the listing, and each event's last date for the total.
+        # dates, in the order of the listing, and how many listed events end on each day,
+        # for the total of an open-ended listing.
         "ALTER TABLE event_dates ADD COLUMN name TEXT NOT NULL DEFAULT ''",
         "UPDATE event_dates SET name = (SELECT name FROM events WHERE events.id = event_id)",
         "CREATE INDEX event_dates_in_order ON event_dates (date, name, event_id)",
         "CREATE INDEX event_dates_by_event ON event_dates (event_id, date)",
-        "ALTER TABLE events ADD COLUMN last_date TEXT",
-        """UPDATE events SET last_date = (SELECT max(date) FROM event_dates
-                                          WHERE event_dates.event_id = events.id)""",
-        "CREATE INDEX events_by_last_date ON events (last_date, cancelled)",
+        """CREATE TABLE listed_last_dates (
+            date TEXT PRIMARY KEY,
+            events INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        LAST_DATES_FROM_THE_LISTING_INDEX,
     ],
     [
         # Erasing the contacts of past tickets reads only what it erases: the tickets that
