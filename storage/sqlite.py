@@ -310,16 +310,24 @@ def backup_file(path, destination):
     one consistent moment, and in WAL mode writers go on meanwhile."""
     partial = f"{destination}.partial"
     try:
-        with closing(_open_file(path, "rw")) as source:
-            _copy(source, partial, "DELETE")
-        os.replace(partial, destination)
-        _sync_directory(destination)
-    except sqlite3.Error as error:
-        raise Unavailable(f"{path}: backup failed: {one_line(error)}") from error
-    except OSError as error:
-        raise StorageError(f"{error.filename}: backup failed: {error.strerror}") from error
+        with _failures_of("backup", path):
+            with closing(_open_file(path, "rw")) as source:
+                _copy(source, partial, "DELETE")
+            os.replace(partial, destination)
+            _sync_directory(destination)
     finally:
         _remove(partial)
+
+
+@contextmanager
+def _failures_of(what, path):
+    """sqlite's and the file system's failures during `what` as one line naming the file."""
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise Unavailable(f"{path}: {what} failed: {one_line(error)}") from error
+    except OSError as error:
+        raise StorageError(f"{error.filename}: {what} failed: {error.strerror}") from error
 
 
 def _copy(source, target, journal_mode):
@@ -344,17 +352,14 @@ def restore_file(path, source):
     _check_restorable(source)
     partial, aside = f"{path}.partial", f"{path}.before-restore"
     try:
-        with closing(_open_file(source, "ro")) as backup:
-            _copy(backup, partial, "WAL")
-        _refuse_if_in_use(path)
-        kept = aside if os.path.exists(path) else None
-        _set_aside(path, aside)
-        os.replace(partial, path)
-        _sync_directory(path)
-    except sqlite3.Error as error:
-        raise Unavailable(f"{path}: restore failed: {one_line(error)}") from error
-    except OSError as error:
-        raise StorageError(f"{error.filename}: restore failed: {error.strerror}") from error
+        with _failures_of("restore", path):
+            with closing(_open_file(source, "ro")) as backup:
+                _copy(backup, partial, "WAL")
+            _refuse_if_in_use(path)
+            kept = aside if os.path.exists(path) else None
+            _set_aside(path, aside)
+            os.replace(partial, path)
+            _sync_directory(path)
     finally:
         _remove(partial)
     findings = file_findings(path)
