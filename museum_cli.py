@@ -244,46 +244,40 @@ def build_parser():
         "hash-password", help="read a password from stdin, print a hash for [users]")
     hash_cmd.set_defaults(run=command_hash_password)
 
-    verify = commands.add_parser(
-        "verify-ticket", help="check a scanned ticket QR text, reading the database only; "
-        "admits nobody (exit 0 if valid and not yet admitted)")
+    verify = _database_command(
+        commands, "verify-ticket", command_verify_ticket, "check a scanned ticket QR text, "
+        "reading the database only; admits nobody (exit 0 if valid and not yet admitted)")
     verify.add_argument("text", help="the text the scanner read from the QR code")
-    _config_flags(verify)
-    verify.set_defaults(run=command_verify_ticket)
-
-    migrate = commands.add_parser(
-        "migrate", help="migrate a database of an older version to this one's schema "
-        "(sqlite: after a backup beside it, PATH.vN.bak), then exit")
-    _config_flags(migrate)
-    migrate.set_defaults(run=command_migrate)
-
-    backup = commands.add_parser(
-        "backup", help="copy the database to DEST while the service runs; the copy is "
-        "checked and owner-only (PostgreSQL: use pg_dump)")
+    _database_command(
+        commands, "migrate", command_migrate, "migrate a database of an older version to "
+        "this one's schema (sqlite: after a backup beside it, PATH.vN.bak), then exit")
+    backup = _database_command(
+        commands, "backup", command_backup, "copy the database to DEST while the service "
+        "runs; the copy is checked and owner-only (PostgreSQL: use pg_dump)")
     backup.add_argument("destination", metavar="DEST", help="file to write (replaced once "
                         "the new copy passes its check)")
-    _config_flags(backup)
-    backup.set_defaults(run=command_backup)
-
-    restore = commands.add_parser(
-        "restore", help="replace the database with a backup, then check it; refuses while a "
-        "service has the database open (PostgreSQL: use pg_restore)")
+    restore = _database_command(
+        commands, "restore", command_restore, "replace the database with a backup, then "
+        "check it; refuses while a service has the database open (PostgreSQL: use "
+        "pg_restore)")
     restore.add_argument("source", metavar="SRC", help="a file written by 'museum backup'")
-    _config_flags(restore)
-    restore.set_defaults(run=command_restore)
-
-    check = commands.add_parser(
-        "check", help="check the database, reading only: sqlite's integrity and foreign-key "
-        "checks and the schema version; one line per finding (exit 0 if none)")
-    _config_flags(check)
-    check.set_defaults(run=command_check)
-
-    purge = commands.add_parser(
-        "purge-contacts", help="erase the email and phone of tickets dated more than "
-        "[privacy] keep_contact_days ago, as the running service does daily")
-    _config_flags(purge)
-    purge.set_defaults(run=command_purge_contacts)
+    _database_command(
+        commands, "check", command_check, "check the database, reading only: sqlite's "
+        "integrity and foreign-key checks and the schema version; one line per finding "
+        "(exit 0 if none)")
+    _database_command(
+        commands, "purge-contacts", command_purge_contacts, "erase the email and phone of "
+        "tickets dated more than [privacy] keep_contact_days ago, as the running service "
+        "does daily")
     return parser
+
+
+def _database_command(commands, name, run, summary):
+    """A subcommand that works on the configured database (`--config`, `--db`)."""
+    command = commands.add_parser(name, help=summary)
+    _config_flags(command)
+    command.set_defaults(run=run)
+    return command
 
 
 def _listen_flags(parser):
