@@ -10,7 +10,7 @@ JSON list), so one set of row builders serves both.
 """
 
 import json
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from storage import (
     DateNotOffered,
@@ -143,22 +143,21 @@ class SQLStore(Store):
 
     # -- connections, failures and migrations ---------------------------------------------
 
-    @contextmanager
     def _reading(self):
-        with self._failures_as_unavailable(), self._connection() as conn:
-            yield conn
+        return self._failures_as_unavailable(self._connection)
 
-    @contextmanager
     def _writing(self):
-        with self._failures_as_unavailable(), self._transaction() as conn:
-            yield conn
+        return self._failures_as_unavailable(self._transaction)
 
     @contextmanager
-    def _failures_as_unavailable(self):
-        """The database's own failures (gone, locked, read-only, full) become `Unavailable`;
-        domain errors and the service's bugs pass unchanged."""
+    def _failures_as_unavailable(self, connecting):
+        """The connection `connecting()` gives, where the database's own failures (gone,
+        locked, read-only, full) become `Unavailable`; domain errors and the service's bugs
+        pass unchanged. One context manager, not two nested: every request's work passes
+        through it."""
         try:
-            yield
+            with connecting() as conn:
+                yield conn
         except (StorageError, *self.BUG_ERRORS):
             raise
         except self.OUTAGE_ERRORS as error:
@@ -423,7 +422,7 @@ class SQLStore(Store):
         return len(erased)
 
     def scrub(self):
-        with self._failures_as_unavailable():
+        with self._failures_as_unavailable(nullcontext):
             return self._scrub_files()
 
     # -- settings -------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import sqlite3
 import stat
 import threading
 import time
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, nullcontext
 from urllib.parse import quote
 
 from storage import InUse, StorageError, Unavailable
@@ -208,29 +208,29 @@ class SQLiteStore(SQLStore):
                     raise
                 time.sleep(0.01)
 
-    @contextmanager
     def _connection(self):
         if self._shared is not None:
-            with self._lock:
-                yield self._shared
-            return
-        if self._identity is not None and self._file_identity() != self._identity:
-            # Gone, moved or replaced under us: a write now would be lost at the next start.
-            self._forget_connection()
-            raise Unavailable(f"{self.path}: the database file is missing or was replaced")
+            return self._shared_connection()
         conn = getattr(self._local, "conn", None)
         if conn is None:
+            self._refuse_if_file_changed()  # sqlite would create a new, empty file
             conn = self._local.conn = self._connect()
             # sqlite silently opens a file it cannot write read-only; such a connection
             # still reads, and is replaced before its thread's next write.
             self._local.read_only = not os.access(self.path, os.W_OK)
-        yield conn
+        return nullcontext(conn)
+
+    @contextmanager
+    def _shared_connection(self):
+        with self._lock:
+            yield self._shared
 
     @contextmanager
     def _transaction(self):
         if getattr(self._local, "read_only", False):
             self._forget_connection()
         with self._write_lock, self._connection() as conn:
+            self._refuse_if_file_changed()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -239,6 +239,18 @@ class SQLiteStore(SQLStore):
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+
+    def check(self):
+        self._refuse_if_file_changed()
+        super().check()
+
+    def _refuse_if_file_changed(self):
+        """`Unavailable` when the file is gone, moved or replaced under this store: a write
+        now would be lost at the next start. Reads on open connections skip this check
+        (a syscall per request): they still read what was committed."""
+        if self._identity is not None and self._file_identity() != self._identity:
+            self._forget_connection()
+            raise Unavailable(f"{self.path}: the database file is missing or was replaced")
 
     def _file_identity(self):
         try:

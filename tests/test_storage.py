@@ -577,6 +577,34 @@ def test_each_thread_gets_its_own_connection(sqlite_store):
     assert len({id(conn) for conn in seen}) == 4
 
 
+def test_a_database_file_moved_away_refuses_writes_and_health_and_opens_nothing_new(tmp_path):
+    """The file's identity is checked where losing it would cost something: before every
+    write (it would be lost at the next start), by the health check, and before a new
+    connection (sqlite would create an empty file). A read on an open connection skips the
+    check, a syscall per request, and still reads what was committed."""
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    opened = storage.open_store(str(volume / "museum.sqlite3"))
+    created = opened.create_event(event())
+    volume.rename(tmp_path / "elsewhere")
+    volume.mkdir()
+    assert opened.get_event(created["eventId"]) == created  # on this thread's connection
+    with pytest.raises(storage.Unavailable, match="missing or was replaced"):
+        opened.create_event(event(name="Lost"))
+    with pytest.raises(storage.Unavailable, match="missing or was replaced"):
+        opened.check()
+    with ThreadPoolExecutor(1) as new_thread:  # no connection yet
+        with pytest.raises(storage.Unavailable, match="missing or was replaced"):
+            new_thread.submit(opened.get_event, created["eventId"]).result()
+    assert list(volume.iterdir()) == []
+    volume.rmdir()
+    (tmp_path / "elsewhere").rename(volume)
+    assert opened.get_event(created["eventId"]) == created
+    opened.check()
+    assert opened.create_event(event(name="Kept"))["name"] == "Kept"
+    opened.close()
+
+
 def test_a_read_only_store_creates_no_file(tmp_path):
     missing = tmp_path / "missing.sqlite3"
     with pytest.raises(storage.Unavailable, match="missing.sqlite3: cannot open the database"):
