@@ -454,8 +454,8 @@ class Authenticator:
         if credentials is None:
             return None
         name, password = credentials
-        digest = hmac.digest(self._cache_key, f"{name}\0{password}".encode("utf-8", "surrogatepass"),
-                             "sha256")
+        digest = hashlib.blake2b(f"{name}\0{password}".encode("utf-8", "surrogatepass"),
+                                 key=self._cache_key).digest()
         user = self.users.get(name)
         if digest in self._verified:
             return user
@@ -564,8 +564,11 @@ def basic_credentials(header):
 # Resources, one class per path
 # ============================================================================================
 
+_compact_json = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def to_json(value):
-    return json.dumps(value, separators=(",", ":")).encode()
+    return _compact_json(value).encode()
 
 
 def json_response(resp, value, status=200):
@@ -608,13 +611,14 @@ class ListingCache:
 
 class Health:
     auth_required = False
+    ANSWER = to_json({"status": "ok"})
 
     def __init__(self, store):
         self.store = store
 
     def on_get(self, req, resp):
         self.store.check()  # Unavailable becomes a 503 problem
-        json_response(resp, {"status": "ok"})
+        resp.data = self.ANSWER
 
 
 class OpenAPIDocument:
@@ -711,10 +715,12 @@ def _page_links(req, base_url, page, limit, total):
     targets = [("next", page + 1)] if page < last_page else []
     if page > 1:
         targets.append(("prev", min(page - 1, last_page)))
-    query = {name: value for name, value in req.params.items() if name != "page"}
-    return ", ".join(
-        f'<{base_url}{req.path}?{urlencode({**query, "page": number}, doseq=True)}>; rel="{rel}"'
-        for rel, number in targets)
+    if not targets:
+        return ""
+    kept = urlencode({name: value for name, value in req.params.items() if name != "page"},
+                     doseq=True)
+    url = f"{base_url}{req.path}?{kept}{'&' if kept else ''}page="
+    return ", ".join(f'<{url}{number}>; rel="{rel}"' for rel, number in targets)
 
 
 class SpecialEvent:
