@@ -17,6 +17,8 @@ import time
 from museum_config import ConfigError
 
 BUFFER_BYTES = 64 * 1024
+# What `_stamped` adds to a message: "2026-11-23 07:35:48,123 INFO museum.access: " and "\n".
+STAMP_BYTES = 45
 log = logging.getLogger("museum")
 
 
@@ -26,7 +28,7 @@ class AccessLogWriter:
     def __init__(self, file=None, flush_seconds=1.0):
         self.file = file
         self.flush_seconds = flush_seconds
-        self._lines = []
+        self._waiting = []  # (time, message) of the lines not yet written
         self._size = 0
         self._buffering = flush_seconds > 0
         self._lock = threading.Lock()  # guards the lines waiting and `_buffering`
@@ -42,19 +44,17 @@ class AccessLogWriter:
             atexit.register(self.close)
 
     def write(self, message):
-        """Log `message` as one line, stamped like the application log's lines."""
-        now = time.time()
-        line = (f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))},"
-                f"{int(now % 1 * 1000):03d} INFO museum.access: {message}\n")
+        """Log `message` as one line, stamped with the time of this call."""
+        entry = (time.time(), message)
         with self._lock:
             buffered = self._buffering
             if buffered:
-                self._lines.append(line)
-                self._size += len(line)
+                self._waiting.append(entry)
+                self._size += len(message) + STAMP_BYTES
                 full = self._size >= BUFFER_BYTES
         if not buffered:
             with self._write_lock:
-                self._write_block([line])
+                self._write_block([entry])
         elif full:
             self.flush()
 
@@ -62,9 +62,9 @@ class AccessLogWriter:
         """Write every line waiting, in the order they were logged."""
         with self._write_lock:
             with self._lock:
-                lines, self._lines, self._size = self._lines, [], 0
-            if lines:
-                self._write_block(lines)
+                entries, self._waiting, self._size = self._waiting, [], 0
+            if entries:
+                self._write_block(entries)
 
     def close(self):
         """Stop the flusher and write what is left; lines logged after this are written
@@ -82,13 +82,25 @@ class AccessLogWriter:
         while not self._stopping.wait(self.flush_seconds):
             self.flush()
 
-    def _write_block(self, lines):
+    def _write_block(self, entries):
         stream = self.file or sys.stderr  # tests and other hosts may replace sys.stderr
         try:
-            stream.write("".join(lines))
+            stream.write("".join(_stamped(entries)))
             stream.flush()
         except (OSError, ValueError) as error:  # ValueError: the stream was closed
-            log.error("access log: %d line(s) lost: %s", len(lines), error)
+            log.error("access log: %d line(s) lost: %s", len(entries), error)
+
+
+def _stamped(entries):
+    """Each (time, message) as a line stamped like the application log's lines. Stamping
+    here, when a block is written, leaves the request thread only a `time.time()`; the
+    date and time are formatted once per second of a block."""
+    second = stamp = None
+    for now, message in entries:
+        if int(now) != second:
+            second = int(now)
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+        yield f"{stamp},{int(now % 1 * 1000):03d} INFO museum.access: {message}\n"
 
 
 def open_access_log(config):

@@ -7,6 +7,8 @@ import re
 import signal
 import subprocess
 import sys
+import time
+from datetime import datetime
 
 import pytest
 
@@ -58,6 +60,18 @@ def test_a_full_buffer_is_written_at_once_and_blocks_keep_the_order(tmp_path):
         assert 0 < len(written) < 1500 and written == paths(len(written))
         assert server.stop() == 0
         assert logged(server.log()) == paths(1500)
+
+
+def test_a_line_is_stamped_when_logged_not_when_its_block_is_written(tmp_path):
+    with running_server(tmp_path, config()) as server:
+        before = time.time()
+        send(server, 1)
+        after = time.time()
+        time.sleep(1.5)  # the block is written later, at the stop
+        assert server.stop() == 0
+        stamp = re.search(r"^(\S+ \S+),(\d{3}) INFO museum\.access:", server.log(), re.MULTILINE)
+    logged_at = datetime.strptime(stamp[1], "%Y-%m-%d %H:%M:%S").timestamp() + int(stamp[2]) / 1000
+    assert before - 0.001 <= logged_at <= after + 0.001
 
 
 def test_lines_are_written_within_the_flush_interval(tmp_path):
