@@ -6,8 +6,9 @@
 Every server runs on one core and wrk on another. A case compares two setups, A and B, on
 the same scenarios: a warm-up on each, then rounds that run every scenario on A and right
 after on B, so both see the same machine. The report gives B's req/s, latencies and errors,
-each side's CPU time per request, and the ratio B ÷ A (median over rounds) against the
-case's target, and is written to benchmarks/RESULTS.md. See benchmarks/README.md.
+each side's CPU time per request, and B's speed against A's as A's CPU time per request ÷
+B's (median over rounds, the target's measure) and as B's req/s ÷ A's, and is written to
+benchmarks/RESULTS.md. See benchmarks/README.md.
 """
 
 import argparse
@@ -385,19 +386,21 @@ def run_case(bench, name, args):
     a, b = case.start(bench)
     data = Data(bench, b[0])
     runs = {}  # scenario -> Runs
-    for scenario in case.targets:
+    scenarios = [name for name in case.targets if name in (args.scenarios or case.targets)]
+    for scenario in scenarios:
         runs[scenario] = Runs(bench.workdir / f"{name}-{scenario}", SCENARIOS[scenario], data)
         probe(a + b, runs[scenario].probed)
         runs[scenario].measure(a, args.warmup)
         runs[scenario].measure(b, args.warmup, uses_up=True)
-    pairs = {scenario: [] for scenario in case.targets}
+    pairs = {scenario: [] for scenario in scenarios}
     for round_number in range(1, args.rounds + 1):
-        for scenario in case.targets:
+        for scenario in scenarios:
             pair = (runs[scenario].measure(a, args.seconds),
                     runs[scenario].measure(b, args.seconds, uses_up=True))
             pairs[scenario].append(pair)
             print(f"{name} round {round_number}: {scenario:<13} {pair[0].rps:8.0f} "
-                  f"{pair[1].rps:8.0f} req/s, ratio {pair[1].rps / pair[0].rps:.2f}, p50 "
+                  f"{pair[1].rps:8.0f} req/s, {pair[0].cpu_us:6.0f} {pair[1].cpu_us:6.0f} "
+                  f"CPU µs/req, CPU ratio {cpu_ratios([pair])[0]:.2f}, p50 "
                   f"{pair[0].p50_ms:.1f} / {pair[1].p50_ms:.1f} ms", flush=True)
     return pairs, max(map(peak_rss_mb, b))
 
@@ -438,8 +441,18 @@ def medians(rounds, side):
             for figure in ("rps", "p50_ms", "p99_ms", "cpu_us")}
 
 
+def cpu_ratios(rounds):
+    """Per round, A's CPU time per request ÷ B's: B's speed against A's, from what each
+    server spent rather than from what it answered in a period that other programs share."""
+    return [first.cpu_us / second.cpu_us for first, second in rounds]
+
+
+def rps_ratios(rounds):
+    return [second.rps / first.rps for first, second in rounds]
+
+
 def verdict(case, scenario, rounds):
-    """(the scenario's targets as text, its result): a ratio of req/s B ÷ A and B's p50,
+    """(the scenario's targets as text, its result): the median CPU ratio and B's p50,
     each met only with no failed request."""
     ratio_target, p50_target = case.targets[scenario], case.p50_targets.get(scenario)
     targets = ([f">= {ratio_target:.2f}"] if ratio_target is not None else []) + \
@@ -448,7 +461,7 @@ def verdict(case, scenario, rounds):
         return "-", "reported only"
     if any(pair[side].errors for pair in rounds for side in (0, 1)):
         return ", ".join(targets), "not met (errors)"
-    ratio = statistics.median(second.rps / first.rps for first, second in rounds)
+    ratio = statistics.median(cpu_ratios(rounds))
     met = (ratio_target is None or ratio >= ratio_target) and \
         (p50_target is None or medians(rounds, 1)["p50_ms"] <= p50_target)
     return ", ".join(targets), "met" if met else "not met"
@@ -460,12 +473,13 @@ def case_table(name, pairs, rss_mb):
             f"{case.about} Peak RSS of {case.b} at the end: {rss_mb:.1f} MB.", "",
             f"| Scenario | connections | {case.b} req/s | p50 / p99 ms | errors "
             f"| {case.a} req/s | p50 / p99 ms | errors | CPU µs/req ({case.b} / {case.a}) "
-            f"| Ratio (median) | Ratio per round | Target | Result |",
-            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|"]
+            f"| CPU ratio (median) | CPU ratio per round | req/s ratio (median) | Target "
+            f"| Result |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|---|---|"]
     for scenario, rounds in pairs.items():
         a, b = medians(rounds, 0), medians(rounds, 1)
         a_errors, b_errors = (sum(pair[side].errors for pair in rounds) for side in (0, 1))
-        ratios = [second.rps / first.rps for first, second in rounds]
+        ratios = cpu_ratios(rounds)
         target, result = verdict(case, scenario, rounds)
         rows.append(
             f"| {scenario} | {SCENARIOS[scenario].connections} | {b['rps']:,.0f} "
@@ -473,7 +487,7 @@ def case_table(name, pairs, rss_mb):
             f"| {a['p50_ms']:.2f} / {a['p99_ms']:.2f} | {a_errors} "
             f"| {b['cpu_us']:,.0f} / {a['cpu_us']:,.0f} "
             f"| **{statistics.median(ratios):.2f}** | {', '.join(f'{r:.2f}' for r in ratios)} "
-            f"| {target} | {result} |")
+            f"| {statistics.median(rps_ratios(rounds)):.2f} | {target} | {result} |")
     return rows + [""]
 
 
@@ -524,6 +538,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", metavar="CASE",
                         help=f"any of {', '.join(CASES)} (default: all)")
+    parser.add_argument("--scenarios", nargs="+", metavar="SCENARIO",
+                        help="only these of each case's scenarios (default: all)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=10, help="per measurement")
     parser.add_argument("--warmup", type=int, default=2, help="seconds per scenario and setup")
