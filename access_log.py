@@ -17,8 +17,9 @@ import time
 from museum_config import ConfigError
 
 BUFFER_BYTES = 64 * 1024
-# What `_stamped` adds to a message: "2026-11-23 07:35:48,123 INFO museum.access: " and "\n".
-STAMP_BYTES = 45
+# A line is "<date> <time>,<ms><LABEL><message>\n", like the application log's lines.
+LABEL = " INFO museum.access: "
+STAMP_BYTES = len("2026-11-23 07:35:48,123") + len(LABEL) + len("\n")  # added to a message
 log = logging.getLogger("museum")
 
 
@@ -100,7 +101,7 @@ def _stamped(entries):
         if int(now) != second:
             second = int(now)
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
-        yield f"{stamp},{int(now % 1 * 1000):03d} INFO museum.access: {message}\n"
+        yield f"{stamp},{int(now % 1 * 1000):03d}{LABEL}{message}\n"
 
 
 def open_access_log(config):
