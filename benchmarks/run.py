@@ -389,7 +389,7 @@ def run_case(bench, name, args):
     a, b = case.start(bench)
     data = Data(bench, b[0])
     runs = {}  # scenario -> Runs
-    scenarios = [name for name in case.targets if name in (args.scenarios or case.targets)]
+    scenarios = [each for each in case.targets if each in (args.scenarios or case.targets)]
     for scenario in scenarios:
         runs[scenario] = Runs(bench.workdir / f"{name}-{scenario}", SCENARIOS[scenario], data)
         probe(a + b, runs[scenario].probed)
@@ -554,6 +554,8 @@ def main(argv=None):
     args.cases = args.cases or list(CASES)
     if set(args.cases) - set(CASES):
         parser.error(f"unknown case: {', '.join(set(args.cases) - set(CASES))}")
+    if set(args.scenarios or ()) - set(SCENARIOS):
+        parser.error(f"unknown scenario: {', '.join(set(args.scenarios) - set(SCENARIOS))}")
     if args.quick:
         args.rounds, args.seconds, args.warmup = 1, 2, 1
     elif args.output is None:
