@@ -17,7 +17,7 @@ from commands import museum_command
 from conftest import VISITOR
 from serving import running_server, wait_until
 from storage.sqlite import SQLiteStore
-from ticketing import TICKETS, check_store, open_days, qr_path, stored_tickets, ticket_body
+from ticketing import TICKETS, check_store, fresh_code, open_days, qr_path, stored_tickets, ticket_body
 
 CLIENTS = 8
 
@@ -66,7 +66,7 @@ def sold_tickets(path, count, day="2026-12-01"):
     for number in range(count):
         store.create_ticket({"ticketId": str(uuid.uuid4()), "ticketType": "general",
                              "ticketDate": day, "eventId": None,
-                             "confirmationCode": f"ticket-general-{uuid.uuid4().hex[:6]}-00000",
+                             "confirmationCode": fresh_code(),
                              "email": f"visitor.{number}@example.org", "phone": None})
     store.close()
 

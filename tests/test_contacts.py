@@ -13,7 +13,7 @@ import storage
 from commands import museum_command
 from conftest import VISITOR
 from serving import running_server, wait_until
-from ticketing import query
+from ticketing import fresh_code, query
 
 TODAY = date(2026, 11, 22)  # the injected clock's day
 
@@ -23,7 +23,7 @@ def sell(store, day, number):
     email = f"buyer.{number}.{uuid.uuid4().hex[:8]}@example.org"
     store.create_ticket({"ticketId": str(uuid.uuid4()), "ticketType": "general",
                          "ticketDate": day.isoformat(), "eventId": None,
-                         "confirmationCode": f"ticket-general-{uuid.uuid4().hex[:6]}-00000",
+                         "confirmationCode": fresh_code(),
                          "email": email, "phone": f"+44 20 7946 {number:04d}"},
                         ("visitor", f"key-{number}", "fingerprint"))
     return email

@@ -23,6 +23,7 @@ import storage
 from serving import ROOT, wait_until
 from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, LIST_QUERY, OPEN_COUNT_QUERY
 from storage.sqlite import SQLiteStore
+from ticketing import fresh_code
 
 DEAD_SERVER = "postgresql://museum@127.0.0.1:1/museum"  # nothing listens on port 1
 
@@ -35,13 +36,13 @@ def event(**changes):
 
 def ticket(**changes):
     return {"ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": "2026-12-01",
-            "eventId": None, "confirmationCode": f"ticket-general-{uuid.uuid4().hex[:6]}-00000",
+            "eventId": None, "confirmationCode": fresh_code(),
             "email": "visitor@example.org", "phone": None, **changes}
 
 
 def event_ticket(event_id, **changes):
     return ticket(ticketType="event", eventId=event_id,
-                  confirmationCode=f"ticket-event-{uuid.uuid4().hex[:6]}-00000", **changes)
+                  confirmationCode=fresh_code("event"), **changes)
 
 
 # -- the backends --------------------------------------------------------------------------

@@ -9,6 +9,10 @@ A real server keeps the real clock, so its dates are counted from today (UTC): `
 gives days on which the museum sells general tickets, and `event_body` and `ticket_body`
 number their records so that many can be told apart.
 
+`fresh_code` draws a confirmation code for a ticket handed straight to a store, from as
+many random digits as the service's own codes, so tests that sell thousands never draw one
+twice.
+
 `check_store` opens the sqlite file on a connection of its own and proves what the store
 holds is whole and valid: sqlite's own integrity and foreign-key checks, the listing index
 in step with the events, and every stored event and ticket passing the service's own input
@@ -18,6 +22,7 @@ validation again.
 import json
 import re
 import sqlite3
+import uuid
 from contextlib import closing
 from datetime import datetime, timedelta, timezone
 
@@ -96,6 +101,11 @@ def ticket_body(number, day, event_id=None):
 
 
 # -- the sqlite file --------------------------------------------------------------------
+
+def fresh_code(kind="general"):
+    digits = uuid.uuid4().hex
+    return f"ticket-{kind}-{digits[:6]}-{digits[6:11]}"
+
 
 def query(db_path, sql, *args):
     """Every row of `sql` over the sqlite file, read on a connection of its own."""
