@@ -112,7 +112,8 @@ class Store(ABC):
         """Return `(events, total)` for the listed events with a date in [start, end].
 
         `end` None means open-ended. Order: first date inside the window, then name, then
-        eventId. `total` counts every matching event in the window, not just this page.
+        eventId. `total` counts every matching event in the window, not just this page, and
+        is read at the same moment as the page.
         """
 
     @abstractmethod

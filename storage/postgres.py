@@ -203,6 +203,12 @@ class PostgresStore(SQLStore):
         with self._pool.connection() as conn, conn.transaction():
             yield conn
 
+    @contextmanager
+    def _snapshot(self):
+        with self._pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
+
     def _lock_schema(self, conn):
         conn.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
 

@@ -121,6 +121,11 @@ class SQLStore(Store):
         the block ends and rolled back if it raises."""
         raise NotImplementedError
 
+    def _snapshot(self):
+        """A context manager giving a connection inside a read-only transaction: all its
+        statements see the database as it was at the first."""
+        raise NotImplementedError
+
     def _read_schema_version(self, conn):
         raise NotImplementedError
 
@@ -145,6 +150,9 @@ class SQLStore(Store):
 
     def _reading(self):
         return self._failures_as_unavailable(self._connection)
+
+    def _reading_one_snapshot(self):
+        return self._failures_as_unavailable(self._snapshot)
 
     def _writing(self):
         return self._failures_as_unavailable(self._transaction)
@@ -228,7 +236,9 @@ class SQLStore(Store):
             return self._listed_event(conn, event_id)
 
     def list_events(self, start, end, offset, limit):
-        with self._reading() as conn:
+        # One snapshot: a change committed between the page and the count would make the
+        # total disagree with the page it is sent with.
+        with self._reading_one_snapshot() as conn:
             rows = conn.execute(LIST_QUERY, (start, end or LAST_DATE, start, limit, offset))
             page = [event_record(row) for row in rows.fetchall()]
             if end is None:

@@ -240,6 +240,16 @@ class SQLiteStore(SQLStore):
                     conn.execute("ROLLBACK")
                 raise
 
+    @contextmanager
+    def _snapshot(self):
+        with self._connection() as conn:
+            conn.execute("BEGIN")  # deferred: the first read fixes what the rest see
+            try:
+                yield conn
+            finally:
+                if conn.in_transaction:  # sqlite ends it itself after some failures
+                    conn.execute("ROLLBACK")  # nothing was written
+
     def check(self):
         self._refuse_if_file_changed()
         super().check()

@@ -540,6 +540,27 @@ def test_no_ticket_is_sold_after_a_cancellation_on_another_instance_returned(bac
     assert backend.rows("SELECT count(*) FROM tickets") == [(sold,)]
 
 
+def test_a_listing_reads_its_page_and_total_at_one_moment(backend):
+    lister, writer = backend.open(), backend.open()
+    changes = []
+
+    def create_and_cancel():
+        while len(changes) < 200:
+            writer.cancel_event(writer.create_event(event())["eventId"])
+            changes.append(1)
+
+    disagreements = []
+    with ThreadPoolExecutor(1) as pool:
+        writing = pool.submit(create_and_cancel)
+        while not writing.done():
+            for end in (None, "2026-12-31"):
+                page, total = lister.list_events("2026-11-01", end, 0, 10)
+                if len(page) != total:
+                    disagreements.append((len(page), total))
+        writing.result()
+    assert disagreements == []
+
+
 # -- sqlite only -----------------------------------------------------------------------------
 
 @pytest.fixture
