@@ -205,9 +205,12 @@ class PostgresStore(SQLStore):
 
     @contextmanager
     def _snapshot(self):
-        with self._pool.connection() as conn, conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            yield conn
+        with self._pool.connection() as conn:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            try:
+                yield conn
+            finally:
+                conn.execute("ROLLBACK")  # nothing was written
 
     def _lock_schema(self, conn):
         conn.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
