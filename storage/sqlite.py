@@ -231,24 +231,14 @@ class SQLiteStore(SQLStore):
             self._forget_connection()
         with self._write_lock, self._connection() as conn:
             self._refuse_if_file_changed()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _inside_transaction(conn, "BEGIN IMMEDIATE"):
                 yield conn
-                conn.execute("COMMIT")  # a failed COMMIT is rolled back too, not left open
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
 
     @contextmanager
     def _snapshot(self):
-        with self._connection() as conn:
-            conn.execute("BEGIN")  # deferred: the first read fixes what the rest see
-            try:
-                yield conn
-            finally:
-                if conn.in_transaction:  # sqlite ends it itself after some failures
-                    conn.execute("ROLLBACK")  # nothing was written
+        # Deferred: the first read fixes what the rest see, and no write lock is taken.
+        with self._connection() as conn, _inside_transaction(conn, "BEGIN"):
+            yield conn
 
     def check(self):
         self._refuse_if_file_changed()
@@ -300,6 +290,20 @@ class SQLiteStore(SQLStore):
             self._local = threading.local()
         for conn in connections:
             conn.close()
+
+
+@contextmanager
+def _inside_transaction(conn, begin):
+    """Run the block in a transaction `begin` opens on `conn`: committed when the block ends
+    and rolled back if it raises (a failed COMMIT too, not left open)."""
+    conn.execute(begin)
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:  # sqlite ends it itself after some failures
+            conn.execute("ROLLBACK")
+        raise
 
 
 # -- the file: copies, checks and restores ------------------------------------------------
