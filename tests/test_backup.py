@@ -66,7 +66,7 @@ def sold_tickets(path, count, day="2026-12-01"):
     for number in range(count):
         store.create_ticket({"ticketId": str(uuid.uuid4()), "ticketType": "general",
                              "ticketDate": day, "eventId": None,
-                             "confirmationCode": fresh_code(),
+                             "confirmationCode": fresh_code("general"),
                              "email": f"visitor.{number}@example.org", "phone": None})
     store.close()
 

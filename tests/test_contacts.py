@@ -23,7 +23,7 @@ def sell(store, day, number):
     email = f"buyer.{number}.{uuid.uuid4().hex[:8]}@example.org"
     store.create_ticket({"ticketId": str(uuid.uuid4()), "ticketType": "general",
                          "ticketDate": day.isoformat(), "eventId": None,
-                         "confirmationCode": fresh_code(),
+                         "confirmationCode": fresh_code("general"),
                          "email": email, "phone": f"+44 20 7946 {number:04d}"},
                         ("visitor", f"key-{number}", "fingerprint"))
     return email

@@ -9,9 +9,8 @@ A real server keeps the real clock, so its dates are counted from today (UTC): `
 gives days on which the museum sells general tickets, and `event_body` and `ticket_body`
 number their records so that many can be told apart.
 
-`fresh_code` draws a confirmation code for a ticket handed straight to a store, from as
-many random digits as the service's own codes, so tests that sell thousands never draw one
-twice.
+`fresh_code(kind)` draws a confirmation code for a ticket handed straight to a store, the
+way the service draws its own, so tests that sell thousands never draw one twice.
 
 `check_store` opens the sqlite file on a connection of its own and proves what the store
 holds is whole and valid: sqlite's own integrity and foreign-key checks, the listing index
@@ -22,7 +21,6 @@ validation again.
 import json
 import re
 import sqlite3
-import uuid
 from contextlib import closing
 from datetime import datetime, timedelta, timezone
 
@@ -37,6 +35,7 @@ EVENT_DATES = ["2026-12-05", "2026-12-06"]
 UNKNOWN_ID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
 CODE = re.compile(r"^ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}$")
 OMIT = object()  # a field value meaning "leave the field out"
+fresh_code = museum._confirmation_code
 
 
 def body(ticket_type="general", **fields):
@@ -101,11 +100,6 @@ def ticket_body(number, day, event_id=None):
 
 
 # -- the sqlite file --------------------------------------------------------------------
-
-def fresh_code(kind="general"):
-    digits = uuid.uuid4().hex
-    return f"ticket-{kind}-{digits[:6]}-{digits[6:11]}"
-
 
 def query(db_path, sql, *args):
     """Every row of `sql` over the sqlite file, read on a connection of its own."""
