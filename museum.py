@@ -871,22 +871,37 @@ ADMISSION_RULES = {
 
 
 class Admissions:
-    """Admit a ticket at the door: each ticket once, on its day."""
+    """Admit a ticket at the door: each ticket once, on its day.
+
+    Codes are typed at the door, so they can be guessed there: after UNKNOWN_LIMIT
+    `unknown` answers within a minute, a user is answered 429 for a minute (a hit would
+    give away a ticket's id, with which any signed-in user fetches its image)."""
 
     needed_roles = {"POST": GATE_ROLE}
+    UNKNOWN_LIMIT = 30
+    UNKNOWN_WINDOW = 60
 
     def __init__(self, store, secret, today, clock):
         self.store = store
         self.secret = secret
         self.today = today
         self.clock = clock
+        self.unknown_codes = museum_auth.FailureCounts(
+            self.UNKNOWN_LIMIT + 1, self.UNKNOWN_WINDOW, self.UNKNOWN_WINDOW)
 
     def on_post(self, req, resp):
+        user = req.context.user.name
+        self._refuse_if_guessing(user)
         presented = self._presented(read_json(req))
         today = self.today()
         result, ticket = door_check(self.store, self.secret, today, **presented)
+        if result == "unknown" and self.unknown_codes.count(user):
+            log.warning("admissions refused to %s for %d s: more than %d unknown ticket codes "
+                        "within %d s", user, self.UNKNOWN_WINDOW, self.UNKNOWN_LIMIT,
+                        self.UNKNOWN_WINDOW)
+            self._refuse_if_guessing(user)
         if result == "admittable":
-            admission, admitted = self.store.admit(ticket["ticketId"], req.context.user.name,
+            admission, admitted = self.store.admit(ticket["ticketId"], user,
                                                    rfc3339(self.clock()))
             ticket = {**ticket, **admission}
             if admitted:
@@ -896,6 +911,12 @@ class Admissions:
         status, detail = DOOR_OUTCOMES[result]
         members = {"result": result, **(door_details(ticket) if ticket else {})}
         raise Problem(status, detail, members=members)
+
+    def _refuse_if_guessing(self, user):
+        remaining = self.unknown_codes.locked_for(user)
+        if remaining > 0:
+            raise Problem(429, "Too many unknown ticket codes; wait a minute and retry.",
+                          headers={"Retry-After": str(math.ceil(remaining))})
 
     @staticmethod
     def _presented(body):

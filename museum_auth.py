@@ -196,6 +196,11 @@ class CheckQueue:
                 self._withdraw(queue, turn)
                 raise TryLater("Too many logins at once; retry shortly.", 1)
 
+    def held(self, queue):
+        """How many requests of `queue` wait or check."""
+        with self._changed:
+            return self._held[queue]
+
     def give_back(self, queue):
         with self._changed:
             self._running -= 1
