@@ -164,17 +164,21 @@ def client_key(address):
 # ============================================================================================
 
 class CheckQueue:
-    """Turns for slow password checks: `slots` at once, the waiting served round-robin over
-    queues (one per known name, one shared by every unknown name), each queue holding at
-    most `per_queue` requests waiting or checking. A flood on one name, or of made-up
-    names, thus holds at most `per_queue` worker threads and delays another name's check
-    by about one check per queue ahead of it; a request that finds its queue full is
-    refused at once rather than held. `wait_limit` bounds any wait."""
+    """Turns for slow password checks: `slots` at once, and one at a time per queue (one
+    queue per known name, one shared by every unknown name), the waiting served
+    round-robin over queues. Each queue holds at most `per_queue` requests waiting or
+    checking; one that finds its queue full is refused at once rather than held.
 
-    def __init__(self, slots=1, per_queue=2, wait_limit=15.0):
+    A flood on one name, or of made-up names, thus holds at most `per_queue` worker
+    threads and one slot, and another name's check starts in the other slot at once (or
+    after one check per queue ahead of it when several names are flooded). A slot costs a
+    core and 128 MiB while it checks (scrypt at N=2^17). `wait_limit` bounds any wait."""
+
+    def __init__(self, slots=2, per_queue=2, wait_limit=15.0):
         self.slots, self.per_queue, self.wait_limit = slots, per_queue, wait_limit
         self._changed = threading.Condition()
         self._running = 0
+        self._checking = set()  # queues with a check under way
         self._held = collections.Counter()  # queue -> its requests waiting or checking
         self._waiting = {}  # queue -> deque of its waiting turns, oldest first
         self._rotation = collections.deque()  # queues with a turn waiting, next served first
@@ -204,17 +208,23 @@ class CheckQueue:
     def give_back(self, queue):
         with self._changed:
             self._running -= 1
+            self._checking.discard(queue)
             self._release(queue)
             self._grant()
 
     def _grant(self):
-        while self._running < self.slots and self._rotation:
-            queue = self._rotation.popleft()
+        for queue in list(self._rotation):
+            if self._running >= self.slots:
+                break
+            if queue in self._checking:
+                continue
+            self._rotation.remove(queue)
             waiting = self._waiting[queue]
             waiting.popleft()["granted"] = True
             self._running += 1
+            self._checking.add(queue)
             if waiting:
-                self._rotation.append(queue)
+                self._rotation.append(queue)  # its next turn comes after every other queue's
             else:
                 del self._waiting[queue]
         self._changed.notify_all()
@@ -286,14 +296,15 @@ class Logins:
             if known is not None:
                 return known
             user = self.accounts.check(name, password)
+            if user is None:
+                self.per_name.count((client, name))
+                self.per_address.count(client)
+                log.info("wrong password for %s from %s",
+                         name if queue is not None else "an unknown name", client)
+            # Remembered before the turn is given back: the next in this queue may be a repeat.
+            return self._conclude(digest, user)
         finally:
             self.checks.give_back(queue)
-        if user is None:
-            self.per_name.count((client, name))
-            self.per_address.count(client)
-            log.info("wrong password for %s from %s",
-                     name if queue is not None else "an unknown name", client)
-        return self._conclude(digest, user)
 
     def _remembered(self, digest):
         """The User of verified credentials, None if not known; NotSignedIn if they failed

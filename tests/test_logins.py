@@ -131,6 +131,22 @@ def test_a_full_queue_is_refused_at_once_and_names_take_turns():
     assert turns.held("admin") == turns.held("visitor") == 0
 
 
+def test_a_flooded_name_takes_one_slot_and_another_name_the_other_at_once():
+    turns = museum_auth.CheckQueue(slots=2, per_queue=2)
+    turns.take("admin")
+    admin_waits = threading.Thread(target=turns.take, args=("admin",))
+    admin_waits.start()
+    wait_until(lambda: turns.held("admin") == 2, 10, what="a second admin check waiting")
+    turns.take("visitor")  # returns at once: the second slot is free
+    turns.give_back("visitor")
+    assert admin_waits.is_alive() and turns.held("admin") == 2
+    turns.give_back("admin")
+    admin_waits.join(timeout=10)
+    assert not admin_waits.is_alive()
+    turns.give_back("admin")
+    assert turns.held("admin") == 0
+
+
 # -- device keys ----------------------------------------------------------------------------
 
 def test_add_device_prints_a_key_once_whose_users_line_signs_in(tmp_path, door_config):
