@@ -760,8 +760,9 @@ def main_login(args):
         results = run_login(Path(workdir), cores[0], cores[-1], seconds)
     section = login_section(results, seconds, loadavg)
     print("\n" + section)
-    if args.output:
-        write_section(args.output, section)
+    output = args.output or (None if args.quick else BENCH / "RESULTS.md")
+    if output:
+        write_section(output, section)
     return 0
 
 
