@@ -3,7 +3,7 @@
 One WSGI application (Falcon) behind HTTP Basic auth, all API paths under /v1.1, served by
 waitress from the `museum` command. Sections, in order: validation, problem errors,
 middleware, resources, the application, the command line; the configuration and password
-hashes live in museum_config.py.
+hashes live in museum_config.py, signing in in museum_auth.py.
 """
 
 import collections
@@ -410,7 +410,7 @@ class Authenticator:
         except museum_auth.TryLater as later:
             raise Problem(429, later.detail,
                           headers={"Retry-After": str(later.seconds)}) from None
-        declared = resource.needed_roles
+        declared = getattr(resource, "needed_roles", {})
         needed = declared.get("GET" if req.method == "HEAD" else req.method)
         if needed is None:
             allowed = [*declared, "HEAD"] if "GET" in declared else list(declared)

@@ -151,7 +151,7 @@ def client_key(address):
     try:
         ip = ipaddress.ip_address((address or "").strip("[]"))
     except ValueError:
-        return address
+        return str(address)
     if ip.version == 6 and ip.ipv4_mapped:
         ip = ip.ipv4_mapped
     if ip.version == 6:
@@ -257,7 +257,7 @@ class Logins:
     """
 
     VERIFIED_LIMIT = 4096
-    FAILED_LIMIT = 100_000  # about 100 bytes each
+    FAILED_LIMIT = 100_000  # a digest and a time each: some 20 MB when full
 
     def __init__(self, accounts, max_failures=10, max_address_failures=100, failure_window=60,
                  lockout=300, clock=time.monotonic, checks=None):
@@ -299,8 +299,12 @@ class Logins:
             if user is None:
                 self.per_name.count((client, name))
                 self.per_address.count(client)
+                # Only a configured name is logged: an unknown one may be a password
+                # typed in the wrong field. The address is escaped: it may come from a
+                # proxy's header.
                 log.info("wrong password for %s from %s",
-                         name if queue is not None else "an unknown name", client)
+                         name if queue is not None else "an unknown name",
+                         client.encode("unicode_escape").decode("ascii"))
             # Remembered before the turn is given back: the next in this queue may be a repeat.
             return self._conclude(digest, user)
         finally:
