@@ -138,3 +138,31 @@ def test_failures_outside_the_window_do_not_add_up():
     assert counts.locked_for("192.0.2.9") == 120
     now[0] += 121
     assert counts.locked_for("192.0.2.9") == 0
+
+
+class CountedUsers(museum_auth.ConfiguredUsers):
+    """The configured users, counting the checks they run."""
+
+    checks = 0
+
+    def check(self, name, password):
+        self.checks += 1
+        return super().check(name, password)
+
+
+def test_a_wrong_password_is_remembered_for_the_failure_window_only(config):
+    now = [1000.0]
+    users = CountedUsers(config.users)
+    logins = museum_auth.Logins(users, failure_window=60, clock=lambda: now[0])
+    wrong = basic("admin", "wrong")["Authorization"]
+    for _ in range(3):
+        with pytest.raises(museum_auth.NotSignedIn):
+            logins.sign_in("192.0.2.1", wrong)
+    assert users.checks == 1
+    now[0] += 61
+    with pytest.raises(museum_auth.NotSignedIn):
+        logins.sign_in("192.0.2.1", wrong)
+    assert users.checks == 2
+    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]) == config.users["admin"]
+    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]) == config.users["admin"]
+    assert users.checks == 3  # verified once, then remembered
