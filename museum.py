@@ -3,13 +3,10 @@
 One WSGI application (Falcon) behind HTTP Basic auth, all API paths under /v1.1, served by
 waitress from the `museum` command. Sections, in order: validation, problem errors,
 middleware, resources, the application, the command line; the configuration and password
-hashes live in museum_config.py.
+hashes live in museum_config.py, signing in in museum_auth.py.
 """
 
-import base64
-import binascii
 import collections
-import concurrent.futures
 import functools
 import hashlib
 import hmac
@@ -32,6 +29,7 @@ from urllib.parse import urlencode
 import falcon
 
 import access_log
+import museum_auth
 import storage
 import ticket_image
 from museum_config import (
@@ -45,7 +43,6 @@ from museum_config import (
     check_password,
     load_config,
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
-    unknown_user_hash,
 )
 
 __version__ = "1.1.1"  # the one place: pyproject.toml and the OpenAPI document read it
@@ -392,172 +389,45 @@ class SafeHeaders:
 
 
 class Authenticator:
-    """HTTP Basic auth against the configured users, with roles and a lock-out of addresses
-    that fail too often.
-
-    Every check of an uncached password pays one scrypt, unknown users included. Verified
-    credentials are remembered as keyed digests (never the password) for the life of this
-    app, so a changed password stops working at the next reload or restart.
-
-    At most CHECKS_AT_ONCE password checks run at once, so wrong guesses cannot hold every
-    worker thread; a check that cannot start within CHECK_WAIT seconds is answered 429.
-    Requests bearing the same credentials while their check runs wait for its result
-    instead of paying their own.
-
-    The lock-out counts per IPv4 address and per IPv6 /64 (one host commonly holds a whole
-    /64 and can rotate through it). Its memory is bounded: expired entries are dropped at
-    every failure, and past ADDRESS_LIMIT entries the oldest go first.
+    """HTTP Basic sign-in (museum_auth.Logins), then the role the resource declares for the
+    method. Deny by default: a resource that needs credentials declares `needed_roles` for
+    every method it serves, HEAD taking GET's; a method it does not declare is answered 405.
     """
 
     CHALLENGE = {"WWW-Authenticate": 'Basic realm="museum", charset="UTF-8"'}
-    CACHE_LIMIT = 1024
-    ADDRESS_LIMIT = 10_000
-    # One scrypt at N=2^17 takes a core and 128 MiB for about a second on a small server.
-    CHECKS_AT_ONCE = 1
-    # Seconds a check may wait for its turn: a waiting check holds a worker thread.
-    CHECK_WAIT = 0.002
 
-    def __init__(self, users, max_failures, failure_window, lockout, clock=time.monotonic):
-        self.users = users
-        self.max_failures = max_failures
-        self.failure_window = failure_window
-        self.lockout = lockout
-        self.clock = clock
-        self._unknown_user_hash = unknown_user_hash(
-            [user.password_hash for user in users.values()])
-        self._cache_key = secrets.token_bytes(32)
-        self._verified = set()
-        self._checks = threading.BoundedSemaphore(self.CHECKS_AT_ONCE)
-        self._running = {}  # credentials' digest -> Future of the check under way
-        # Both ordered oldest first: by latest failure, and by end of lock-out.
-        self._failures = collections.OrderedDict()
-        self._locked_until = collections.OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, logins):
+        self.logins = logins
 
     def process_resource(self, req, resp, resource, params):
         if resource is None or not getattr(resource, "auth_required", True):
             return
-        address = req.remote_addr
-        self._refuse_if_locked(address)
-        user = self.authenticate(req.get_header("Authorization"))
-        if user is None:
-            self._count_failure(address)
-            raise Problem(401, "Valid credentials are required.", headers=self.CHALLENGE)
-        needed = getattr(resource, "needed_roles", {}).get(req.method, VISITOR_ROLE)
+        try:
+            user = self.logins.sign_in(req.remote_addr, req.get_header("Authorization"))
+        except museum_auth.NotSignedIn:
+            raise Problem(401, "Valid credentials are required.",
+                          headers=self.CHALLENGE) from None
+        except museum_auth.TryLater as later:
+            raise Problem(429, later.detail,
+                          headers={"Retry-After": str(later.seconds)}) from None
+        declared = getattr(resource, "needed_roles", {})
+        needed = declared.get("GET" if req.method == "HEAD" else req.method)
+        if needed is None:
+            allowed = [*declared, "HEAD"] if "GET" in declared else list(declared)
+            raise falcon.HTTPMethodNotAllowed(allowed)
         if ROLES.index(user.role) < ROLES.index(needed):
             raise Problem(403, f"This needs the {needed} role.")
         req.context.user = user
 
-    def authenticate(self, header):
-        """The User for a Basic Authorization header, or None."""
-        credentials = basic_credentials(header)
-        if credentials is None:
-            return None
-        name, password = credentials
-        digest = hashlib.blake2b(f"{name}\0{password}".encode("utf-8", "surrogatepass"),
-                                 key=self._cache_key).digest()
-        user = self.users.get(name)
-        if digest in self._verified:
-            return user
-        if not (self._shared_check(digest, password, user) and user):
-            return None
-        with self._lock:
-            if len(self._verified) >= self.CACHE_LIMIT:
-                self._verified.clear()
-            self._verified.add(digest)
-        return user
 
-    def _shared_check(self, digest, password, user):
-        """Whether `password` is the user's, computed once for every request that asks
-        while the check runs; 429 when no check can start."""
-        with self._lock:
-            running = self._running.get(digest)
-            first = running is None
-            if first:
-                running = self._running[digest] = concurrent.futures.Future()
-        if first:
-            try:
-                running.set_result(self._check_password(password, user))
-            except BaseException as error:
-                running.set_exception(error)
-                raise
-            finally:
-                with self._lock:
-                    del self._running[digest]
-        valid = running.result()
-        if valid is None:
-            raise Problem(429, "Too many logins at once; retry shortly.",
-                          headers={"Retry-After": "1"})
-        return valid
-
-    def _check_password(self, password, user):
-        """One scrypt once a check slot is free within CHECK_WAIT; None if none is."""
-        if not self._checks.acquire(timeout=self.CHECK_WAIT):
-            return None
-        try:
-            return check_password(password,
-                                  user.password_hash if user else self._unknown_user_hash)
-        finally:
-            self._checks.release()
-
-    def _refuse_if_locked(self, address):
-        remaining = self._locked_until.get(_client_key(address), 0) - self.clock()
-        if remaining > 0:
-            raise Problem(429, "Too many failed logins from this address; wait and retry.",
-                          headers={"Retry-After": str(math.ceil(remaining))})
-
-    def _count_failure(self, address):
-        client = _client_key(address)
-        now = self.clock()
-        with self._lock:
-            self._drop_expired(now)
-            failures = self._failures.pop(client, collections.deque())
-            failures.append(now)
-            while failures[0] <= now - self.failure_window:
-                failures.popleft()
-            if len(failures) >= self.max_failures:
-                self._locked_until.pop(client, None)
-                self._locked_until[client] = now + self.lockout
-            else:
-                self._failures[client] = failures  # now the newest entry
-            for entries in (self._failures, self._locked_until):
-                while len(entries) > self.ADDRESS_LIMIT:
-                    entries.popitem(last=False)
-
-    def _drop_expired(self, now):
-        while self._failures and \
-                next(iter(self._failures.values()))[-1] <= now - self.failure_window:
-            self._failures.popitem(last=False)
-        while self._locked_until and next(iter(self._locked_until.values())) <= now:
-            self._locked_until.popitem(last=False)
-
-
-@functools.lru_cache(maxsize=4096)
-def _client_key(address):
-    """What the lock-out counts for a client address: the IPv4 address, or the /64 network
-    of an IPv6 one."""
-    try:
-        ip = ipaddress.ip_address((address or "").strip("[]"))
-    except ValueError:
-        return address
-    if ip.version == 6 and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    if ip.version == 6:
-        return str(ipaddress.ip_network((ip, 64), strict=False))
-    return str(ip)
-
-
-def basic_credentials(header):
-    """(name, password) from `Basic base64(name:password)`, or None if malformed."""
-    scheme, _, encoded = (header or "").partition(" ")
-    if scheme.lower() != "basic":
-        return None
-    try:
-        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):  # ValueError: not ASCII
-        return None
-    name, colon, password = decoded.partition(":")
-    return (name, password) if colon else None
+def authenticator_for(config, accounts=None):
+    """The Authenticator of `config`'s [auth] settings, over its [users] unless `accounts`
+    are given (the mock's)."""
+    auth = config["auth"]
+    return Authenticator(museum_auth.Logins(
+        accounts or museum_auth.ConfiguredUsers(config.users),
+        max_failures=auth["max_failures"], max_address_failures=auth["max_address_failures"],
+        failure_window=auth["failure_window"], lockout=auth["lockout"]))
 
 
 # ============================================================================================
@@ -645,6 +515,8 @@ class MuseumHours:
     """Opening hours come from the config alone, which lives as long as the app: pages are
     computed once and kept."""
 
+    needed_roles = {"GET": VISITOR_ROLE}
+
     def __init__(self, schedule, today):
         self.schedule = schedule
         self.today = today
@@ -676,7 +548,7 @@ class MuseumHours:
 
 
 class SpecialEvents:
-    needed_roles = {"POST": ADMIN_ROLE}
+    needed_roles = {"GET": VISITOR_ROLE, "POST": ADMIN_ROLE}
 
     def __init__(self, store, today, new_id, public_url):
         self.store = store
@@ -724,7 +596,7 @@ def _page_links(req, base_url, page, limit, total):
 
 
 class SpecialEvent:
-    needed_roles = {"PATCH": ADMIN_ROLE, "DELETE": ADMIN_ROLE}
+    needed_roles = {"GET": VISITOR_ROLE, "PATCH": ADMIN_ROLE, "DELETE": ADMIN_ROLE}
 
     def __init__(self, store):
         self.store = store
@@ -754,6 +626,7 @@ def _path_uuid(value, name):
 
 
 class Tickets:
+    needed_roles = {"POST": VISITOR_ROLE}
     MESSAGES = {"general": "Museum general entry ticket purchased",
                 "event": "Museum special event ticket purchased"}
 
@@ -863,6 +736,8 @@ def read_qr_text(secret, text):
 
 class TicketImage:
     """The ticket's image with its QR code; rendered once per ticket per process."""
+
+    needed_roles = {"GET": VISITOR_ROLE}
 
     CACHE_LIMIT = 2048
 
@@ -996,22 +871,37 @@ ADMISSION_RULES = {
 
 
 class Admissions:
-    """Admit a ticket at the door: each ticket once, on its day."""
+    """Admit a ticket at the door: each ticket once, on its day.
+
+    Codes are typed at the door, so they can be guessed there: after UNKNOWN_LIMIT
+    `unknown` answers within a minute, a user is answered 429 for a minute (a hit would
+    give away a ticket's id, with which any signed-in user fetches its image)."""
 
     needed_roles = {"POST": GATE_ROLE}
+    UNKNOWN_LIMIT = 30
+    UNKNOWN_WINDOW = 60
 
     def __init__(self, store, secret, today, clock):
         self.store = store
         self.secret = secret
         self.today = today
         self.clock = clock
+        self.unknown_codes = museum_auth.FailureCounts(
+            self.UNKNOWN_LIMIT + 1, self.UNKNOWN_WINDOW, self.UNKNOWN_WINDOW)
 
     def on_post(self, req, resp):
+        user = req.context.user.name
+        self._refuse_if_guessing(user)
         presented = self._presented(read_json(req))
         today = self.today()
         result, ticket = door_check(self.store, self.secret, today, **presented)
+        if result == "unknown" and self.unknown_codes.count(user):
+            log.warning("admissions refused to %s for %d s: more than %d unknown ticket codes "
+                        "within %d s", user, self.UNKNOWN_WINDOW, self.UNKNOWN_LIMIT,
+                        self.UNKNOWN_WINDOW)
+            self._refuse_if_guessing(user)
         if result == "admittable":
-            admission, admitted = self.store.admit(ticket["ticketId"], req.context.user.name,
+            admission, admitted = self.store.admit(ticket["ticketId"], user,
                                                    rfc3339(self.clock()))
             ticket = {**ticket, **admission}
             if admitted:
@@ -1021,6 +911,12 @@ class Admissions:
         status, detail = DOOR_OUTCOMES[result]
         members = {"result": result, **(door_details(ticket) if ticket else {})}
         raise Problem(status, detail, members=members)
+
+    def _refuse_if_guessing(self, user):
+        remaining = self.unknown_codes.locked_for(user)
+        if remaining > 0:
+            raise Problem(429, "Too many unknown ticket codes; wait a minute and retry.",
+                          headers={"Retry-After": str(math.ceil(remaining))})
 
     @staticmethod
     def _presented(body):
@@ -1187,10 +1083,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
         refuse_demo_passwords(config)
     store = store or open_configured_store(config)
     today = museum_today(config["museum"]["timezone"], clock)
-    if authenticator is None:
-        auth = config["auth"]
-        authenticator = Authenticator(config.users, auth["max_failures"],
-                                      auth["failure_window"], auth["lockout"])
+    authenticator = authenticator or authenticator_for(config)
     access = access or access_log.open_access_log(config)
     logging_middleware = [AccessLog(access)] if access else []
     app = App(middleware=[*logging_middleware, SafeHeaders(), *middleware, authenticator])

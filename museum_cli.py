@@ -1,6 +1,6 @@
 """The `museum` command: serve the service (and its mock), look after its database
 (migrate, backup, restore, check, purge-contacts), and the door and setup helpers
-(verify-ticket, hash-password, openapi).
+(verify-ticket, hash-password, add-device, openapi).
 
 Exit status: 0 done, 1 a runtime failure (the database), 2 a usage or config error.
 """
@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from datetime import timedelta
+from urllib.parse import quote
 
 import storage
 from museum import (
@@ -28,11 +29,14 @@ from museum import (
     verify_ticket,
 )
 from museum_config import (
+    DEVICE_NAME,
     ConfigError,
+    hash_key,
     hash_password,
     help_for_config,
     is_weak,
     load_config,
+    new_device_key,
     parse_config,
 )
 
@@ -201,6 +205,38 @@ def command_hash_password(args):
     return 0
 
 
+def command_add_device(args):
+    if not DEVICE_NAME.fullmatch(args.name):
+        print("museum: a device name is 1 to 64 letters, digits, '.', '_' or '-', starting "
+              "with a letter or digit", file=sys.stderr)
+        return 2
+    config = load_config(args.config)
+    server = config["server"]
+    base = (args.url or server["public_url"]
+            or f"http://{server['host']}:{server['port']}").rstrip("/")
+    key = new_device_key()
+    # The key travels in the fragment, which browsers never send: it reaches no server log.
+    link = f"{base}/scan#device={quote(args.name, safe='')}&key={quote(key, safe='')}"
+    print(f"Key of device {args.name} (shown only now; the service keeps only its digest):")
+    print(f"  {key}")
+    print(f"Add this line to [users] in {config.source} and restart the service "
+          f"(this command writes no file):")
+    print(f"  {args.name} = {args.role}:{hash_key(key)}")
+    if args.name in config.users:
+        print(f"  It replaces the line of {args.name} there; the old key or password stops "
+              f"working at the restart.")
+    print("Pairing link (it holds the key: send it only to the device), which opens the "
+          "scanner page signed in:")
+    print(f"  {link}")
+    if args.qr:
+        import segno
+
+        segno.make_qr(link).save(args.qr, kind="png", scale=8)
+        print(f"The pairing link is in the QR code written to {args.qr}: scanned, it opens "
+              f"the scanner page signed in. It holds the key: keep it as you would the key.")
+    return 0
+
+
 def command_verify_ticket(args):
     config = _configured(args)
     store = storage.open_store(config["storage"]["url"], read_only=True)
@@ -243,6 +279,23 @@ def build_parser():
     hash_cmd = commands.add_parser(
         "hash-password", help="read a password from stdin, print a hash for [users]")
     hash_cmd.set_defaults(run=command_hash_password)
+
+    device = commands.add_parser(
+        "add-device", help="make a key for a device (a door's scanner, a web shop) and print "
+        "it once with the [users] line to add; writes no config file",
+        description="Make a random key (192 bits) for a device, which signs in with its name "
+                    "as the user and the key as the password. Prints the key once and the "
+                    "line to add to [users]: the config file is not changed.")
+    device.add_argument("name", help="the device's user name, such as gate-north")
+    device.add_argument("--role", required=True, choices=["gate", "visitor"],
+                        help="gate: a door's scanner; visitor: an integration such as a web shop")
+    device.add_argument("--qr", metavar="FILE.png",
+                        help="also write the pairing link, which opens /scan signed in, as a "
+                        "QR code PNG")
+    device.add_argument("--url", help="the service's address in the link (default: [server] "
+                        "public_url, else http://host:port of the config)")
+    device.add_argument("--config", help="config file (default: $MUSEUM_CONFIG or ./museum.ini)")
+    device.set_defaults(run=command_add_device)
 
     verify = _database_command(
         commands, "verify-ticket", command_verify_ticket, "check a scanned ticket QR text, "

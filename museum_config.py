@@ -11,6 +11,7 @@ import configparser
 import hashlib
 import hmac
 import ipaddress
+import math
 import os
 import re
 import secrets
@@ -192,10 +193,14 @@ SCHEMA = {
                                     "buyer's email and phone are kept; then they are erased"),
     },
     "auth": {
-        "max_failures": Option("10", _positive_int,
-                               "failed logins from one address before it is locked out"),
-        "failure_window": Option("60", _positive_int, "seconds over which failures count"),
-        "lockout": Option("300", _positive_int, "seconds a locked-out address gets 429"),
+        "max_failures": Option("10", _positive_int, "wrong passwords for one user name from "
+                               "one address (an IPv6 /64) before that pair is locked out"),
+        "max_address_failures": Option("100", _positive_int, "wrong passwords from one "
+                                       "address, whatever the names, before it is locked out"),
+        "failure_window": Option("60", _positive_int, "seconds over which failures count, "
+                                 "and a wrong credential is answered without a new check"),
+        "lockout": Option("300", _positive_int, "seconds a locked-out pair or address gets "
+                          "429 for passwords not verified before"),
     },
     "log": {
         "access": Option("stderr", _text, "where the access log goes: stderr, off, or a file "
@@ -343,7 +348,8 @@ def help_for_config():
     for section, options in SCHEMA.items():
         lines.append(f"[{section}]")
         lines += [f"  {key} = {option.default:<14} {option.help}" for key, option in options.items()]
-    lines += ["[users]", "  NAME = ROLE:HASH  role admin, gate or visitor; hash from 'museum hash-password'",
+    lines += ["[users]", "  NAME = ROLE:HASH  role admin, gate or visitor; hash from 'museum "
+              "hash-password', or a device key's digest from 'museum add-device'",
               "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]"]
     return "\n".join(lines)
 
@@ -387,6 +393,8 @@ def _split_hash(password_hash):
 
 
 def _hash_is_readable(password_hash):
+    if is_key_digest(password_hash):
+        return _key_digest_is_readable(password_hash)
     try:
         n, r, p, salt, key = _split_hash(password_hash)
     except (ValueError, binascii.Error):
@@ -395,6 +403,8 @@ def _hash_is_readable(password_hash):
 
 
 def _cost(password_hash):
+    if is_key_digest(password_hash):
+        return math.inf  # a key of 192 random bits: nothing to strengthen
     n, r, p, _, _ = _split_hash(password_hash)
     return n * r * p
 
@@ -405,6 +415,9 @@ def is_weak(password_hash):
 
 
 def check_password(password, password_hash):
+    """Whether `password` matches `password_hash`: a scrypt hash, or a device key's digest."""
+    if is_key_digest(password_hash):
+        return _check_key(password, password_hash)
     n, r, p, salt, key = _split_hash(password_hash)
     return hmac.compare_digest(_scrypt(password, salt, n, r, p, len(key)), key)
 
@@ -412,6 +425,49 @@ def check_password(password, password_hash):
 def unknown_user_hash(password_hashes):
     """A hash no password matches (its key is all zeros), as costly as the costliest of
     `password_hashes`: an unknown user name then takes as long as a real one."""
-    costliest = max(password_hashes, key=_cost, default=None)
+    costliest = max((each for each in password_hashes if not is_key_digest(each)), key=_cost,
+                    default=None)
     n, r, p = _split_hash(costliest)[:3] if costliest else (SCRYPT_N, SCRYPT_R, SCRYPT_P)
     return _scrypt_hash(n, r, p, b"\0" * 16, b"\0" * 32)
+
+
+# ============================================================================================
+# Device keys
+# ============================================================================================
+
+# A device (the entrance's scanners, a web shop) signs in with a generated key instead of a
+# password. Its 192 random bits cannot be guessed, so it is kept as API tokens are: a salted
+# keyed digest, checked in microseconds, where a password needs a slow, memory-hard hash.
+KEY_SCHEME = "key"
+KEY_BYTES = 24  # 192 bits, 32 characters of URL-safe base64
+DEVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def new_device_key():
+    return secrets.token_urlsafe(KEY_BYTES)
+
+
+def hash_key(key):
+    """A self-describing digest of a device key: key$<salt hex>$<BLAKE2b-256 hex>."""
+    salt = secrets.token_bytes(16)
+    return f"{KEY_SCHEME}${salt.hex()}${_key_digest(key, salt)}"
+
+
+def _key_digest(key, salt):
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), key=salt,
+                           digest_size=32).hexdigest()
+
+
+def is_key_digest(password_hash):
+    return password_hash.startswith(KEY_SCHEME + "$")
+
+
+def _key_digest_is_readable(password_hash):
+    parts = password_hash.split("$")
+    return len(parts) == 3 and re.fullmatch(r"[0-9a-f]{32}", parts[1]) is not None \
+        and re.fullmatch(r"[0-9a-f]{64}", parts[2]) is not None
+
+
+def _check_key(key, password_hash):
+    _, salt, digest = password_hash.split("$")
+    return hmac.compare_digest(_key_digest(key, bytes.fromhex(salt)), digest)

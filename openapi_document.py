@@ -94,7 +94,7 @@ _ERROR_NAMES = {
     429: "TooManyRequests", 431: "RequestHeaderFieldsTooLarge", 503: "ServiceUnavailable",
 }
 # What any API operation may answer: a bad parameter or request, no credentials, a locked-out
-# address, headers over the server's limit, an unavailable database.
+# name or address, headers over the server's limit, an unavailable database.
 _ANY_OPERATION = (400, 401, 429, 431, 503)
 # The HTTP server itself answers malformed framing (400) and bodies over its buffer (413)
 # with a short text; the application never sees those requests.
@@ -903,8 +903,11 @@ DOCUMENT = {
             "UnsupportedMediaType": _problem(
                 415, "The body is not of a JSON media type.", "Send the body as application/json."),
             "TooManyRequests": _problem(
-                429, "Too many failed logins from this address.",
-                "Too many failed logins from this address; wait and retry.",
+                429, "Too many wrong passwords for this user name from this address (or from "
+                "this address for any name), too many logins at once for one name, or, at "
+                "the door, too many unknown ticket codes from this user. Credentials verified "
+                "before are never refused for failed logins.",
+                "Too many failed logins; wait and retry.",
                 headers={"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}),
             "RequestHeaderFieldsTooLarge": {
                 "description": (

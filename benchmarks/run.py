@@ -436,6 +436,169 @@ class Runs:
         return measure(servers, path, seconds, self.scenario.connections)
 
 
+# -- the login case: sign-ins under floods of wrong credentials ----------------------------------
+
+FLOODERS = 16  # the flood's threads, in a process of its own
+FLOOD_ADDRESSES = 200  # it rotates through 127.0.1.1 .. 127.0.1.200
+FLOODS = {  # flood -> (name, password) of the n-th guess of a thread
+    "one repeated wrong password": lambda thread, number: ("admin", "password123"),
+    "random passwords": lambda thread, number: ("admin", f"guess-{thread}-{number}"),
+    "random user names": lambda thread, number: (f"user-{thread}-{number}", "password123"),
+}
+LOGIN_TARGETS_MS = {"verified p99": 100, "device key first login": 100,
+                    "password first login": 5000}
+
+
+def flood(port, kind, seconds, answers):
+    """FLOODERS threads sending the guesses of `kind` for `seconds`, each request from the
+    next loopback address; the count of each status (or error) goes on `answers`. Runs at
+    a lower priority: a remote attacker spends its own CPU, not the server's."""
+    import http.client
+    import itertools
+    import threading
+    from collections import Counter
+
+    os.nice(10)
+    deadline = time.monotonic() + seconds
+    counts, lock = Counter(), threading.Lock()
+
+    def guess(thread):
+        for number in itertools.count():
+            if time.monotonic() > deadline:
+                return
+            address = f"127.0.1.{(thread * 13 + number) % FLOOD_ADDRESSES + 1}"
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30,
+                                                    source_address=(address, 0))
+            try:
+                connection.request("GET", "/v1.1/museum-hours",
+                                   headers=basic(*FLOODS[kind](thread, number)))
+                status = connection.getresponse().status
+            except OSError as error:
+                status = type(error).__name__
+            finally:
+                connection.close()
+            with lock:
+                counts[status] += 1
+
+    workers = [threading.Thread(target=guess, args=(thread,)) for thread in range(FLOODERS)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    answers.put(dict(counts))
+
+
+def timed(server, headers):
+    started = time.perf_counter()
+    status = server.request("GET", "/v1.1/museum-hours", headers=headers, timeout=60)[0]
+    return status, (time.perf_counter() - started) * 1000
+
+
+def read_until(server, deadline):
+    """The verified user's reads, one every 10 ms until `deadline`: (status, ms) each."""
+    reads = []
+    while time.monotonic() < deadline:
+        reads.append(timed(server, USER))
+        time.sleep(0.01)
+    return reads
+
+
+def run_login(workdir, server_core, client_core, seconds):
+    """Per flood, on a fresh server: the verified user's reads (p50/p99), a device key's and
+    a password user's first login, the flood's answers and the server's peak RSS."""
+    import multiprocessing
+
+    key = museum_config.new_device_key()
+    config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n[log]\naccess = off\n"
+              f"[users]\nadmin = admin:{museum_config.hash_password(PASSWORD)}\n"
+              f"scanner = gate:{museum_config.hash_password(PASSWORD)}\n"
+              f"staff = gate:{museum_config.hash_password(PASSWORD)}\n"
+              f"door = gate:{museum_config.hash_key(key)}\n")
+    results = {}
+    for number, kind in enumerate(FLOODS):
+        bench = Bench(workdir / f"login-{number}", server_core, client_core, admit_seconds=0)
+        bench.config = config
+        bench.workdir.mkdir()
+        try:
+            server = bench.warm(bench.spawn(start_server, bench.directory("server"), config,
+                                            db=str(bench.workdir / "museum.sqlite3")))
+            answers = multiprocessing.get_context("fork").Queue()
+            flooder = multiprocessing.get_context("fork").Process(
+                target=flood, args=(server.port, kind, seconds, answers))
+            flooder.start()
+            ends = time.monotonic() + seconds
+            time.sleep(1)  # the flood is under way
+            with ThreadPoolExecutor(1) as reader:
+                reading = reader.submit(read_until, server, ends - 0.5)
+                time.sleep(1)
+                device = timed(server, basic("door", key))
+                staff = timed(server, basic("staff", PASSWORD))
+                reads = reading.result()
+            counts = answers.get(timeout=60)
+            flooder.join()
+            quantiles = statistics.quantiles([ms for _, ms in reads], n=100)
+            checks = server.log().count("wrong password for")
+            results[kind] = {
+                "verified reads": len(reads),
+                "verified failed": sum(status != 200 for status, _ in reads),
+                "verified p50": quantiles[49], "verified p99": quantiles[98],
+                "device key first login": device[1], "device status": device[0],
+                "password first login": staff[1], "password status": staff[0],
+                "flood": counts, "checks": checks, "rss": peak_rss_mb(server)}
+            print(f"login {kind}: {results[kind]}", flush=True)
+        finally:
+            bench.close()
+    return results
+
+
+def login_section(results, seconds, loadavg):
+    """The login case's section of RESULTS.md."""
+    rows = ["## login: sign-ins under floods of wrong credentials", "",
+            f"Written by `benchmarks/run.py login` on "
+            f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; `/proc/loadavg` at start: `{loadavg}`. Per flood, a fresh `museum "
+            f"serve` ({THREADS} threads, on one core) with passwords at the default cost "
+            f"(scrypt N=2^17) and one device key; {FLOODERS} threads in another process (on "
+            f"the other core, at nice 10) send {seconds} s of wrong credentials, each request "
+            f"from the next of {FLOOD_ADDRESSES} loopback addresses. Meanwhile a user verified "
+            f"before reads the hours every 10 ms; 2 s into the flood a device key and a "
+            f"password user sign in for the first time. Targets: verified p99 < "
+            f"{LOGIN_TARGETS_MS['verified p99']} ms, a device key's first login < "
+            f"{LOGIN_TARGETS_MS['device key first login']} ms, a password's < "
+            f"{LOGIN_TARGETS_MS['password first login'] / 1000:.0f} s, every one answered 200.",
+            "",
+            "| Flood | verified reads (failed) | p50 / p99 ms | device key first login ms "
+            "| password first login ms | flood's answers | password checks run "
+            "| server peak RSS MB | Result |",
+            "|---|--:|--:|--:|--:|---|--:|--:|---|"]
+    for kind, result in results.items():
+        met = (result["verified failed"] == 0 and result["device status"] == 200
+               and result["password status"] == 200
+               and all(result[name] < limit for name, limit in LOGIN_TARGETS_MS.items()))
+        answers = ", ".join(f"{status}: {count:,}" for status, count in
+                            sorted(result["flood"].items(), key=lambda item: str(item[0])))
+        rows.append(
+            f"| {kind} | {result['verified reads']:,} ({result['verified failed']}) "
+            f"| {result['verified p50']:.1f} / {result['verified p99']:.1f} "
+            f"| {result['device key first login']:.1f} ({result['device status']}) "
+            f"| {result['password first login']:.0f} ({result['password status']}) "
+            f"| {answers} | {result['checks']:,} | {result['rss']:.0f} "
+            f"| {'met' if met else 'not met'} |")
+    return "\n".join(rows + [""])
+
+
+def write_section(path, section):
+    """Replace the section of `path` that starts with the same heading, or append it."""
+    heading = section.splitlines()[0]
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    before, found, after = text.partition(heading)
+    if found:
+        following = after.find("\n## ")
+        after = after[following + 1:] if following >= 0 else ""
+    else:
+        before, after = text.rstrip("\n") + "\n\n", ""
+    path.write_text(before + section + ("\n" + after if after else ""), encoding="utf-8")
+
+
 # -- the report ------------------------------------------------------------------------------
 
 def medians(rounds, side):
@@ -540,7 +703,7 @@ def report(results, args, facts, elapsed):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", metavar="CASE",
-                        help=f"any of {', '.join(CASES)} (default: all)")
+                        help=f"any of {', '.join(CASES)} (default: all); or login alone")
     parser.add_argument("--scenarios", nargs="+", metavar="SCENARIO",
                         help="only these of each case's scenarios (default: all)")
     parser.add_argument("--rounds", type=int, default=3)
@@ -552,6 +715,8 @@ def main(argv=None):
                                                     "none with --quick")
     args = parser.parse_args(argv)
     args.cases = args.cases or list(CASES)
+    if args.cases == ["login"]:
+        return main_login(args)
     if set(args.cases) - set(CASES):
         parser.error(f"unknown case: {', '.join(set(args.cases) - set(CASES))}")
     if set(args.scenarios or ()) - set(SCENARIOS):
@@ -582,6 +747,22 @@ def main(argv=None):
     print("\n" + text)
     if args.output:
         args.output.write_text(text, encoding="utf-8")
+    return 0
+
+
+def main_login(args):
+    """The login case alone: its section of RESULTS.md is replaced, the rest kept."""
+    cores = sorted(os.sched_getaffinity(0))
+    seconds = 6 if args.quick else args.seconds
+    loadavg = Path("/proc/loadavg").read_text().strip()
+    os.sched_setaffinity(0, {cores[-1]})
+    with tempfile.TemporaryDirectory(prefix="museum-bench-") as workdir:
+        results = run_login(Path(workdir), cores[0], cores[-1], seconds)
+    section = login_section(results, seconds, loadavg)
+    print("\n" + section)
+    output = args.output or (None if args.quick else BENCH / "RESULTS.md")
+    if output:
+        write_section(output, section)
     return 0
 
 

@@ -1,10 +1,11 @@
-"""HTTP Basic auth, roles and the lock-out of addresses that keep failing."""
+"""HTTP Basic auth, roles and the lock-out of names and addresses that keep failing."""
 
 import base64
 
 import pytest
 
 import museum
+import museum_auth
 from conftest import ADMIN, VISITOR, assert_problem, basic, quick_hash
 
 HOURS = "/v1.1/museum-hours"
@@ -79,37 +80,89 @@ def test_the_verified_cache_never_accepts_a_wrong_password(client):
 @pytest.fixture
 def strict_client(make_client, config_text):
     return make_client(museum.parse_config(
-        config_text + "[auth]\nmax_failures = 3\nfailure_window = 60\nlockout = 120\n"))
+        config_text + "[auth]\nmax_failures = 3\nmax_address_failures = 5\n"
+                      "failure_window = 60\nlockout = 120\n"))
 
 
 def from_address(address, headers=None):
     return {"headers": headers or {}, "extra_environ": {"REMOTE_ADDR": address}}
 
 
-def test_an_address_that_keeps_failing_gets_429(strict_client):
+def test_a_name_that_keeps_failing_from_an_address_gets_429_there_only(strict_client):
     attacker = "192.0.2.7"
-    for _ in range(3):
-        strict_client.get(HOURS, status=401, **from_address(attacker, basic("admin", "guess")))
+    for number in range(3):
+        strict_client.get(HOURS, status=401,
+                          **from_address(attacker, basic("admin", f"guess {number}")))
     res = strict_client.get(HOURS, status=429, **from_address(attacker, ADMIN))
     assert_problem(res, 429)
     assert 0 < int(res.headers["Retry-After"]) <= 120
-    # Others are unaffected, with or without a failure of their own.
-    strict_client.get(HOURS, status=401, **from_address("192.0.2.8", basic("admin", "typo")))
+    # Another name from that address, and that name from another address, go on.
+    strict_client.get(HOURS, status=200, **from_address(attacker, VISITOR))
     strict_client.get(HOURS, status=200, **from_address("192.0.2.8", ADMIN))
+    # Verified now, the admin's credentials pass the lock-out too.
+    strict_client.get(HOURS, status=200, **from_address(attacker, ADMIN))
 
 
-def test_failures_outside_the_window_do_not_add_up(make_client, config):
+def test_an_address_failing_across_names_gets_429_for_every_name_not_verified(strict_client):
+    attacker = "192.0.2.9"
+    strict_client.get(HOURS, status=200, **from_address(attacker, VISITOR))
+    for number in range(5):
+        strict_client.get(HOURS, status=401,
+                          **from_address(attacker, basic(f"name-{number}", "guess")))
+    assert_problem(strict_client.get(HOURS, status=429, **from_address(attacker, ADMIN)), 429)
+    strict_client.get(HOURS, status=200, **from_address(attacker, VISITOR))
+
+
+@pytest.mark.parametrize("headers", [
+    pytest.param({}, id="missing"),
+    pytest.param({"Authorization": "Bearer abc"}, id="not-basic"),
+    pytest.param({"Authorization": "Basic !!!not-base64"}, id="bad-base64"),
+    pytest.param(raw_basic(b"admin-admin-pass"), id="no-colon"),
+    pytest.param(basic("admin", "the same wrong password"), id="one-wrong-password-repeated"),
+])
+def test_requests_that_guess_nothing_new_count_for_nothing(strict_client, headers):
+    for _ in range(50):
+        strict_client.get(HOURS, status=401, **from_address("192.0.2.10", headers))
+    strict_client.get(HOURS, status=200, **from_address("192.0.2.10", ADMIN))
+
+
+def test_failures_outside_the_window_do_not_add_up():
     now = [1000.0]
-    auth = museum.Authenticator(config.users, max_failures=3, failure_window=60, lockout=120,
-                                clock=lambda: now[0])
+    counts = museum_auth.FailureCounts(limit=3, window=60, lockout=120, clock=lambda: now[0])
     for _ in range(5):
-        auth._count_failure("192.0.2.9")
+        assert not counts.count("192.0.2.9")
         now[0] += 31
-    auth._refuse_if_locked("192.0.2.9")  # raises if locked
-    auth._count_failure("192.0.2.9")
-    auth._count_failure("192.0.2.9")
-    with pytest.raises(museum.Problem) as locked:
-        auth._refuse_if_locked("192.0.2.9")
-    assert locked.value.status_code == 429
+    assert counts.locked_for("192.0.2.9") == 0
+    counts.count("192.0.2.9")
+    assert counts.count("192.0.2.9")  # the third within 60 s
+    assert counts.locked_for("192.0.2.9") == 120
     now[0] += 121
-    auth._refuse_if_locked("192.0.2.9")
+    assert counts.locked_for("192.0.2.9") == 0
+
+
+class CountedUsers(museum_auth.ConfiguredUsers):
+    """The configured users, counting the checks they run."""
+
+    checks = 0
+
+    def check(self, name, password):
+        self.checks += 1
+        return super().check(name, password)
+
+
+def test_a_wrong_password_is_remembered_for_the_failure_window_only(config):
+    now = [1000.0]
+    users = CountedUsers(config.users)
+    logins = museum_auth.Logins(users, failure_window=60, clock=lambda: now[0])
+    wrong = basic("admin", "wrong")["Authorization"]
+    for _ in range(3):
+        with pytest.raises(museum_auth.NotSignedIn):
+            logins.sign_in("192.0.2.1", wrong)
+    assert users.checks == 1
+    now[0] += 61
+    with pytest.raises(museum_auth.NotSignedIn):
+        logins.sign_in("192.0.2.1", wrong)
+    assert users.checks == 2
+    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]) == config.users["admin"]
+    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]) == config.users["admin"]
+    assert users.checks == 3  # verified once, then remembered

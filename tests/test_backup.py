@@ -81,6 +81,8 @@ def test_a_backup_taken_while_eight_clients_write_holds_every_acknowledged_ticke
     stop = threading.Event()
 
     with running_server(tmp_path, config_text, db=str(db)) as server:
+        server.log_in(VISITOR)
+
         def client(number):
             while not stop.is_set():
                 acknowledged.append((buy(server, number, days[number % 5]), time.monotonic()))

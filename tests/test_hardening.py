@@ -16,6 +16,7 @@ import pytest
 import webtest
 
 import museum
+import museum_auth
 import museum_config
 import storage
 from conftest import ADMIN, PASSWORDS, VISITOR, basic
@@ -59,90 +60,38 @@ def test_demo_password_allowed_for_a_stated_loopback_development_run():
 
 # -- the lock-out's memory is bounded ------------------------------------------------------
 
-def authenticator(config, now, max_failures=3):
-    return museum.Authenticator(config.users, max_failures=max_failures, failure_window=60,
-                                lockout=120, clock=lambda: now[0])
-
-
-def test_lockout_memory_stays_under_the_cap_for_200000_addresses(config):
+def test_lockout_memory_stays_under_the_cap_for_200000_addresses():
     now = [1000.0]
-    auth = authenticator(config, now, max_failures=1)  # every failure is a lock-out
-    limit = museum.Authenticator.ADDRESS_LIMIT
-    for number in range(200_000):
-        auth._count_failure(f"10.{number >> 16}.{number >> 8 & 255}.{number & 255}")
-        assert len(auth._locked_until) <= limit
-    assert len(auth._locked_until) == limit
-    auth._refuse_if_locked("10.0.0.0")  # the oldest were dropped first
-    with pytest.raises(museum.Problem):
-        auth._refuse_if_locked("10.3.13.63")  # the newest is still locked
+    counts = museum_auth.FailureCounts(limit=1, window=60, lockout=120, clock=lambda: now[0])
+    for number in range(200_000):  # every failure is a lock-out
+        counts.count(f"10.{number >> 16}.{number >> 8 & 255}.{number & 255}")
+        assert len(counts) <= counts.capacity
+    assert len(counts) == counts.capacity
+    assert counts.locked_for("10.0.0.0") == 0  # the oldest were dropped first
+    assert counts.locked_for("10.3.13.63") > 0  # the newest is still locked
 
 
-def test_lockout_memory_keeps_no_expired_entry(config):
+def test_lockout_memory_keeps_no_expired_entry():
     now = [1000.0]
-    auth = authenticator(config, now)
+    counts = museum_auth.FailureCounts(limit=3, window=60, lockout=120, clock=lambda: now[0])
     for number in range(5000):
-        auth._count_failure(f"192.0.{number >> 8}.{number & 255}")
-        auth._count_failure("198.51.100.1")
-    assert len(auth._failures) == 5001 and len(auth._locked_until) == 1
+        counts.count(f"192.0.{number >> 8}.{number & 255}")
+        counts.count("198.51.100.1")
+    assert len(counts) == 5002  # 5000 addresses counting, one counting again and locked
     now[0] += 121  # past the failure window and the lock-out
-    auth._count_failure("203.0.113.9")
-    assert list(auth._failures) == ["203.0.113.9"] and not auth._locked_until
+    counts.count("203.0.113.9")
+    assert len(counts) == 1 and counts.locked_for("198.51.100.1") == 0
 
 
-def test_lockout_counts_an_ipv6_64_rotating_its_last_64_bits_as_one_address(config):
-    now = [1000.0]
-    auth = authenticator(config, now)
-    for number in range(3):
-        auth._count_failure(f"2001:db8:1:2:{number:x}:{number * 7:x}::{number + 1:x}")
-    with pytest.raises(museum.Problem) as locked:
-        auth._refuse_if_locked("2001:db8:1:2:ffff:ffff:ffff:fffe")
-    assert locked.value.status_code == 429
-    auth._refuse_if_locked("2001:db8:1:3::1")  # the next /64 is someone else
-    auth._refuse_if_locked("192.0.2.1")
+def test_lockout_counts_an_ipv6_64_rotating_its_last_64_bits_as_one_address():
+    rotated = {museum_auth.client_key(f"2001:db8:1:2:{number:x}:{number * 7:x}::{number + 1:x}")
+               for number in range(100)}
+    assert rotated == {museum_auth.client_key("2001:db8:1:2:ffff:ffff:ffff:fffe")}
+    assert museum_auth.client_key("2001:db8:1:3::1") not in rotated  # the next /64
+    assert museum_auth.client_key("::ffff:192.0.2.1") == "192.0.2.1"
 
 
 # -- a flood of wrong passwords starves no one
-
-def test_concurrent_logins_with_the_same_password_share_one_hash(config, monkeypatch):
-    checked = []
-
-    def slow_check(password, password_hash):
-        checked.append(password)
-        time.sleep(0.3)  # long enough for every login to arrive while it runs
-        return museum_config.check_password(password, password_hash)
-
-    monkeypatch.setattr(museum, "check_password", slow_check)
-    auth = museum.Authenticator(config.users, max_failures=10, failure_window=60, lockout=300)
-    start = threading.Barrier(16)
-    answers = []
-
-    def login():
-        start.wait()
-        try:
-            answers.append(auth.authenticate(ADMIN["Authorization"]))
-        except museum.Problem as problem:
-            answers.append(problem.status_code)
-
-    logins = [threading.Thread(target=login) for _ in range(16)]
-    for thread in logins:
-        thread.start()
-    for thread in logins:
-        thread.join()
-    assert checked == [PASSWORDS["admin"]]
-    assert answers == [config.users["admin"]] * 16
-
-
-def test_a_password_check_that_cannot_start_is_refused_with_429(config):
-    auth = museum.Authenticator(config.users, max_failures=1, failure_window=60, lockout=300)
-    for _ in range(museum.Authenticator.CHECKS_AT_ONCE):
-        auth._checks.acquire()  # as checks under way would
-    with pytest.raises(museum.Problem) as refused:
-        auth.authenticate(basic("admin", "a guess")["Authorization"])
-    assert refused.value.status_code == 429
-    assert refused.value.headers["Retry-After"] == "1"
-    auth._checks.release()
-    assert auth.authenticate(ADMIN["Authorization"]) == config.users["admin"]
-
 
 FLOOD_SECONDS = 10
 FLOODERS = 16

@@ -323,7 +323,7 @@ def test_through_nginx_a_forged_forwarded_for_changes_nothing(nginx_site):
     _, https_port, cert, server, nginx_log = nginx_site
     email = "ada@example.org"
     for number in range(10):
-        forged = {**basic(email, f"guess-{number}"), "X-Forwarded-For": f"192.0.2.{number}"}
+        forged = {**basic("admin", f"{email}-{number}"), "X-Forwarded-For": f"192.0.2.{number}"}
         status = https_request(https_port, cert, "GET", f"{HOURS}?email={email}&n={number}",
                                headers=forged)[0]
         assert status == 401

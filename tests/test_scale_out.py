@@ -103,6 +103,8 @@ def test_two_instances_keep_every_guarantee_on_one_database(tmp_path, config_tex
 
     day = (datetime.now(timezone.utc).date() + timedelta(days=30)).isoformat()
     with running_instances(tmp_path, config_text, postgres_url, 2) as servers:
+        for server in servers:
+            server.log_in(VISITOR, ADMIN)
         shop = Shop(servers, create_event(servers[0], day), day)
         barriers = [threading.Barrier(2, timeout=60) for _ in range(PAIRED_CLIENTS // 2)]
         with ThreadPoolExecutor(CLIENTS + 1) as pool:
@@ -163,6 +165,8 @@ def test_two_instances_admit_each_ticket_once(tmp_path, config_text, postgres_ur
             assert status == 201
             sold = json.loads(answer)
             texts.append(museum.qr_text(secret, sold["ticketId"], sold["confirmationCode"]))
+        for server in servers:
+            server.log_in(GATE)
         start = threading.Barrier(CLIENTS, timeout=60)
 
         def scanner(number):

@@ -1,0 +1,359 @@
+"""Signing in: who a request's HTTP Basic credentials name, and when to refuse to look.
+
+Accounts say who may sign in. Two kinds are peers behind one small interface (`knows`,
+`is_fast`, `check`): the configured [users] (`ConfiguredUsers`), each with a password kept as
+a slow scrypt hash or a device key kept as a fast salted digest, and the mock's
+`AnyCredentials`. `Logins` decides, for each request, how much work its credentials are
+worth, in this order:
+
+1. no credentials, or a malformed Authorization header: not signed in, and nothing counted
+   (a missing header is the normal first step of HTTP Basic);
+2. credentials verified before: signed in at once, whatever the lock-outs say;
+3. credentials that failed within the failure window: refused at once, no hash;
+4. a device key: checked in microseconds, no slot, no lock-out (128 random bits cannot be
+   guessed, and a lock-out would only let others shut the device out);
+5. a password (or an unknown name, which pays the same hash): refused with 429 while its
+   (address, name) or its address is locked out, else checked in turn (`CheckQueue`).
+
+Nothing here knows HTTP: museum.py's middleware turns `NotSignedIn` into 401 and `TryLater`
+into 429.
+"""
+
+import base64
+import binascii
+import collections
+import functools
+import hashlib
+import ipaddress
+import logging
+import math
+import secrets
+import threading
+import time
+
+from museum_config import ADMIN_ROLE, User, check_password, is_key_digest, unknown_user_hash
+
+log = logging.getLogger("museum.auth")
+
+
+class NotSignedIn(Exception):
+    """No valid credentials: answered 401 with the Basic challenge."""
+
+
+class TryLater(Exception):
+    """Refused for now; `seconds` until a retry may succeed."""
+
+    def __init__(self, detail, seconds):
+        super().__init__(detail)
+        self.detail = detail
+        self.seconds = max(1, math.ceil(seconds))
+
+
+# ============================================================================================
+# Accounts
+# ============================================================================================
+
+class ConfiguredUsers:
+    """The [users] of the config: a password (scrypt) or a device key (fast digest) each."""
+
+    def __init__(self, users):
+        self.users = users
+        # Unknown names pay one hash as costly as a real one, so their answer takes as long.
+        self._unknown_user_hash = unknown_user_hash(
+            [user.password_hash for user in users.values()])
+
+    def knows(self, name):
+        return name in self.users
+
+    def is_fast(self, name):
+        """Whether `name` signs in with a device key, checked in microseconds."""
+        user = self.users.get(name)
+        return user is not None and is_key_digest(user.password_hash)
+
+    def check(self, name, password):
+        """The User if `password` is `name`'s, else None; always one hash."""
+        user = self.users.get(name)
+        valid = check_password(password, user.password_hash if user else self._unknown_user_hash)
+        return user if valid and user else None
+
+
+class AnyCredentials:
+    """The mock's accounts: any name and password sign in, as an admin of that name."""
+
+    def knows(self, name):
+        return True
+
+    def is_fast(self, name):
+        return True
+
+    def check(self, name, password):
+        return User(name, ADMIN_ROLE, "")
+
+
+# ============================================================================================
+# Counting failures
+# ============================================================================================
+
+class FailureCounts:
+    """Failures per key within `window` seconds; a key that reaches `limit` of them is
+    locked for `lockout` seconds. Memory is bounded: expired entries are dropped at every
+    count, and past `capacity` keys the oldest go first."""
+
+    def __init__(self, limit, window, lockout, clock=time.monotonic, capacity=10_000):
+        self.limit, self.window, self.lockout = limit, window, lockout
+        self.clock = clock
+        self.capacity = capacity
+        # Both ordered oldest first: by latest failure, and by end of lock-out.
+        self._failures = collections.OrderedDict()
+        self._locked_until = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self):
+        """Keys held in memory, counting or locked."""
+        return len(self._failures) + len(self._locked_until)
+
+    def locked_for(self, key):
+        """Seconds `key` stays locked out (0: not locked)."""
+        return max(0.0, self._locked_until.get(key, 0) - self.clock())
+
+    def count(self, key):
+        """Count one failure of `key`; True when this one locks it out."""
+        now = self.clock()
+        with self._lock:
+            self._drop_expired(now)
+            failures = self._failures.pop(key, collections.deque())
+            failures.append(now)
+            while failures[0] <= now - self.window:
+                failures.popleft()
+            locks = len(failures) >= self.limit
+            if locks:
+                self._locked_until.pop(key, None)
+                self._locked_until[key] = now + self.lockout
+            else:
+                self._failures[key] = failures  # now the newest entry
+            for entries in (self._failures, self._locked_until):
+                while len(entries) > self.capacity:
+                    entries.popitem(last=False)
+            return locks
+
+    def _drop_expired(self, now):
+        while self._failures and \
+                next(iter(self._failures.values()))[-1] <= now - self.window:
+            self._failures.popitem(last=False)
+        while self._locked_until and next(iter(self._locked_until.values())) <= now:
+            self._locked_until.popitem(last=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def client_key(address):
+    """What lock-outs count for a client address: the IPv4 address, or the /64 network of
+    an IPv6 one (one host commonly holds a whole /64 and can rotate through it)."""
+    try:
+        ip = ipaddress.ip_address((address or "").strip("[]"))
+    except ValueError:
+        return str(address)
+    if ip.version == 6 and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    if ip.version == 6:
+        return str(ipaddress.ip_network((ip, 64), strict=False))
+    return str(ip)
+
+
+# ============================================================================================
+# Taking turns for password checks
+# ============================================================================================
+
+class CheckQueue:
+    """Turns for slow password checks: `slots` at once, and one at a time per queue (one
+    queue per known name, one shared by every unknown name), the waiting served
+    round-robin over queues. Each queue holds at most `per_queue` requests waiting or
+    checking; one that finds its queue full is refused at once rather than held.
+
+    A flood on one name, or of made-up names, thus holds at most `per_queue` worker
+    threads and one slot, and another name's check starts in the other slot at once (or
+    after one check per queue ahead of it when several names are flooded). A slot costs a
+    core and 128 MiB while it checks (scrypt at N=2^17). `wait_limit` bounds any wait."""
+
+    def __init__(self, slots=2, per_queue=2, wait_limit=15.0):
+        self.slots, self.per_queue, self.wait_limit = slots, per_queue, wait_limit
+        self._changed = threading.Condition()
+        self._running = 0
+        self._checking = set()  # queues with a check under way
+        self._held = collections.Counter()  # queue -> its requests waiting or checking
+        self._waiting = {}  # queue -> deque of its waiting turns, oldest first
+        self._rotation = collections.deque()  # queues with a turn waiting, next served first
+
+    def take(self, queue):
+        """Wait for a turn in `queue` (TryLater if it is full or the wait too long); the
+        caller gives it back with `give_back(queue)`."""
+        with self._changed:
+            if self._held[queue] >= self.per_queue:
+                raise TryLater("Too many logins for this name at once; retry shortly.", 1)
+            self._held[queue] += 1
+            turn = {"granted": False}
+            if queue not in self._waiting:
+                self._waiting[queue] = collections.deque()
+                self._rotation.append(queue)
+            self._waiting[queue].append(turn)
+            self._grant()
+            if not self._changed.wait_for(lambda: turn["granted"], timeout=self.wait_limit):
+                self._withdraw(queue, turn)
+                raise TryLater("Too many logins at once; retry shortly.", 1)
+
+    def held(self, queue):
+        """How many requests of `queue` wait or check."""
+        with self._changed:
+            return self._held[queue]
+
+    def give_back(self, queue):
+        with self._changed:
+            self._running -= 1
+            self._checking.discard(queue)
+            self._release(queue)
+            self._grant()
+
+    def _grant(self):
+        for queue in list(self._rotation):
+            if self._running >= self.slots:
+                break
+            if queue in self._checking:
+                continue
+            self._rotation.remove(queue)
+            waiting = self._waiting[queue]
+            waiting.popleft()["granted"] = True
+            self._running += 1
+            self._checking.add(queue)
+            if waiting:
+                self._rotation.append(queue)  # its next turn comes after every other queue's
+            else:
+                del self._waiting[queue]
+        self._changed.notify_all()
+
+    def _withdraw(self, queue, turn):
+        waiting = self._waiting[queue]
+        waiting.remove(turn)
+        if not waiting:
+            del self._waiting[queue]
+            self._rotation.remove(queue)
+        self._release(queue)
+
+    def _release(self, queue):
+        self._held[queue] -= 1
+        if not self._held[queue]:
+            del self._held[queue]
+
+
+# ============================================================================================
+# Signing in
+# ============================================================================================
+
+class Logins:
+    """Who a request's credentials sign in, at the least cost (see the module's order).
+
+    Verified and failed credentials are remembered as digests under a key of this process
+    (never the password): verified ones until the process ends (a changed [users] takes a
+    restart), failed ones for `failure_window` seconds. Failed password checks are logged,
+    one line each: a check costs a slot, so the lines come no faster than checks do.
+    """
+
+    VERIFIED_LIMIT = 4096
+    FAILED_LIMIT = 100_000  # a digest and a time each: some 20 MB when full
+
+    def __init__(self, accounts, max_failures=10, max_address_failures=100, failure_window=60,
+                 lockout=300, clock=time.monotonic, checks=None):
+        self.accounts = accounts
+        self.clock = clock
+        self.failure_window = failure_window
+        self.per_name = FailureCounts(max_failures, failure_window, lockout, clock)
+        self.per_address = FailureCounts(max_address_failures, failure_window, lockout, clock)
+        self.checks = checks or CheckQueue()
+        self._digest_key = secrets.token_bytes(32)
+        self._verified = collections.OrderedDict()  # digest -> User, oldest first
+        self._failed = collections.OrderedDict()  # digest -> when it is forgotten, oldest first
+        self._lock = threading.Lock()
+
+    def sign_in(self, address, header):
+        """The User the Authorization `header` names, for a client at `address`; NotSignedIn
+        or TryLater otherwise."""
+        credentials = basic_credentials(header)
+        if credentials is None:
+            raise NotSignedIn()
+        name, password = credentials
+        digest = hashlib.blake2b(f"{name}\0{password}".encode("utf-8", "surrogatepass"),
+                                 key=self._digest_key).digest()
+        known = self._remembered(digest)
+        if known is not None:
+            return known
+        if self.accounts.is_fast(name):
+            return self._conclude(digest, self.accounts.check(name, password))
+        client = client_key(address)
+        self._refuse_if_locked(client, name)
+        queue = name if self.accounts.knows(name) else None
+        self.checks.take(queue)
+        try:
+            # Another request may have settled these very credentials while this one waited.
+            known = self._remembered(digest)
+            if known is not None:
+                return known
+            user = self.accounts.check(name, password)
+            if user is None:
+                self.per_name.count((client, name))
+                self.per_address.count(client)
+                # Only a configured name is logged: an unknown one may be a password
+                # typed in the wrong field. The address is escaped: it may come from a
+                # proxy's header.
+                log.info("wrong password for %s from %s",
+                         name if queue is not None else "an unknown name",
+                         client.encode("unicode_escape").decode("ascii"))
+            # Remembered before the turn is given back: the next in this queue may be a repeat.
+            return self._conclude(digest, user)
+        finally:
+            self.checks.give_back(queue)
+
+    def _remembered(self, digest):
+        """The User of verified credentials, None if not known; NotSignedIn if they failed
+        within the window."""
+        user = self._verified.get(digest)
+        if user is not None:
+            return user
+        forgotten_at = self._failed.get(digest)
+        if forgotten_at is not None and forgotten_at > self.clock():
+            raise NotSignedIn()
+        return None
+
+    def _conclude(self, digest, user):
+        with self._lock:
+            if user is None:
+                now = self.clock()
+                while self._failed and next(iter(self._failed.values())) <= now:
+                    self._failed.popitem(last=False)
+                self._failed.pop(digest, None)
+                self._failed[digest] = now + self.failure_window
+                if len(self._failed) > self.FAILED_LIMIT:
+                    self._failed.popitem(last=False)
+            else:
+                self._verified[digest] = user
+                if len(self._verified) > self.VERIFIED_LIMIT:
+                    self._verified.popitem(last=False)
+        if user is None:
+            raise NotSignedIn()
+        return user
+
+    def _refuse_if_locked(self, client, name):
+        remaining = max(self.per_name.locked_for((client, name)),
+                        self.per_address.locked_for(client))
+        if remaining > 0:
+            raise TryLater("Too many failed logins; wait and retry.", remaining)
+
+
+def basic_credentials(header):
+    """(name, password) from `Basic base64(name:password)`, or None if malformed."""
+    scheme, _, encoded = (header or "").partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):  # ValueError: not ASCII
+        return None
+    name, colon, password = decoded.partition(":")
+    return (name, password) if colon else None

@@ -1,0 +1,283 @@
+"""Logins that keep the door open: requests without credentials, wrong passwords, a busy
+morning or guessed ticket codes shut no one else out; device keys sign in without a slow
+hash; every route answers each role as one table says. Real servers, statuses only."""
+
+import io
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import falcon.inspect
+import pytest
+import segno
+
+import museum
+import museum_auth
+import museum_config
+from commands import museum_command
+from conftest import basic, quick_hash
+from serving import running_server, wait_until
+from ticketing import UNKNOWN_ID
+
+HOURS = "/v1.1/museum-hours"
+SUMMARY = "/v1.1/admissions/summary"
+ADMISSIONS = "/v1.1/admissions"
+WRONG_PASSWORD_LOG = re.compile(r"INFO museum\.auth: wrong password for (\S+)")
+
+
+def users_config(users, extra=""):
+    """A config with `users` ({name: (role, hash)}), UTC, access lines written at once."""
+    lines = "".join(f"{name} = {role}:{password_hash}\n"
+                    for name, (role, password_hash) in users.items())
+    return f"[museum]\ntimezone = UTC\n[log]\nflush = 0\n{extra}[users]\n{lines}"
+
+
+@pytest.fixture(scope="module")
+def door_config():
+    """Two gates, an admin and a visitor with cheap hashes; the password is the name's."""
+    return users_config({name: (role, quick_hash(name)) for name, role in [
+        ("admin", "admin"), ("gate", "gate"), ("gate2", "gate"), ("visitor", "visitor")]})
+
+
+def login(name):
+    return basic(name, name)
+
+
+def checks_logged(server):
+    """The names of every wrong password the server checked, from its log."""
+    return WRONG_PASSWORD_LOG.findall(server.log())
+
+
+# -- lock-outs that cannot be turned on the museum ------------------------------------------
+
+def test_1000_requests_without_credentials_lock_out_no_gate(tmp_path, door_config):
+    address = "127.0.0.7"
+    with running_server(tmp_path, door_config) as server:
+        assert server.request("GET", SUMMARY, headers=login("gate"), source=address)[0] == 200
+        for _ in range(1000):
+            assert server.request("GET", SUMMARY, source=address)[0] == 401
+        assert server.request("GET", SUMMARY, headers=login("gate"), source=address)[0] == 200
+        assert server.request("GET", SUMMARY, headers=login("gate2"), source=address)[0] == 200
+
+
+def test_10_wrong_passwords_for_admin_do_not_block_gate_from_that_address(tmp_path, door_config):
+    address = "127.0.0.8"
+    with running_server(tmp_path, door_config) as server:
+        for number in range(10):  # the default [auth] max_failures
+            wrong = basic("admin", f"guess {number}")
+            assert server.request("GET", HOURS, headers=wrong, source=address)[0] == 401
+        assert server.request("GET", SUMMARY, headers=login("gate"), source=address)[0] == 200
+        status, headers, _ = server.request("GET", HOURS, headers=login("admin"), source=address)
+        assert status == 429 and int(headers["Retry-After"]) > 0  # admin, from there only
+        assert server.request("GET", HOURS, headers=login("admin"))[0] == 200
+
+
+def test_a_repeated_wrong_password_is_answered_without_a_new_check(tmp_path, door_config):
+    with running_server(tmp_path, door_config) as server:
+        for number in range(20):
+            source = f"127.0.2.{number + 1}"  # as from rotating addresses
+            assert server.request("GET", HOURS, headers=basic("admin", "letmein"),
+                                  source=source)[0] == 401
+        assert server.request("GET", HOURS, headers=basic("admin", "letmein2"))[0] == 401
+        wait_until(lambda: len(checks_logged(server)) == 2, 10, what="two checks logged")
+        assert server.request("GET", HOURS, headers=login("admin"))[0] == 200
+    assert checks_logged(server) == ["admin", "admin"]
+
+
+def test_six_staff_logging_in_at_once_all_get_in_first_time(tmp_path):
+    staff = [f"staff{number}" for number in range(6)]
+    with ThreadPoolExecutor(2) as pool:  # the service's own strength, N=2^17
+        hashes = list(pool.map(museum_config.hash_password, staff))
+    config = users_config({name: ("gate", password_hash)
+                           for name, password_hash in zip(staff, hashes)})
+    with running_server(tmp_path, config) as server:
+        start = threading.Barrier(len(staff))
+
+        def first_login(name):
+            start.wait()
+            return server.request("GET", SUMMARY, headers=login(name), timeout=60)[0]
+
+        with ThreadPoolExecutor(len(staff)) as pool:
+            statuses = list(pool.map(first_login, staff))
+    assert statuses == [200] * len(staff)
+
+
+# -- taking turns -------------------------------------------------------------------------
+
+def test_a_full_queue_is_refused_at_once_and_names_take_turns():
+    """While one check runs: two more of `admin` and one of `visitor` wait; a fourth of
+    `admin` is refused at once. Then `visitor` goes before the second waiting `admin`."""
+    turns = museum_auth.CheckQueue(slots=1, per_queue=3)
+    turns.take("admin")
+    served = []
+
+    def check(queue, label):
+        turns.take(queue)
+        served.append(label)
+        turns.give_back(queue)
+
+    waiting = []
+    for queue, label, held in [("admin", "admin 1", 2), ("admin", "admin 2", 3),
+                               ("visitor", "visitor", 1)]:
+        waiting.append(threading.Thread(target=check, args=(queue, label)))
+        waiting[-1].start()
+        wait_until(lambda: turns.held(queue) == held, 10, what=f"{label} waiting")
+    with pytest.raises(museum_auth.TryLater):
+        turns.take("admin")
+    turns.give_back("admin")
+    for thread in waiting:
+        thread.join(timeout=10)
+    assert served == ["admin 1", "visitor", "admin 2"]
+    assert turns.held("admin") == turns.held("visitor") == 0
+
+
+def test_a_flooded_name_takes_one_slot_and_another_name_the_other_at_once():
+    turns = museum_auth.CheckQueue(slots=2, per_queue=2)
+    turns.take("admin")
+    admin_waits = threading.Thread(target=turns.take, args=("admin",))
+    admin_waits.start()
+    wait_until(lambda: turns.held("admin") == 2, 10, what="a second admin check waiting")
+    turns.take("visitor")  # returns at once: the second slot is free
+    turns.give_back("visitor")
+    assert admin_waits.is_alive() and turns.held("admin") == 2
+    turns.give_back("admin")
+    admin_waits.join(timeout=10)
+    assert not admin_waits.is_alive()
+    turns.give_back("admin")
+    assert turns.held("admin") == 0
+
+
+# -- device keys ----------------------------------------------------------------------------
+
+def test_add_device_prints_a_key_once_whose_users_line_signs_in(tmp_path, door_config):
+    done = museum_command(tmp_path, door_config, "add-device", "door-north", "--role", "gate",
+                          "--qr", str(tmp_path / "pair.png"), "--url", "https://museum.example")
+    assert done.status == 0, done.err
+    [key] = re.findall(r"^  ([A-Za-z0-9_-]{32})$", done.out, re.MULTILINE)
+    [line] = re.findall(r"^  (door-north = gate:key\$\S+)$", done.out, re.MULTILINE)
+    assert key not in line and "writes no file" in done.out
+    assert museum_config.parse_config(door_config) == museum_config.parse_config(
+        (tmp_path / "museum.ini").read_text())  # the config file is unchanged
+    link = f"https://museum.example/scan#device=door-north&key={key}"
+    assert link in done.out
+    expected = io.BytesIO()
+    segno.make_qr(link).save(expected, kind="png", scale=8)
+    assert (tmp_path / "pair.png").read_bytes() == expected.getvalue()
+
+    (tmp_path / "serve").mkdir()
+    with running_server(tmp_path / "serve", door_config + line + "\n") as server:
+        for number in range(30):  # wrong keys lock nothing out: a key cannot be guessed
+            assert server.request("GET", SUMMARY, headers=basic("door-north", f"x{number}"),
+                                  source="127.0.0.9")[0] == 401
+        device = basic("door-north", key)
+        assert server.request("GET", SUMMARY, headers=device, source="127.0.0.9")[0] == 200
+        assert server.request("POST", ADMISSIONS, {"confirmationCode": "ticket-general-x"},
+                              headers=device)[0] == 404
+        assert server.request("DELETE", f"{ADMISSIONS}/{UNKNOWN_ID}", headers=device)[0] == 403
+    assert checks_logged(server) == []  # no password check for a key, right or wrong
+
+
+@pytest.mark.parametrize("name", ["", "a:b", "door north", ".door", "d" * 65])
+def test_add_device_refuses_a_name_that_cannot_be_a_user(tmp_path, door_config, name):
+    done = museum_command(tmp_path, door_config, "add-device", name, "--role", "gate")
+    assert done.status == 2 and "device name" in done.err and not done.out
+
+
+def test_a_key_digest_checks_its_key_only():
+    key = museum_config.new_device_key()
+    digest = museum_config.hash_key(key)
+    assert museum_config.check_password(key, digest)
+    assert not museum_config.check_password(key[:-1], digest)
+    assert not museum_config.is_weak(digest)
+    assert digest != museum_config.hash_key(key)  # salted
+
+
+# -- guessed ticket codes -----------------------------------------------------------------
+
+def test_more_than_30_unknown_codes_in_a_minute_refuse_that_user_for_a_minute(tmp_path,
+                                                                            door_config):
+    with running_server(tmp_path, door_config) as server:
+        def admit(name, code):
+            return server.request("POST", ADMISSIONS, {"confirmationCode": code},
+                                  headers=login(name))
+
+        for number in range(30):
+            assert admit("gate", f"ticket-general-{number:06x}-00000")[0] == 404
+        status, headers, _ = admit("gate", "ticket-general-guess-31")
+        assert status == 429 and 0 < int(headers["Retry-After"]) <= 60
+        assert admit("gate", "ticket-general-guess-32")[0] == 429
+        assert admit("gate2", "ticket-general-guess-33")[0] == 404  # another user goes on
+        assert server.request("GET", SUMMARY, headers=login("gate"))[0] == 200
+        log = server.log()
+    [warning] = [line for line in log.splitlines() if "admissions refused" in line]
+    assert " WARNING " in warning and "to gate " in warning and "30" in warning
+    assert "ticket-general" not in log
+
+
+# -- deny by default: every route, method and role ---------------------------------------------
+
+PUBLIC = "public"
+PAGE = museum_config.GATE_ROLE  # the scanner page's files
+ID = UNKNOWN_ID
+# Per route: the role each method needs, or PUBLIC. A method not listed is refused: 405 to
+# a signed-in user (401 first without credentials), 405 to anyone on a public route.
+ROLE_TABLE = {
+    "/healthz": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/v1.1/openapi.json": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/v1.1/museum-hours": {"GET": "visitor", "HEAD": "visitor"},
+    "/v1.1/special-events": {"GET": "visitor", "HEAD": "visitor", "POST": "admin"},
+    "/v1.1/special-events/{event_id}": {"GET": "visitor", "HEAD": "visitor", "PATCH": "admin",
+                                        "DELETE": "admin"},
+    "/v1.1/tickets": {"POST": "visitor"},
+    "/v1.1/tickets/{ticket_id}/qr": {"GET": "visitor", "HEAD": "visitor"},
+    "/v1.1/admissions": {"POST": "gate"},
+    "/v1.1/admissions/summary": {"GET": "gate", "HEAD": "gate"},
+    "/v1.1/admissions/{ticket_id}": {"DELETE": "admin"},
+    "/scan": {"GET": PAGE, "HEAD": PAGE},
+    "/scan/scan.js": {"GET": PAGE, "HEAD": PAGE},
+    "/scan/scan.css": {"GET": PAGE, "HEAD": PAGE},
+}
+METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+ROLES = [None, *museum_config.ROLES]
+
+
+def expected_status(route, method, role):
+    """401, 403, 405, or "served": any other answer of the resource itself (2xx, 400,
+    404, ...)."""
+    row = ROLE_TABLE[route]
+    needed = row.get(method)
+    if needed == PUBLIC:
+        return "served"
+    if PUBLIC in row.values():
+        return 405
+    if role is None:
+        return 401
+    if needed is None:
+        return 405
+    ranks = museum_config.ROLES
+    return 403 if ranks.index(role) < ranks.index(needed) else "served"
+
+
+def test_the_role_table_names_every_route(config, store):
+    app = museum.create_app(config, store=store)
+    assert {route.path for route in falcon.inspect.inspect_app(app).routes} == set(ROLE_TABLE)
+
+
+def test_every_route_method_and_role_answers_as_the_table_says(tmp_path, door_config):
+    answers = {}
+    with running_server(tmp_path, door_config) as server:
+        for route in ROLE_TABLE:
+            path = re.sub(r"\{[^}]*\}", ID, route)
+            for method in METHODS:
+                for role in ROLES:
+                    body = {} if method in ("POST", "PATCH", "PUT") else None
+                    headers = login(role) if role else {}
+                    answers[route, method, role] = server.request(method, path, body,
+                                                                  headers)[0]
+    wrong = {}
+    for (route, method, role), status in answers.items():
+        expected = expected_status(route, method, role)
+        served = status < 500 and status not in (401, 403, 405, 429)
+        if not (served if expected == "served" else status == expected):
+            wrong[route, method, role] = (status, expected)
+    assert wrong == {}
