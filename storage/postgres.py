@@ -30,7 +30,8 @@ CONNECT_TIMEOUT = 10  # seconds, unless the url or PGCONNECT_TIMEOUT says otherw
 MIGRATION_LOCK = 0x6D757365756D  # the advisory lock taken while migrating: "museum" in ASCII
 
 # Each step runs in the startup transaction together with its schema_migrations row.
-# Append only: a released step is never edited, a change of schema is a new step.
+# Append only: a released step is never edited, a change of schema is a new step
+# (storage/migrations.lock holds their fingerprints).
 MIGRATIONS = [
     [
         """CREATE TABLE schema_migrations (
@@ -118,6 +119,19 @@ MIGRATIONS = [
         # still have contacts by date, and the idempotency keys by ticket.
         "CREATE INDEX tickets_with_contacts ON tickets (date) WHERE email <> ''",
         "CREATE INDEX idempotency_keys_by_ticket ON idempotency_keys (ticket_id)",
+    ],
+    [
+        # Step 5 was rewritten after its release: a database made by its first form has
+        # events.last_date and its index, and no listed_last_dates. Bring it to the
+        # current schema; on any other, the refill counts what is already there.
+        "DROP INDEX IF EXISTS events_by_last_date",
+        "ALTER TABLE events DROP COLUMN IF EXISTS last_date",
+        """CREATE TABLE IF NOT EXISTS listed_last_dates (
+            date date PRIMARY KEY,
+            events integer NOT NULL
+        )""",
+        "DELETE FROM listed_last_dates",
+        LAST_DATES_FROM_THE_LISTING_INDEX,
     ],
 ]
 

@@ -9,6 +9,8 @@ Ids, dates and the event's date list cross as text on both backends (the event's
 JSON list), so one set of row builders serves both.
 """
 
+import hashlib
+import inspect
 import json
 from contextlib import contextmanager, nullcontext
 
@@ -94,6 +96,23 @@ def ticket_record(row):
             "admittedAt": admitted_at, "admittedBy": admitted_by}
 
 
+def run_step(conn, step):
+    """Run a migration step's entries in order: each is SQL text, or a function of the
+    connection for a change plain SQL cannot state in that dialect."""
+    for entry in step:
+        if callable(entry):
+            entry(conn)
+        else:
+            conn.execute(entry)
+
+
+def step_fingerprint(step):
+    """The sha256 of a migration step's entries (a function's by its source), as
+    storage/migrations.lock records it: it changes whenever the step does."""
+    texts = [inspect.getsource(entry) if callable(entry) else entry for entry in step]
+    return hashlib.sha256("\n;\n".join(texts).encode()).hexdigest()
+
+
 def one_line(error):
     """A driver's message without its line breaks: it ends up in logs and startup errors."""
     return " ".join(str(error).split())
@@ -102,7 +121,7 @@ def one_line(error):
 class SQLStore(Store):
     """The interface implemented once; subclasses fill in the dialect part below."""
 
-    MIGRATIONS = []  # steps, each a list of statements, applied in order
+    MIGRATIONS = []  # steps, each a list of statements (see `run_step`), applied in order
     # Row locks for the read that precedes a write. sqlite needs none: BEGIN IMMEDIATE
     # already runs one writer at a time.
     SHARE_LOCK = ""  # the event stays as read until the ticket sold for it commits
@@ -198,8 +217,7 @@ class SQLStore(Store):
             self._lock_schema(conn)
             version = self._read_schema_version(conn)  # another instance may have migrated
             for number, step in enumerate(self.MIGRATIONS[version:], start=version + 1):
-                for statement in step:
-                    conn.execute(statement)
+                run_step(conn, step)
                 self._record_schema_version(conn, number)
 
     def _checked_schema_version(self):
