@@ -13,6 +13,7 @@ instances that start together apply them once. This module needs the `postgres` 
 """
 
 import os
+import secrets
 from contextlib import contextmanager
 
 import psycopg
@@ -175,6 +176,15 @@ def _connection_options(url, read_only):
 
 class PostgresStore(SQLStore):
     MIGRATIONS = MIGRATIONS
+    SCHEMA_OBJECTS = """
+        SELECT 'table', table_name::text, table_name::text FROM information_schema.tables
+        WHERE table_schema = current_schema()
+        UNION ALL
+        SELECT 'column', table_name::text, table_name || '.' || column_name
+        FROM information_schema.columns WHERE table_schema = current_schema()
+        UNION ALL
+        SELECT 'index', tablename::text, indexname::text FROM pg_indexes
+        WHERE schemaname = current_schema()"""
     SHARE_LOCK = "FOR SHARE"
     UPDATE_LOCK = "FOR NO KEY UPDATE"
     # Connection lost, server shutting down, pool exhausted, deadlock, disk full, read-only.
@@ -225,6 +235,22 @@ class PostgresStore(SQLStore):
                 yield conn
             finally:
                 conn.execute("ROLLBACK")  # nothing was written
+
+    @contextmanager
+    def _scratch_database(self):
+        """A schema of its own in a transaction that is rolled back: nothing stays, and a
+        read-only store may make it (which takes the CREATE privilege on the database)."""
+        with self._pool.connection() as conn, conn.transaction() as transaction:
+            conn.execute("SET TRANSACTION READ WRITE")
+            scratch = f"museum_scratch_{secrets.token_hex(8)}"
+            try:
+                conn.execute(f"CREATE SCHEMA {scratch}")
+            except errors.InsufficientPrivilege as error:
+                raise StorageError(f"{self._describe()}: cannot make a scratch schema to "
+                                   f"compare with: {one_line(error)}") from error
+            conn.execute(f"SET LOCAL search_path TO {scratch}")
+            yield conn
+            raise psycopg.Rollback(transaction)
 
     def _lock_schema(self, conn):
         conn.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))

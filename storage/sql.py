@@ -113,6 +113,11 @@ def step_fingerprint(step):
     return hashlib.sha256("\n;\n".join(texts).encode()).hexdigest()
 
 
+def _kind_first(schema_object):
+    kind, table, name = schema_object
+    return ["table", "column", "index"].index(kind), table, name
+
+
 def one_line(error):
     """A driver's message without its line breaks: it ends up in logs and startup errors."""
     return " ".join(str(error).split())
@@ -126,6 +131,8 @@ class SQLStore(Store):
     # already runs one writer at a time.
     SHARE_LOCK = ""  # the event stays as read until the ticket sold for it commits
     UPDATE_LOCK = ""  # one change of an event at a time
+    # Rows (kind, table, name) for every table, column and index of the current schema.
+    SCHEMA_OBJECTS = ""
     OUTAGE_ERRORS = ()  # driver errors meaning the database cannot be used right now
     BUG_ERRORS = ()  # subclasses of those that are the service's bugs all the same
 
@@ -165,6 +172,11 @@ class SQLStore(Store):
         """How the database is named in messages."""
         raise NotImplementedError
 
+    def _scratch_database(self):
+        """A context manager giving a connection to an empty schema of this dialect, thrown
+        away afterwards: `schema_findings` builds a new database's schema there."""
+        raise NotImplementedError
+
     # -- connections, failures and migrations ---------------------------------------------
 
     def _reading(self):
@@ -197,16 +209,19 @@ class SQLStore(Store):
 
     def _open_schema(self, read_only, migrate):
         """Give a new database this version's schema and migrate an older one when allowed;
-        `SchemaBehind` when not (a read-only store never migrates)."""
+        `SchemaBehind` when not. A read-only store never migrates; told not to, it opens an
+        older schema as it is, to be inspected."""
         version = self._checked_schema_version()
-        if version == len(self.MIGRATIONS):
+        if version == len(self.MIGRATIONS) or (read_only and not migrate):
             return
         if read_only or (version > 0 and not migrate):
-            raise SchemaBehind(
-                f"{self._describe()}: database schema version {version}, this service uses "
-                f"{len(self.MIGRATIONS)}; migrate it with 'museum migrate' or 'museum serve "
-                f"--migrate'", version)
+            raise SchemaBehind(self._behind(version), version)
         self._migrate()
+
+    def _behind(self, version):
+        return (f"{self._describe()}: database schema version {version}, this service uses "
+                f"{len(self.MIGRATIONS)}; migrate it with 'museum migrate' or 'museum serve "
+                f"--migrate'")
 
     def _migrate(self):
         """Apply the missing steps in one transaction. The version is read first without a
@@ -227,6 +242,26 @@ class SQLStore(Store):
                 f"{self._describe()}: database schema version {version} is newer than this "
                 f"service supports ({len(self.MIGRATIONS)}); upgrade the service")
         return version
+
+    def schema_findings(self):
+        with self._reading() as conn:
+            version = self._read_schema_version(conn)
+            present = self._schema_objects(conn)
+        with self._failures_as_unavailable(self._scratch_database) as scratch:
+            for step in self.MIGRATIONS[:version]:
+                run_step(scratch, step)
+            expected = self._schema_objects(scratch)
+        tables = {table for kind, table, _ in present if kind == "table"}
+        missing = [f"{self._describe()}: missing {kind} {name}, which a new database at "
+                   f"schema version {version} has"
+                   for kind, table, name in sorted(expected - present, key=_kind_first)
+                   if kind == "table" or table in tables]  # a missing table's line will do
+        return ([self._behind(version)] if version < len(self.MIGRATIONS) else []) + missing
+
+    def _schema_objects(self, conn):
+        """{(kind, table, name)} for the tables, columns (named table.column) and indexes of
+        the schema `conn` works in."""
+        return set(conn.execute(self.SCHEMA_OBJECTS).fetchall())
 
     # -- events ---------------------------------------------------------------------------
 

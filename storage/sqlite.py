@@ -142,6 +142,14 @@ MIGRATIONS = [
 
 class SQLiteStore(SQLStore):
     MIGRATIONS = MIGRATIONS
+    SCHEMA_OBJECTS = """
+        SELECT 'table', name, name FROM sqlite_master
+        WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+        UNION ALL
+        SELECT 'column', m.name, m.name || '.' || c.name
+        FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table'
+        UNION ALL
+        SELECT 'index', tbl_name, name FROM sqlite_master WHERE type = 'index'"""
     # Locked, read-only, disk full, I/O errors (OperationalError) and a damaged or foreign
     # file (DatabaseError proper); constraint and binding errors are bugs (500).
     OUTAGE_ERRORS = (sqlite3.DatabaseError,)
@@ -299,6 +307,9 @@ class SQLiteStore(SQLStore):
         with self._write_lock, self._connection() as conn:
             busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return not busy
+
+    def _scratch_database(self):
+        return closing(sqlite3.connect(":memory:", isolation_level=None))
 
     def _read_schema_version(self, conn):
         return conn.execute("PRAGMA user_version").fetchone()[0]

@@ -197,6 +197,7 @@ def test_every_released_sqlite_database_upgrades_to_a_new_ones_schema_and_works(
     upgraded = storage.open_store(old)
     try:
         assert sqlite_schema(old) == sqlite_schema(fresh)
+        assert upgraded.schema_findings() == []
         drive_the_api(upgraded, config, fixture_version(name))
     finally:
         upgraded.close()
@@ -209,6 +210,7 @@ def test_every_released_postgres_database_upgrades_to_a_new_ones_schema_and_work
     upgraded = storage.open_store(postgres_url)
     try:
         assert postgres_schema(postgres_url) == postgres_schema(fresh_postgres_url)
+        assert upgraded.schema_findings() == []
         drive_the_api(upgraded, config, fixture_version(name))
     finally:
         upgraded.close()
