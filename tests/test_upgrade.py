@@ -4,6 +4,7 @@ backed up beside itself first; without it `museum serve` refuses to start with o
 
 import logging
 import os
+import shutil
 import sqlite3
 import stat
 from contextlib import closing
@@ -197,3 +198,28 @@ def test_schema_findings_name_each_missing_table_column_and_index_once(request, 
             for what in ("table admissions", "column tickets.phone", "index tickets_by_date")]
     finally:
         damaged.close()
+
+
+@pytest.mark.parametrize("name", ["v1", "v5"])
+def test_migrate_leaves_the_old_database_whole_for_a_rollback(tmp_path, db_path, config_text,
+                                                              name):
+    """The README's rollback copies PATH.vN.bak over the database: it must be the old
+    database, at its schema version with every row, for the old version to run it."""
+    load_sqlite_fixture(name, db_path)
+    as_loaded = dump(db_path)
+    done = museum_command(tmp_path, config_text, "migrate", "--db", db_path)
+    assert done.status == 0, done.err
+    assert version(db_path) == CURRENT
+    copy = f"{db_path}.v{as_loaded[0]}.bak"
+    assert dump(copy) == as_loaded
+    for log_file in (f"{db_path}-wal", f"{db_path}-shm"):  # as the README's rollback says
+        if os.path.exists(log_file):
+            os.remove(log_file)
+    shutil.copy2(copy, db_path)
+    assert dump(db_path) == as_loaded
+
+
+def dump(path):
+    """The database's schema version and every statement of its SQL dump."""
+    with closing(sqlite3.connect(path)) as conn:
+        return conn.execute("PRAGMA user_version").fetchone()[0], list(conn.iterdump())
