@@ -210,9 +210,9 @@ class SQLStore(Store):
     def _open_schema(self, read_only, migrate):
         """Give a new database this version's schema and migrate an older one when allowed;
         `SchemaBehind` when not. A read-only store never migrates; told not to, it opens an
-        older schema as it is, to be inspected."""
+        older schema as it is, to be inspected (but not an empty database)."""
         version = self._checked_schema_version()
-        if version == len(self.MIGRATIONS) or (read_only and not migrate):
+        if version == len(self.MIGRATIONS) or (read_only and not migrate and version > 0):
             return
         if read_only or (version > 0 and not migrate):
             raise SchemaBehind(self._behind(version), version)

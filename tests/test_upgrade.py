@@ -174,6 +174,15 @@ def test_check_names_what_the_broken_upgrade_lacks_and_migrate_repairs_it(
         repaired.close()
 
 
+def test_check_on_an_empty_postgres_database_says_it_has_no_schema(tmp_path, config_text,
+                                                                    postgres_url):
+    done = museum_command(tmp_path, config_text, "check", "--db", postgres_url)
+    assert (done.status, done.out) == (
+        1, f"PostgreSQL at {storage.display_url(postgres_url)}: database schema version 0, "
+           f"this service uses {CURRENT}; migrate it with 'museum migrate' or 'museum serve "
+           f"--migrate'")
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_schema_findings_name_each_missing_table_column_and_index_once(request, backend):
     url = request.getfixturevalue("db_path" if backend == "sqlite" else "postgres_url")
