@@ -56,8 +56,8 @@ def lock_problems(lock_text, steps):
         for number, step in enumerate(backend_steps, start=1):
             digest = fingerprints.pop((backend, number), None)
             if digest is None:
-                problems.append(f"{backend} step {number} is not in storage/migrations.lock: once it is "
-                                f"final, add its line with: {LOCK_COMMAND}")
+                problems.append(f"{backend} step {number} is not in storage/migrations.lock: "
+                                f"once it is final, add its line with: {LOCK_COMMAND}")
             elif digest != step_fingerprint(step):
                 problems.append(f"{backend}: released migration steps are append-only: add a "
                                 f"new step instead of editing step {number}")

@@ -97,6 +97,7 @@ def checkout(commit, directory):
 
 
 def write(directory, url):
+    # The old code alone on the path, and none of this shell's MUSEUM_* or PG* settings.
     subprocess.run([sys.executable, "-c", WRITER, url], cwd=directory, check=True,
                    env={"PYTHONPATH": directory, "PATH": "/usr/bin:/bin"})
 
