@@ -316,8 +316,8 @@ def build_parser():
     restore.add_argument("source", metavar="SRC", help="a file written by 'museum backup'")
     _database_command(
         commands, "check", command_check, "check the database, reading only: sqlite's "
-        "integrity and foreign-key checks and the schema version; one line per finding "
-        "(exit 0 if none)")
+        "integrity and foreign-key checks, the schema version, and every table, column and "
+        "index its version should have; one line per finding (exit 0 if none)")
     _database_command(
         commands, "purge-contacts", command_purge_contacts, "erase the email and phone of "
         "tickets dated more than [privacy] keep_contact_days ago, as the running service "

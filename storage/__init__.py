@@ -96,6 +96,14 @@ class Store(ABC):
         """The number of schema migration steps the database has had."""
 
     @abstractmethod
+    def schema_findings(self):
+        """What keeps the database's schema from being this version's, one line each; []
+        when nothing does. A database at an older schema version gets a line saying so.
+        Then every table, column and index that a new database at the same schema version
+        has and this one lacks: a step that left something out, or an edited one. Reads
+        only (on PostgreSQL the new schema is built in a transaction rolled back)."""
+
+    @abstractmethod
     def create_event(self, event):
         """Insert a new event dict (with its eventId; dates sorted, unique); return it."""
 
@@ -210,7 +218,8 @@ def open_store(url, read_only=False, migrate=True):
     schema version is migrated, unless `migrate` is False: then `SchemaBehind` is raised
     and the database is left as it is, to be backed up first. A `read_only` store never
     writes: it creates no file, migrates nothing (a schema of another version raises
-    `SchemaMismatch`) and refuses writes with `Unavailable`."""
+    `SchemaMismatch`, unless `migrate` is False: then it is opened as it is, to be
+    inspected) and refuses writes with `Unavailable`."""
     if _is_postgres(url):
         try:
             from storage.postgres import PostgresStore
@@ -283,9 +292,9 @@ def restore(url, source):
 
 def inspect(url):
     """What is wrong with the database at `url`, one line each; [] when it is sound.
-    sqlite: the file's integrity and foreign-key checks, then its schema version.
-    PostgreSQL: that it answers a query and has this version's schema (the server checks
-    its own files). Reads only."""
+    sqlite: the file's integrity and foreign-key checks first. Then, on both backends, that
+    it answers a query, and its schema (`Store.schema_findings`): its version, and every
+    table, column and index it should have. Reads only."""
     findings = []
     if not _is_postgres(url):
         from storage.sqlite import file_findings
@@ -294,11 +303,12 @@ def inspect(url):
         if findings:  # a damaged file: opening it as a store would only say so again
             return findings
     try:
-        store = open_store(url, read_only=True)
+        store = open_store(url, read_only=True, migrate=False)
     except StorageError as error:
         return [str(error)]
     try:
         store.check()
+        findings += store.schema_findings()
     except StorageError as error:
         findings.append(str(error))
     finally:

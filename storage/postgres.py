@@ -13,6 +13,7 @@ instances that start together apply them once. This module needs the `postgres` 
 """
 
 import os
+import secrets
 from contextlib import contextmanager
 
 import psycopg
@@ -30,7 +31,8 @@ CONNECT_TIMEOUT = 10  # seconds, unless the url or PGCONNECT_TIMEOUT says otherw
 MIGRATION_LOCK = 0x6D757365756D  # the advisory lock taken while migrating: "museum" in ASCII
 
 # Each step runs in the startup transaction together with its schema_migrations row.
-# Append only: a released step is never edited, a change of schema is a new step.
+# Append only: a released step is never edited, a change of schema is a new step
+# (storage/migrations.lock holds their fingerprints).
 MIGRATIONS = [
     [
         """CREATE TABLE schema_migrations (
@@ -119,6 +121,19 @@ MIGRATIONS = [
         "CREATE INDEX tickets_with_contacts ON tickets (date) WHERE email <> ''",
         "CREATE INDEX idempotency_keys_by_ticket ON idempotency_keys (ticket_id)",
     ],
+    [
+        # Step 5 was rewritten after its release: a database made by its first form has
+        # events.last_date and its index, and no listed_last_dates. Bring it to the
+        # current schema; on any other, the refill counts what is already there.
+        "DROP INDEX IF EXISTS events_by_last_date",
+        "ALTER TABLE events DROP COLUMN IF EXISTS last_date",
+        """CREATE TABLE IF NOT EXISTS listed_last_dates (
+            date date PRIMARY KEY,
+            events integer NOT NULL
+        )""",
+        "DELETE FROM listed_last_dates",
+        LAST_DATES_FROM_THE_LISTING_INDEX,
+    ],
 ]
 
 
@@ -161,6 +176,15 @@ def _connection_options(url, read_only):
 
 class PostgresStore(SQLStore):
     MIGRATIONS = MIGRATIONS
+    SCHEMA_OBJECTS = """
+        SELECT 'table', table_name::text, table_name::text FROM information_schema.tables
+        WHERE table_schema = current_schema()
+        UNION ALL
+        SELECT 'column', table_name::text, table_name || '.' || column_name
+        FROM information_schema.columns WHERE table_schema = current_schema()
+        UNION ALL
+        SELECT 'index', tablename::text, indexname::text FROM pg_indexes
+        WHERE schemaname = current_schema()"""
     SHARE_LOCK = "FOR SHARE"
     UPDATE_LOCK = "FOR NO KEY UPDATE"
     # Connection lost, server shutting down, pool exhausted, deadlock, disk full, read-only.
@@ -211,6 +235,22 @@ class PostgresStore(SQLStore):
                 yield conn
             finally:
                 conn.execute("ROLLBACK")  # nothing was written
+
+    @contextmanager
+    def _scratch_database(self):
+        """A schema of its own in a transaction that is rolled back: nothing stays, and a
+        read-only store may make it (which takes the CREATE privilege on the database)."""
+        with self._pool.connection() as conn, conn.transaction() as transaction:
+            conn.execute("SET TRANSACTION READ WRITE")
+            scratch = f"museum_scratch_{secrets.token_hex(8)}"
+            try:
+                conn.execute(f"CREATE SCHEMA {scratch}")
+            except errors.InsufficientPrivilege as error:
+                raise StorageError(f"{self._describe()}: cannot make a scratch schema to "
+                                   f"compare with: {one_line(error)}") from error
+            conn.execute(f"SET LOCAL search_path TO {scratch}")
+            yield conn
+            raise psycopg.Rollback(transaction)
 
     def _lock_schema(self, conn):
         conn.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))

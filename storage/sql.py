@@ -9,6 +9,8 @@ Ids, dates and the event's date list cross as text on both backends (the event's
 JSON list), so one set of row builders serves both.
 """
 
+import hashlib
+import inspect
 import json
 from contextlib import contextmanager, nullcontext
 
@@ -94,6 +96,28 @@ def ticket_record(row):
             "admittedAt": admitted_at, "admittedBy": admitted_by}
 
 
+def run_step(conn, step):
+    """Run a migration step's entries in order: each is SQL text, or a function of the
+    connection for a change plain SQL cannot state in that dialect."""
+    for entry in step:
+        if callable(entry):
+            entry(conn)
+        else:
+            conn.execute(entry)
+
+
+def step_fingerprint(step):
+    """The sha256 of a migration step's entries (a function's by its source), as
+    storage/migrations.lock records it: it changes whenever the step does."""
+    texts = [inspect.getsource(entry) if callable(entry) else entry for entry in step]
+    return hashlib.sha256("\n;\n".join(texts).encode()).hexdigest()
+
+
+def _kind_first(schema_object):
+    kind, table, name = schema_object
+    return ["table", "column", "index"].index(kind), table, name
+
+
 def one_line(error):
     """A driver's message without its line breaks: it ends up in logs and startup errors."""
     return " ".join(str(error).split())
@@ -102,11 +126,13 @@ def one_line(error):
 class SQLStore(Store):
     """The interface implemented once; subclasses fill in the dialect part below."""
 
-    MIGRATIONS = []  # steps, each a list of statements, applied in order
+    MIGRATIONS = []  # steps, each a list of statements (see `run_step`), applied in order
     # Row locks for the read that precedes a write. sqlite needs none: BEGIN IMMEDIATE
     # already runs one writer at a time.
     SHARE_LOCK = ""  # the event stays as read until the ticket sold for it commits
     UPDATE_LOCK = ""  # one change of an event at a time
+    # Rows (kind, table, name) for every table, column and index of the current schema.
+    SCHEMA_OBJECTS = ""
     OUTAGE_ERRORS = ()  # driver errors meaning the database cannot be used right now
     BUG_ERRORS = ()  # subclasses of those that are the service's bugs all the same
 
@@ -146,6 +172,11 @@ class SQLStore(Store):
         """How the database is named in messages."""
         raise NotImplementedError
 
+    def _scratch_database(self):
+        """A context manager giving a connection to an empty schema of this dialect, thrown
+        away afterwards: `schema_findings` builds a new database's schema there."""
+        raise NotImplementedError
+
     # -- connections, failures and migrations ---------------------------------------------
 
     def _reading(self):
@@ -178,16 +209,19 @@ class SQLStore(Store):
 
     def _open_schema(self, read_only, migrate):
         """Give a new database this version's schema and migrate an older one when allowed;
-        `SchemaBehind` when not (a read-only store never migrates)."""
+        `SchemaBehind` when not. A read-only store never migrates; told not to, it opens an
+        older schema as it is, to be inspected (but not an empty database)."""
         version = self._checked_schema_version()
-        if version == len(self.MIGRATIONS):
+        if version == len(self.MIGRATIONS) or (read_only and not migrate and version > 0):
             return
         if read_only or (version > 0 and not migrate):
-            raise SchemaBehind(
-                f"{self._describe()}: database schema version {version}, this service uses "
-                f"{len(self.MIGRATIONS)}; migrate it with 'museum migrate' or 'museum serve "
-                f"--migrate'", version)
+            raise SchemaBehind(self._behind(version), version)
         self._migrate()
+
+    def _behind(self, version):
+        return (f"{self._describe()}: database schema version {version}, this service uses "
+                f"{len(self.MIGRATIONS)}; migrate it with 'museum migrate' or 'museum serve "
+                f"--migrate'")
 
     def _migrate(self):
         """Apply the missing steps in one transaction. The version is read first without a
@@ -198,8 +232,7 @@ class SQLStore(Store):
             self._lock_schema(conn)
             version = self._read_schema_version(conn)  # another instance may have migrated
             for number, step in enumerate(self.MIGRATIONS[version:], start=version + 1):
-                for statement in step:
-                    conn.execute(statement)
+                run_step(conn, step)
                 self._record_schema_version(conn, number)
 
     def _checked_schema_version(self):
@@ -209,6 +242,26 @@ class SQLStore(Store):
                 f"{self._describe()}: database schema version {version} is newer than this "
                 f"service supports ({len(self.MIGRATIONS)}); upgrade the service")
         return version
+
+    def schema_findings(self):
+        with self._reading() as conn:
+            version = self._read_schema_version(conn)
+            present = self._schema_objects(conn)
+        with self._failures_as_unavailable(self._scratch_database) as scratch:
+            for step in self.MIGRATIONS[:version]:
+                run_step(scratch, step)
+            expected = self._schema_objects(scratch)
+        tables = {table for kind, table, _ in present if kind == "table"}
+        missing = [f"{self._describe()}: missing {kind} {name}, which a new database at "
+                   f"schema version {version} has"
+                   for kind, table, name in sorted(expected - present, key=_kind_first)
+                   if kind == "table" or table in tables]  # a missing table's line will do
+        return ([self._behind(version)] if version < len(self.MIGRATIONS) else []) + missing
+
+    def _schema_objects(self, conn):
+        """{(kind, table, name)} for the tables, columns (named table.column) and indexes of
+        the schema `conn` works in."""
+        return set(conn.execute(self.SCHEMA_OBJECTS).fetchall())
 
     # -- events ---------------------------------------------------------------------------
 

@@ -21,8 +21,18 @@ from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, SQLStore, one_line
 BUSY_TIMEOUT_MS = 5000
 log = logging.getLogger("museum.storage")
 
-# Each step runs in one transaction together with its `user_version` bump. Append only:
-# a released step is never edited, a change of schema is a new step.
+
+def _drop_events_last_date(conn):
+    """Step 7's removal of the column the first form of step 5 added, where it is: sqlite
+    has no DROP COLUMN IF EXISTS."""
+    if "last_date" in [column[1] for column in conn.execute("PRAGMA table_info(events)")]:
+        conn.execute("ALTER TABLE events DROP COLUMN last_date")
+
+
+# Each step runs in one transaction together with its `user_version` bump; an entry is a
+# statement or a function of the connection (see `storage.sql.run_step`). Append only: a
+# released step is never edited, a change of schema is a new step (storage/migrations.lock
+# holds their fingerprints).
 MIGRATIONS = [
     [
         """CREATE TABLE events (
@@ -114,11 +124,32 @@ MIGRATIONS = [
         "CREATE INDEX tickets_with_contacts ON tickets (date) WHERE email <> ''",
         "CREATE INDEX idempotency_keys_by_ticket ON idempotency_keys (ticket_id)",
     ],
+    [
+        # Step 5 was rewritten after its release: a database made by its first form has
+        # events.last_date and its index, and no listed_last_dates. Bring it to the
+        # current schema; on any other, the refill counts what is already there.
+        "DROP INDEX IF EXISTS events_by_last_date",
+        _drop_events_last_date,
+        """CREATE TABLE IF NOT EXISTS listed_last_dates (
+            date TEXT PRIMARY KEY,
+            events INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        "DELETE FROM listed_last_dates",
+        LAST_DATES_FROM_THE_LISTING_INDEX,
+    ],
 ]
 
 
 class SQLiteStore(SQLStore):
     MIGRATIONS = MIGRATIONS
+    SCHEMA_OBJECTS = """
+        SELECT 'table', name, name FROM sqlite_master
+        WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+        UNION ALL
+        SELECT 'column', m.name, m.name || '.' || c.name
+        FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table'
+        UNION ALL
+        SELECT 'index', tbl_name, name FROM sqlite_master WHERE type = 'index'"""
     # Locked, read-only, disk full, I/O errors (OperationalError) and a damaged or foreign
     # file (DatabaseError proper); constraint and binding errors are bugs (500).
     OUTAGE_ERRORS = (sqlite3.DatabaseError,)
@@ -276,6 +307,9 @@ class SQLiteStore(SQLStore):
         with self._write_lock, self._connection() as conn:
             busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         return not busy
+
+    def _scratch_database(self):
+        return closing(sqlite3.connect(":memory:", isolation_level=None))
 
     def _read_schema_version(self, conn):
         return conn.execute("PRAGMA user_version").fetchone()[0]

@@ -4,13 +4,17 @@ backed up beside itself first; without it `museum serve` refuses to start with o
 
 import logging
 import os
+import shutil
+import sqlite3
 import stat
+from contextlib import closing
 
 import pytest
 
 import museum
 import storage
 from commands import museum_command
+from schema_history import load_postgres_fixture, load_sqlite_fixture
 from serving import running_server
 from storage.sqlite import SQLiteStore
 from ticketing import query
@@ -113,3 +117,118 @@ def test_an_embedded_app_follows_auto_migrate_too(old_database, config_text):
     museum.create_app(configured(config_text, old_database, auto_migrate="true"))
     assert version(old_database) == CURRENT
     assert os.path.exists(f"{old_database}.v{OLD}.bak")
+
+
+# -- a database from before step 5 was rewritten ------------------------------------------
+# Step 5 was released twice: first with events.last_date, then rewritten in place to keep
+# listed_last_dates instead. A database made by the first form and then opened by code of
+# the second (with step 6 and no repair) claims schema version 6 without that table.
+
+STEPS_WITHOUT_THE_REPAIR = 6
+
+
+@pytest.fixture
+def broken_sqlite(db_path, monkeypatch):
+    load_sqlite_fixture("v5", db_path)
+    with monkeypatch.context() as before_the_repair:
+        before_the_repair.setattr(SQLiteStore, "MIGRATIONS",
+                                  SQLiteStore.MIGRATIONS[:STEPS_WITHOUT_THE_REPAIR])
+        storage.open_store(db_path).close()
+    return db_path
+
+
+@pytest.fixture
+def broken_postgres(postgres_url, monkeypatch):
+    from storage.postgres import PostgresStore
+
+    load_postgres_fixture("v5", postgres_url)
+    with monkeypatch.context() as before_the_repair:
+        before_the_repair.setattr(PostgresStore, "MIGRATIONS",
+                                  PostgresStore.MIGRATIONS[:STEPS_WITHOUT_THE_REPAIR])
+        storage.open_store(postgres_url).close()
+    return postgres_url
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_check_names_what_the_broken_upgrade_lacks_and_migrate_repairs_it(
+        request, tmp_path, config_text, backend):
+    url = request.getfixturevalue(f"broken_{backend}")
+    shown = storage.display_url(url) if backend == "sqlite" else (
+        f"PostgreSQL at {storage.display_url(url)}")
+    behind = (f"{shown}: database schema version 6, this service uses {CURRENT}; migrate it "
+              f"with 'museum migrate' or 'museum serve --migrate'")
+    missing = (f"{shown}: missing table listed_last_dates, which a new database at schema "
+               f"version 6 has")
+    done = museum_command(tmp_path, config_text, "check", "--db", url)
+    assert (done.status, done.out.splitlines()) == (1, [behind, missing])
+
+    assert museum_command(tmp_path, config_text, "migrate", "--db", url).status == 0
+    done = museum_command(tmp_path, config_text, "check", "--db", url)
+    assert (done.status, done.out) == (0, f"{storage.display_url(url)}: ok")
+    repaired = storage.open_store(url, migrate=False)
+    try:
+        events, total = repaired.list_events("2026-11-22", None, 0, 10)
+        assert ([event["name"] for event in events], total) == (
+            ["Winter lectures", "Night at the museum", "Printmaking workshop"], 3)
+    finally:
+        repaired.close()
+
+
+def test_check_on_an_empty_postgres_database_says_it_has_no_schema(tmp_path, config_text,
+                                                                    postgres_url):
+    done = museum_command(tmp_path, config_text, "check", "--db", postgres_url)
+    assert (done.status, done.out) == (
+        1, f"PostgreSQL at {storage.display_url(postgres_url)}: database schema version 0, "
+           f"this service uses {CURRENT}; migrate it with 'museum migrate' or 'museum serve "
+           f"--migrate'")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_schema_findings_name_each_missing_table_column_and_index_once(request, backend):
+    url = request.getfixturevalue("db_path" if backend == "sqlite" else "postgres_url")
+    storage.open_store(url).close()
+    damage = ["DROP TABLE admissions", "ALTER TABLE tickets DROP COLUMN phone",
+              "DROP INDEX tickets_by_date"]
+    if backend == "sqlite":
+        with closing(sqlite3.connect(url)) as conn:
+            conn.executescript(";".join(damage))
+        shown = url
+    else:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            for statement in damage:
+                conn.execute(statement)
+        shown = f"PostgreSQL at {storage.display_url(url)}"
+    damaged = storage.open_store(url)
+    try:
+        assert damaged.schema_findings() == [
+            f"{shown}: missing {what}, which a new database at schema version {CURRENT} has"
+            for what in ("table admissions", "column tickets.phone", "index tickets_by_date")]
+    finally:
+        damaged.close()
+
+
+@pytest.mark.parametrize("name", ["v1", "v5"])
+def test_migrate_leaves_the_old_database_whole_for_a_rollback(tmp_path, db_path, config_text,
+                                                              name):
+    """The README's rollback copies PATH.vN.bak over the database: it must be the old
+    database, at its schema version with every row, for the old version to run it."""
+    load_sqlite_fixture(name, db_path)
+    as_loaded = dump(db_path)
+    done = museum_command(tmp_path, config_text, "migrate", "--db", db_path)
+    assert done.status == 0, done.err
+    assert version(db_path) == CURRENT
+    copy = f"{db_path}.v{as_loaded[0]}.bak"
+    assert dump(copy) == as_loaded
+    for log_file in (f"{db_path}-wal", f"{db_path}-shm"):  # as the README's rollback says
+        if os.path.exists(log_file):
+            os.remove(log_file)
+    shutil.copy2(copy, db_path)
+    assert dump(db_path) == as_loaded
+
+
+def dump(path):
+    """The database's schema version and every statement of its SQL dump."""
+    with closing(sqlite3.connect(path)) as conn:
+        return conn.execute("PRAGMA user_version").fetchone()[0], list(conn.iterdump())
