@@ -224,6 +224,7 @@ class SQLStore(Store):
     def _failed(self, reason):
         """Remember the outage; the first failure of one is logged, and has the next
         health check try a write at once."""
+        reason = reason.removeprefix(f"{self._describe()}: ")  # the log names the database
         with OUTAGE_LOCK:
             if self._outage is not None:
                 self._outage = Outage(self._outage.since, reason)
@@ -240,19 +241,29 @@ class SQLStore(Store):
         log.warning("database available again: %s", self._describe())
 
     def health(self):
-        self.check()
-        now = time.monotonic()
-        if now >= self._next_probe:
-            in_outage = self._outage is not None
-            self._next_probe = now + (PROBE_EVERY_IN_OUTAGE if in_outage else PROBE_EVERY)
-            try:
-                with self._writing() as conn:
-                    conn.execute(WRITE_PROBE, (utc_timestamp(),))
-            except Unavailable:
-                pass  # remembered: answered below
+        try:
+            self.check()
+        except Unavailable as error:
+            self._failed(str(error))  # whatever check() failed on, remembered
+        else:
+            self._probe_now_and_then()
         outage = self._outage
         if outage is not None:
-            raise Unavailable(f"writes have failed since {outage.since}: {outage.reason}")
+            raise Unavailable(f"{outage.reason} (since {outage.since})")
+
+    def _probe_now_and_then(self):
+        """A small write, at most every PROBE_EVERY seconds (every PROBE_EVERY_IN_OUTAGE in
+        an outage); its failure or success is remembered as any write's."""
+        now = time.monotonic()
+        if now < self._next_probe:
+            return
+        in_outage = self._outage is not None
+        self._next_probe = now + (PROBE_EVERY_IN_OUTAGE if in_outage else PROBE_EVERY)
+        try:
+            with self._writing() as conn:
+                conn.execute(WRITE_PROBE, (utc_timestamp(),))
+        except Unavailable:
+            pass  # remembered, and answered by health()
 
     def schema_version(self):
         with self._reading() as conn:

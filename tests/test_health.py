@@ -1,6 +1,6 @@
 """`GET /healthz` tells the truth: 503 saying why while the database cannot take a write (a
-full disk, a write lock another process holds beyond the busy timeout, a PostgreSQL server
-that is down), 200 again once it can, with no sale needed to notice either; and the log
+full disk, a write lock another process holds beyond the busy timeout, a read-only
+PostgreSQL database, a PostgreSQL server that is down), 200 again once it can, with no sale needed to notice either; and the log
 says each outage once, when it begins and when it ends.
 
 The faults are real, on real `museum serve` processes: a 2 MiB tmpfs filled to the last
@@ -21,6 +21,7 @@ import museum
 import pg_cluster
 import storage
 from conftest import ADMIN, NOW, VISITOR
+from postgres import maintenance
 from serving import problem, running_server, wait_until
 from test_faults import fill, tiny_disk  # noqa: F401 (a fixture)
 from ticketing import EVENTS, TICKETS, event_body, open_days, ticket_body
@@ -71,6 +72,19 @@ def test_health_writes_at_most_once_every_few_seconds(tmp_path, config):
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", written.fetchone()[0])
     observer.close()
     store.close()
+
+
+def test_health_is_503_on_a_read_only_postgresql_database_saying_so(postgres_url):
+    storage.open_store(postgres_url).close()  # the schema, while it may still be written
+    name = postgres_url.rsplit("/", 1)[1]
+    maintenance(postgres_url, f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+    store = storage.open_store(postgres_url)
+    try:
+        assert store.list_events("2026-01-01", None, 0, 10) == ([], 0)  # reads work
+        with pytest.raises(storage.Unavailable, match="read-only transaction"):
+            store.health()
+    finally:
+        store.close()
 
 
 @pytest.mark.slow
