@@ -43,6 +43,7 @@ from museum_config import (
     check_password,
     load_config,
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
+    storage_limits,
 )
 
 __version__ = "1.1.1"  # the one place: pyproject.toml and the OpenAPI document read it
@@ -290,7 +291,7 @@ def storage_error_as_problem(req, resp, error, params):
                                f"ticket(s) sold for it"} for day, count in error.sold.items()])
     if isinstance(error, storage.IdempotencyConflict):
         raise Problem(409, "This Idempotency-Key was already used with a different request.")
-    log.error("storage unavailable: %s", error)
+    # Not logged per request: the store logs the outage once, with its reason.
     raise Problem(503, "The database is unavailable; try again shortly.",
                   headers={"Retry-After": "5"})
 
@@ -480,6 +481,9 @@ class ListingCache:
 
 
 class Health:
+    """200 while the database answers and takes writes; 503 saying why otherwise. The store
+    logs the outage once: not here, where a load balancer asks every few seconds."""
+
     auth_required = False
     ANSWER = to_json({"status": "ok"})
 
@@ -487,7 +491,11 @@ class Health:
         self.store = store
 
     def on_get(self, req, resp):
-        self.store.check()  # Unavailable becomes a 503 problem
+        try:
+            self.store.health()
+        except storage.Unavailable as reason:
+            raise Problem(503, f"The database cannot serve: {reason}",
+                          headers={"Retry-After": "5"}) from reason
         resp.data = self.ANSWER
 
 
@@ -1014,9 +1022,9 @@ def open_configured_store(config, migrate=False):
     """The store the config's storage url names. A database of an older schema is migrated
     only when `migrate` or [storage] auto_migrate says so, and a sqlite one is backed up
     beside itself first; otherwise `storage.SchemaBehind` says how to migrate it."""
-    url = config["storage"]["url"]
+    url, limits = config["storage"]["url"], storage_limits(config)
     try:
-        return storage.open_store(url, migrate=False)
+        return storage.open_store(url, migrate=False, limits=limits)
     except storage.SchemaBehind as behind:
         if not (migrate or config["storage"]["auto_migrate"]):
             raise
@@ -1027,7 +1035,7 @@ def open_configured_store(config, migrate=False):
         except storage.Unsupported as reason:
             log.warning("migrating the database from schema version %d without a backup made "
                         "by the service: %s", behind.version, reason)
-        return storage.open_store(url)
+        return storage.open_store(url, limits=limits)
 
 
 def qr_secret(config, store):

@@ -15,10 +15,12 @@ import math
 import os
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from storage import Limits
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -61,6 +63,13 @@ def _seconds(value):
     number = float(value)
     if not 0 <= number <= 3600:
         raise ValueError("must be a number of seconds from 0 to 3600")
+    return number
+
+
+def _timeout(value):
+    number = float(value)
+    if not 0 < number <= 600:
+        raise ValueError("must be a number of seconds above 0, at most 600")
     return number
 
 
@@ -174,11 +183,23 @@ SCHEMA = {
                              "on it, never on the Host a client sent (empty: from the request)"),
     },
     "storage": {
-        "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path), or "
+        "url": Option("museum.sqlite3", _text, "sqlite database file (or sqlite:///path; a "
+                      "relative path is taken from the config file's directory), or "
                       "postgresql://user@host/dbname to share one database between instances"),
         "auto_migrate": Option("false", _boolean, "migrate a database of an older version at "
                                "start as 'museum serve --migrate' does (sqlite: after a backup "
                                "beside it); a new database is always set up"),
+        "busy_timeout": Option(f"{Limits.busy_timeout:g}", _timeout, "sqlite: seconds a write "
+                               "waits while another process holds the database's write lock "
+                               "(then 503)"),
+        "pool_size": Option(f"{Limits.pool_size}", _positive_int, "PostgreSQL: connections "
+                            "per process at most (allow max_connections for every instance)"),
+        "pool_timeout": Option(f"{Limits.pool_timeout:g}", _timeout, "PostgreSQL: seconds a "
+                               "request waits for a connection (then 503), also while the "
+                               "server is down"),
+        "connect_timeout": Option(f"{Limits.connect_timeout:g}", _timeout, "PostgreSQL: "
+                                  "seconds a new connection may take (libpq's minimum: 2; "
+                                  "the url or PGCONNECT_TIMEOUT win)"),
     },
     "museum": {
         "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
@@ -247,9 +268,10 @@ class Config:
         return self.settings[section]
 
 
-def parse_config(text="", source="<text>", environ=None, overrides=None):
+def parse_config(text="", source="<text>", environ=None, overrides=None, directory=None):
     """Build a `Config` from INI text; `MUSEUM_<SECTION>_<KEY>` variables and `overrides`
-    ({(section, key): raw value}) win over the file, in that order."""
+    ({(section, key): raw value}) win over the file, in that order. A relative database
+    path in the text is taken from `directory`, the file's (None: left as it is)."""
     parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
     parser.optionxform = str  # user names keep their case
     try:
@@ -261,6 +283,8 @@ def parse_config(text="", source="<text>", environ=None, overrides=None):
             raise ConfigError(f"{source}: unknown section [{section}]")
     raw = {section: dict(parser[section]) if parser.has_section(section) else {}
            for section in SCHEMA}
+    if directory is not None and "url" in raw["storage"]:
+        raw["storage"]["url"] = _beside(directory, raw["storage"]["url"].strip())
     for section, key in _environment_overrides(environ or {}):
         raw[section][key] = environ[f"MUSEUM_{section}_{key}".upper()]
     for (section, key), value in (overrides or {}).items():
@@ -276,6 +300,25 @@ def parse_config(text="", source="<text>", environ=None, overrides=None):
         source, parser["exceptions"] if parser.has_section("exceptions") else {})
     schedule = Schedule(tuple(settings["hours"][day] for day in WEEKDAYS), exceptions)
     return Config(settings, users, schedule, source)
+
+
+def _beside(directory, url):
+    """A sqlite file path (or sqlite:///path) in a config file, relative to the file's
+    directory when not absolute: a service's working directory is rarely its config's.
+    `:memory:` and other kinds of url stay as they are."""
+    scheme, separator, rest = url.partition("://")
+    if separator and scheme.lower() != "sqlite":
+        return url
+    path = rest.removeprefix("/") if separator else url
+    if path in ("", ":memory:") or os.path.isabs(path):
+        return url
+    path = os.path.join(directory, path)
+    return f"{scheme}:///{path}" if separator else path
+
+
+def storage_limits(config):
+    """The [storage] waits and sizes, for `storage.open_store`."""
+    return Limits(**{limit.name: config["storage"][limit.name] for limit in fields(Limits)})
 
 
 def _environment_overrides(environ):
@@ -339,7 +382,8 @@ def load_config(path=None, environ=None, overrides=None):
             text = file.read()
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the config file ({error})") from None
-    return parse_config(text, path, environ, overrides)
+    return parse_config(text, path, environ, overrides,
+                        os.path.dirname(os.path.abspath(path)))
 
 
 def help_for_config():

@@ -16,6 +16,7 @@ app. Domain errors are the exceptions below; backends raise nothing else on ordi
 
 import re
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 # A password in a url: `scheme://user:PASSWORD@host` or `?password=PASSWORD`.
 USER_PASSWORD = re.compile(r"(://[^/?#@:]*:)[^/?#@]*(?=@)")
@@ -84,12 +85,30 @@ class Unsupported(StorageError):
     """The backend leaves this to its own tools; the message names them."""
 
 
+@dataclass(frozen=True)
+class Limits:
+    """How long a store waits for its database, and how many connections it keeps."""
+
+    busy_timeout: float = 5  # sqlite: seconds a write waits for another process's lock
+    pool_size: int = 10  # PostgreSQL: connections per process at most
+    pool_timeout: float = 1  # PostgreSQL: seconds a request waits for a connection
+    connect_timeout: float = 2  # PostgreSQL: seconds a new connection may take
+
+
 class Store(ABC):
     """What the museum service needs from a database."""
 
     @abstractmethod
     def check(self):
         """Run a trivial query; raise `Unavailable` when the database does not answer."""
+
+    @abstractmethod
+    def health(self):
+        """`check`, then raise `Unavailable` while the database cannot take a write: its
+        last write failed because of the database (full, read-only, locked, unreachable)
+        and none succeeded since; the message says since when and why. Every few seconds
+        it also tries a small write of its own, so a failure is seen with no one writing,
+        and its end too. Otherwise costs no more than `check`."""
 
     @abstractmethod
     def schema_version(self):
@@ -209,7 +228,7 @@ class Store(ABC):
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 
-def open_store(url, read_only=False, migrate=True):
+def open_store(url, read_only=False, migrate=True, limits=Limits()):
     """Open the store a config's storage url names: a sqlite file path, `sqlite:///path`,
     `:memory:` (a private in-memory database), or `postgresql://user@host/dbname` (the
     password from the url or the standard `PG*` environment variables).
@@ -219,17 +238,18 @@ def open_store(url, read_only=False, migrate=True):
     and the database is left as it is, to be backed up first. A `read_only` store never
     writes: it creates no file, migrates nothing (a schema of another version raises
     `SchemaMismatch`, unless `migrate` is False: then it is opened as it is, to be
-    inspected) and refuses writes with `Unavailable`."""
+    inspected) and refuses writes with `Unavailable`. `limits` bound the waits for
+    the database (see `Limits`)."""
     if _is_postgres(url):
         try:
             from storage.postgres import PostgresStore
         except ImportError as error:  # psycopg or psycopg_pool is not installed
             raise StorageError(f"PostgreSQL support needs: pip install "
                                f"'museum-service[postgres]' ({error})") from error
-        return PostgresStore(url, read_only, migrate)
+        return PostgresStore(url, read_only, migrate, limits)
     from storage.sqlite import SQLiteStore
 
-    return SQLiteStore(sqlite_path(url), read_only, migrate)
+    return SQLiteStore(sqlite_path(url), read_only, migrate, limits)
 
 
 def _is_postgres(url):

@@ -10,8 +10,14 @@ placeholders that the connections here translate.
 
 The schema's migrations run at startup in one transaction under an advisory lock, so
 instances that start together apply them once. This module needs the `postgres` extra.
+
+While the server is down, a request waits at most `Limits.pool_timeout` for a connection,
+then gets `Unavailable`; the pool tries to connect again at least every second or two, so
+requests are served again within seconds of the server's return. The outage is logged
+once (storage/sql.py), not the pool's warning per attempt.
 """
 
+import logging
 import os
 import secrets
 from contextlib import contextmanager
@@ -22,12 +28,14 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
-from storage import StorageError, Unavailable, display_url
+from storage import Limits, StorageError, Unavailable, display_url
 from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, SQLStore, one_line
 
-POOL_SIZE = 10  # connections per process at most (size max_connections for N instances)
-POOL_TIMEOUT = 10  # seconds a request waits for a free connection before it gets a 503
-CONNECT_TIMEOUT = 10  # seconds, unless the url or PGCONNECT_TIMEOUT says otherwise
+# Seconds the pool goes on trying to replace a lost connection, with growing pauses (1 s,
+# then 2 s, ...), before it gives up until a request asks for one again: short, so the
+# pause before the attempt that finds the server back never grows past a second or two.
+RECONNECT_FOR = 2
+OPENING_WAIT = 10  # seconds the pool's first connection may take at start (no request waits)
 MIGRATION_LOCK = 0x6D757365756D  # the advisory lock taken while migrating: "museum" in ASCII
 
 # Each step runs in the startup transaction together with its schema_migrations row.
@@ -156,7 +164,7 @@ def _configure(conn):
     conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
 
 
-def _connection_options(url, read_only):
+def _connection_options(url, read_only, connect_timeout):
     """Options for every connection; the url and the PG* environment take precedence,
     but not over `read_only`."""
     try:
@@ -168,7 +176,7 @@ def _connection_options(url, read_only):
     if read_only:
         options["options"] = f"{given.get('options', '')} -c default_transaction_read_only=on"
     if "connect_timeout" not in given and "PGCONNECT_TIMEOUT" not in os.environ:
-        options["connect_timeout"] = CONNECT_TIMEOUT
+        options["connect_timeout"] = max(2, round(connect_timeout))  # libpq's minimum: 2
     if "application_name" not in given and "PGAPPNAME" not in os.environ:
         options["application_name"] = "museum"
     return options
@@ -190,18 +198,23 @@ class PostgresStore(SQLStore):
     # Connection lost, server shutting down, pool exhausted, deadlock, disk full, read-only.
     OUTAGE_ERRORS = (psycopg.OperationalError, errors.ReadOnlySqlTransaction)
 
-    def __init__(self, url, read_only=False, migrate=True):
+    def __init__(self, url, read_only=False, migrate=True, limits=Limits()):
         self.url = display_url(url)
-        options = _connection_options(url, read_only)
+        options = _connection_options(url, read_only, limits.connect_timeout)
+        self._connect_plainly = lambda: psycopg.connect(url, **options).close()
+        # The pool warns of every failed attempt, in several lines; the store logs the
+        # outage once instead.
+        logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
         self._pool = ConnectionPool(
-            url, kwargs=options, min_size=1, max_size=POOL_SIZE, open=False,
+            url, kwargs=options, min_size=1, max_size=limits.pool_size, open=False,
             connection_class=QmarkConnection, configure=_configure,
-            check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT, name="museum")
+            check=ConnectionPool.check_connection, timeout=limits.pool_timeout,
+            reconnect_timeout=RECONNECT_FOR, name="museum")
         try:
             # One plain connection first: a server that cannot be reached fails at once with
             # the driver's reason, where the pool would retry until its timeout.
-            psycopg.connect(url, **options).close()
-            self._pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            self._connect_plainly()
+            self._pool.open(wait=True, timeout=OPENING_WAIT)
             self._open_schema(read_only, migrate)
         except (psycopg.OperationalError, Unavailable) as error:
             self._pool.close()
@@ -216,6 +229,15 @@ class PostgresStore(SQLStore):
 
     def _describe(self):
         return f"PostgreSQL at {self.url}"
+
+    def _diagnose(self, reason):
+        """Where the pool only says it had no connection to give, a plain connection says
+        why (the server is down, refuses, ...)."""
+        try:
+            self._connect_plainly()
+        except psycopg.Error as error:
+            return one_line(error)
+        return reason
 
     @contextmanager
     def _connection(self):

@@ -7,12 +7,21 @@ unavailable. Statements use `?` placeholders; the PostgreSQL backend translates 
 
 Ids, dates and the event's date list cross as text on both backends (the event's dates as a
 JSON list), so one set of row builders serves both.
+
+The store also remembers the database's last outage, for health checks and for a log that
+says it once: when a call fails because of the database, since when and why; when a write
+succeeds again, that it is over.
 """
 
 import hashlib
 import inspect
 import json
+import logging
+import threading
+import time
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from storage import (
     DateNotOffered,
@@ -26,6 +35,20 @@ from storage import (
     Store,
     Unavailable,
 )
+
+log = logging.getLogger("museum.storage")
+
+# How often a health check tries a write of its own: rarely while writes succeed (a full
+# disk is seen even with no sales), often while they fail (so is the end of the outage).
+PROBE_EVERY = 5  # seconds
+PROBE_EVERY_IN_OUTAGE = 1  # seconds
+# The write tried: a setting no one reads, an operator's clue of when it last worked.
+WRITE_PROBE = """
+    INSERT INTO settings (name, value) VALUES ('write_checked_at', ?)
+    ON CONFLICT (name) DO UPDATE SET value = excluded.value"""
+
+# Held while an outage begins or ends, so each is logged once: both are rare.
+OUTAGE_LOCK = threading.Lock()
 
 # The open end of a listing window: later than any date the service accepts.
 LAST_DATE = "9999-12-31"
@@ -123,6 +146,18 @@ def one_line(error):
     return " ".join(str(error).split())
 
 
+def utc_timestamp():
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Outage:
+    """The database failing: since when (UTC, to the second) and its latest one-line reason."""
+
+    since: str
+    reason: str
+
+
 class SQLStore(Store):
     """The interface implemented once; subclasses fill in the dialect part below."""
 
@@ -135,6 +170,9 @@ class SQLStore(Store):
     SCHEMA_OBJECTS = ""
     OUTAGE_ERRORS = ()  # driver errors meaning the database cannot be used right now
     BUG_ERRORS = ()  # subclasses of those that are the service's bugs all the same
+    # Replaced, never changed in place, by whichever thread sees a failure or its end.
+    _outage = None  # the current outage, None while writes succeed
+    _next_probe = 0.0  # time.monotonic() from which a health check tries a write
 
     # -- the dialect part -----------------------------------------------------------------
 
@@ -177,6 +215,10 @@ class SQLStore(Store):
         away afterwards: `schema_findings` builds a new database's schema there."""
         raise NotImplementedError
 
+    def _diagnose(self, reason):
+        """A better reason for the log than `reason`, the first failure of an outage."""
+        return reason
+
     # -- connections, failures and migrations ---------------------------------------------
 
     def _reading(self):
@@ -186,22 +228,73 @@ class SQLStore(Store):
         return self._failures_as_unavailable(self._snapshot)
 
     def _writing(self):
-        return self._failures_as_unavailable(self._transaction)
+        return self._failures_as_unavailable(self._transaction, writes=True)
 
     @contextmanager
-    def _failures_as_unavailable(self, connecting):
+    def _failures_as_unavailable(self, connecting, writes=False):
         """The connection `connecting()` gives, where the database's own failures (gone,
-        locked, read-only, full) become `Unavailable`; domain errors and the service's bugs
-        pass unchanged. One context manager, not two nested: every request's work passes
-        through it."""
+        locked, read-only, full) become `Unavailable` and are remembered as an outage;
+        domain errors and the service's bugs pass unchanged. A write that commits ends the
+        outage. One context manager, not two nested: every request's work passes through
+        it."""
         try:
             with connecting() as conn:
                 yield conn
+        except Unavailable as error:
+            self._failed(str(error))
+            raise
         except (StorageError, *self.BUG_ERRORS):
             raise
         except self.OUTAGE_ERRORS as error:
             self._forget_connection()
+            self._failed(one_line(error))
             raise Unavailable(one_line(error)) from error
+        if writes and self._outage is not None:
+            self._recovered()
+
+    def _failed(self, reason):
+        """Remember the outage; the first failure of one is logged, and has the next
+        health check try a write at once."""
+        reason = reason.removeprefix(f"{self._describe()}: ")  # the log names the database
+        with OUTAGE_LOCK:
+            if self._outage is not None:
+                self._outage = Outage(self._outage.since, reason)
+                return
+            self._outage = Outage(utc_timestamp(), reason)
+            self._next_probe = 0.0
+        log.error("database unavailable: %s: %s", self._describe(), self._diagnose(reason))
+
+    def _recovered(self):
+        with OUTAGE_LOCK:
+            if self._outage is None:
+                return
+            self._outage = None
+        log.warning("database available again: %s", self._describe())
+
+    def health(self):
+        try:
+            self.check()
+        except Unavailable as error:
+            self._failed(str(error))  # whatever check() failed on, remembered
+        else:
+            self._probe_now_and_then()
+        outage = self._outage
+        if outage is not None:
+            raise Unavailable(f"{outage.reason} (since {outage.since})")
+
+    def _probe_now_and_then(self):
+        """A small write, at most every PROBE_EVERY seconds (every PROBE_EVERY_IN_OUTAGE in
+        an outage); its failure or success is remembered as any write's."""
+        now = time.monotonic()
+        if now < self._next_probe:
+            return
+        in_outage = self._outage is not None
+        self._next_probe = now + (PROBE_EVERY_IN_OUTAGE if in_outage else PROBE_EVERY)
+        try:
+            with self._writing() as conn:
+                conn.execute(WRITE_PROBE, (utc_timestamp(),))
+        except Unavailable:
+            pass  # remembered, and answered by health()
 
     def schema_version(self):
         with self._reading() as conn:

@@ -15,10 +15,10 @@ import time
 from contextlib import closing, contextmanager, nullcontext
 from urllib.parse import quote
 
-from storage import InUse, StorageError, Unavailable
+from storage import InUse, Limits, StorageError, Unavailable
 from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, SQLStore, one_line
 
-BUSY_TIMEOUT_MS = 5000
+BUSY_TIMEOUT_MS = 5000  # of the commands' own connections (backup, restore, check)
 log = logging.getLogger("museum.storage")
 
 
@@ -155,9 +155,10 @@ class SQLiteStore(SQLStore):
     OUTAGE_ERRORS = (sqlite3.DatabaseError,)
     BUG_ERRORS = (sqlite3.IntegrityError, sqlite3.InterfaceError)
 
-    def __init__(self, path, read_only=False, migrate=True):
+    def __init__(self, path, read_only=False, migrate=True, limits=Limits()):
         self.path = path
         self.read_only = read_only
+        self._busy_timeout = limits.busy_timeout
         self._local = threading.local()
         self._connections = []
         self._lock = threading.Lock()
@@ -202,7 +203,7 @@ class SQLiteStore(SQLStore):
         # A read-only store opens the file as an URI in mode=ro: it never creates the file.
         target = f"file:{quote(self.path)}?mode=ro" if self.read_only else self.path
         conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False,
-                               timeout=BUSY_TIMEOUT_MS / 1000, uri=self.read_only)
+                               timeout=self._busy_timeout, uri=self.read_only)
         try:
             # A read-only store reads a file in whichever mode it is, a backup's too.
             if not self.read_only:
@@ -212,7 +213,7 @@ class SQLiteStore(SQLStore):
             # What is deleted or erased is overwritten with zeros, not left in free space
             # for anyone with the file to read: erased contacts must be gone.
             conn.execute("PRAGMA secure_delete = ON")
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute(f"PRAGMA busy_timeout = {round(self._busy_timeout * 1000)}")
         except BaseException:
             conn.close()
             raise
@@ -225,12 +226,11 @@ class SQLiteStore(SQLStore):
         if mode != "wal" and self.path != ":memory:":
             raise Unavailable(f"sqlite could not switch to WAL mode (got {mode})")
 
-    @staticmethod
-    def _switch_to_wal(conn):
+    def _switch_to_wal(self, conn):
         """Switch to WAL (a no-op once the file is WAL) and return the mode. The switch of a
         new file needs it to itself, and sqlite refuses at once, without the busy timeout,
         while another process opening the same new file holds it: so it is tried again."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        deadline = time.monotonic() + self._busy_timeout
         while True:
             try:
                 return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]

@@ -98,6 +98,24 @@ def start(directory, durable=False):
                        + (log.read_text()[-2000:] if log.exists() else "no log"))
 
 
+def pause(directory):
+    """Stop the server of the cluster in `directory`, keeping its data, as an outage would;
+    `resume` starts it again."""
+    if not _run([*_as_owner(), str(binaries() / "pg_ctl"), "-D", str(Path(directory) / "data"),
+                 "-m", "fast", "-w", "stop"]):
+        raise ClusterError("the server did not stop")
+
+
+def resume(directory):
+    """Start the paused server again on its port and settings: `pg_ctl restart` reads them
+    from postmaster.opts, which the first start left in the data directory."""
+    directory = Path(directory)
+    if not _run([*_as_owner(), str(binaries() / "pg_ctl"), "-D", str(directory / "data"),
+                 "-l", str(directory / "server.log"), "-w", "-t", "60", "restart"]):
+        raise ClusterError("the server did not start again: "
+                           + (directory / "server.log").read_text()[-2000:])
+
+
 def stop(directory):
     """Stop the cluster in `directory`, if one runs there, and remove the directory."""
     directory = Path(directory)

@@ -339,5 +339,7 @@ def test_through_nginx_a_forged_forwarded_for_changes_nothing(nginx_site):
     access = wait_until(eleven_lines, timeout=5, what="nginx's 11 access lines")
     lines = access.splitlines()
     assert len(lines) == 11 and all(line.startswith("127.0.0.1 [") for line in lines), access
+    # Each ends with nginx's request id, which the service is sent as X-Request-Id.
+    assert len({re.fullmatch(r".* ([0-9a-f]{32})", line).group(1) for line in lines}) == 11
     for leak in (email, "example.org", "email", "?", HOURS, "192.0.2.", "admin"):
         assert leak not in access

@@ -825,11 +825,7 @@ def test_a_read_only_database_is_unavailable(postgres_url):
     backend.close_all()
 
 
-def test_a_lost_server_is_unavailable_until_it_is_back(postgres_url, postgres_server,
-                                                       monkeypatch):
-    from storage import postgres
-
-    monkeypatch.setattr(postgres, "POOL_TIMEOUT", 1)
+def test_a_lost_server_is_unavailable_until_it_is_back(postgres_url, postgres_server):
     backend = PostgresBackend(postgres_url)
     opened = backend.open()
     database = postgres_url.rsplit("/", 1)[1]
