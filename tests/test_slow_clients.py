@@ -1,0 +1,100 @@
+"""Slow clients against a real `museum serve` on 127.0.0.1: a request must arrive whole
+within [server] request_timeout of its first byte (or of connecting), so connections
+trickling bytes cannot hold every connection slot and shut out a health probe.
+
+The servers here run with a short request_timeout so that the tests finish quickly."""
+
+import json
+import socket
+import threading
+import time
+from contextlib import contextmanager
+
+from serving import running_server, wait_until
+
+TIMEOUT = 2  # [server] request_timeout for these tests, seconds
+SLOW_CONFIG = f"[server]\nrequest_timeout = {TIMEOUT}\n"
+ATTACK_SECONDS = 90  # the longest the slow clients keep at it, whatever happens
+TRICKLE_EVERY = 0.5  # seconds between two bytes of each slow client
+
+
+def connect(server):
+    return socket.create_connection(("127.0.0.1", server.port), timeout=5)
+
+
+@contextmanager
+def slow_clients(server, count):
+    """`count` connections, each sending a request head one byte every TRICKLE_EVERY
+    seconds and never finishing it; each one the server closes is opened again at once.
+    Ends with the block, or after ATTACK_SECONDS. Yields the count of connections the
+    server closed so far (a list of one number, updated as it goes)."""
+    stop = threading.Event()
+    closed = [0]
+
+    def trickle():
+        clients = [connect(server) for _ in range(count)]
+        deadline = time.monotonic() + ATTACK_SECONDS
+        while not stop.is_set() and time.monotonic() < deadline:
+            for index, client in enumerate(clients):
+                try:
+                    client.sendall(b"x")
+                except OSError:  # closed by the server: come back at once
+                    client.close()
+                    closed[0] += 1
+                    clients[index] = connect(server)
+            stop.wait(TRICKLE_EVERY)
+        for client in clients:
+            client.close()
+
+    attacker = threading.Thread(target=trickle, daemon=True)
+    attacker.start()
+    try:
+        yield closed
+    finally:
+        stop.set()
+        attacker.join(timeout=30)
+
+
+def test_two_hundred_trickling_connections_do_not_stop_a_health_probe(tmp_path):
+    with running_server(tmp_path, SLOW_CONFIG) as server:
+        with slow_clients(server, 200) as closed:
+            # Every connection slot is taken before the probe knocks.
+            wait_until(lambda: "reached the connection limit" in server.log(), timeout=30,
+                       what="the connection limit being reached")
+            status, _, body = server.request("GET", "/healthz", timeout=60)
+            assert (status, json.loads(body)) == (200, {"status": "ok"})
+            assert closed[0] > 0  # the probe got in because slow clients were cut off
+
+
+def test_a_request_still_arriving_after_the_timeout_is_cut_off(tmp_path):
+    with running_server(tmp_path, SLOW_CONFIG) as server:
+        silent = connect(server)  # says nothing at all
+        slow = connect(server)
+        slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: museum\r\n")
+
+        def cut_off(client, keep_sending):
+            try:
+                if keep_sending:
+                    client.sendall(b"X")
+                client.settimeout(TRICKLE_EVERY)
+                return client.recv(1024) == b""  # closed by the server, unanswered
+            except TimeoutError:
+                return False
+            except ConnectionResetError:
+                return True
+
+        wait_until(lambda: cut_off(slow, keep_sending=True), timeout=30,
+                   what="the trickling request being cut off")
+        wait_until(lambda: cut_off(silent, keep_sending=False), timeout=30,
+                   what="the silent connection being cut off")
+        silent.close()
+        slow.close()
+        # A request that arrives in time is answered as ever, on a connection kept alive.
+        connection = server.connection()
+        try:
+            for _ in range(2):
+                connection.request("GET", "/healthz")
+                response = connection.getresponse()
+                assert (response.status, json.loads(response.read())) == (200, {"status": "ok"})
+        finally:
+            connection.close()
