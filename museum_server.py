@@ -19,6 +19,10 @@ log = logging.getLogger("museum")
 
 DRAIN_SECONDS = 10
 LOOP_SECONDS = 0.2  # how soon the server loop notices a stop signal; and a late request
+# Seconds a request may take to arrive while every connection slot is taken: others wait to
+# be accepted, and a client that does not say what it wants within a second gives way. (A
+# browser sends a request's head in the first packet after connecting.)
+CROWDED_REQUEST_TIMEOUT = 1
 
 
 class DeadlineChannel(HTTPChannel):
@@ -48,8 +52,11 @@ class DeadlineChannel(HTTPChannel):
 
 
 def close_late_channels(sockets, timeout):
-    """Close every connection whose request has not arrived within `timeout` seconds, as
-    waitress closes idle ones: the next turn of the loop closes it."""
+    """Close every connection whose request has not arrived within `timeout` seconds (or
+    CROWDED_REQUEST_TIMEOUT while the connection limit is reached), as waitress closes idle
+    ones: the next turn of the loop closes it."""
+    if any(listener.in_connection_overflow for listener in _listeners(sockets)):
+        timeout = min(timeout, CROWDED_REQUEST_TIMEOUT)
     now = time.monotonic()
     for each in list(sockets.values()):
         if isinstance(each, DeadlineChannel) and each.late(now, timeout):
