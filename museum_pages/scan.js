@@ -86,7 +86,7 @@ function showFailure([title, line]) {
 }
 
 function tooManyAttempts(retryAfter) {
-  return `Too many attempts, retry in ${retryAfter || "a few"} s`;
+  return `Too many attempts, retry ${retryAfter ? `in ${retryAfter} s` : "shortly"}`;
 }
 
 function showAnswer(status, answer, retryAfter) {
@@ -137,10 +137,10 @@ function showSignIn(message, isProblem) {
   (nameField.value ? secretField : nameField).focus();
 }
 
-function signOut(message) {
+function signOut(message, isProblem = true) {
   localStorage.removeItem(STORED);
   secretField.value = "";
-  showSignIn(message, true);
+  showSignIn(message, isProblem);
 }
 
 // What the form says when a sign-in's check answered `status` (null: no answer at all).
@@ -190,11 +190,7 @@ signInForm.addEventListener("submit", (event) => {
   signIn({ name: nameField.value.trim(), secret: secretField.value });
 });
 
-signOutButton.addEventListener("click", () => {
-  localStorage.removeItem(STORED);
-  secretField.value = "";
-  showSignIn("Signed out. Sign in again to scan.", false);
-});
+signOutButton.addEventListener("click", () => signOut("Signed out. Sign in again to scan.", false));
 
 window.addEventListener("hashchange", pairFromLink);
 
