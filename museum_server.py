@@ -19,10 +19,11 @@ log = logging.getLogger("museum")
 
 DRAIN_SECONDS = 10
 LOOP_SECONDS = 0.2  # how soon the server loop notices a stop signal; and a late request
-# Seconds a request may take to arrive while every connection slot is taken: others wait to
-# be accepted, and a client that does not say what it wants within a second gives way. (A
-# browser sends a request's head in the first packet after connecting.)
-CROWDED_REQUEST_TIMEOUT = 1
+# Seconds a request may take to arrive, and a connection may stay idle between requests,
+# while every connection slot is taken: others wait to be accepted, and a client that does
+# not say what it wants within a second gives way. (A browser sends a request's head in the
+# first packet after connecting, and opens a new connection when its idle one was closed.)
+CROWDED_TIMEOUT = 1
 
 
 class DeadlineChannel(HTTPChannel):
@@ -50,16 +51,24 @@ class DeadlineChannel(HTTPChannel):
         return (self.request_started is not None and not self.requests
                 and now - self.request_started > timeout)
 
+    def idle(self, timeout):
+        """Whether the connection waits for a next request, with nothing left to send, and
+        was silent for more than `timeout` seconds (waitress's channel_timeout rule)."""
+        return (self.request_started is None and not self.requests
+                and not self.total_outbufs_len and time.time() - self.last_activity > timeout)
+
 
 def close_late_channels(sockets, timeout):
-    """Close every connection whose request has not arrived within `timeout` seconds (or
-    CROWDED_REQUEST_TIMEOUT while the connection limit is reached), as waitress closes idle
-    ones: the next turn of the loop closes it."""
-    if any(listener.in_connection_overflow for listener in _listeners(sockets)):
-        timeout = min(timeout, CROWDED_REQUEST_TIMEOUT)
+    """Close every connection whose request has not arrived within `timeout` seconds; while
+    the connection limit is reached, within CROWDED_TIMEOUT, and idle ones too. As waitress
+    closes idle connections: the next turn of the loop closes them."""
+    crowded = any(listener.in_connection_overflow for listener in _listeners(sockets))
+    if crowded:
+        timeout = min(timeout, CROWDED_TIMEOUT)
     now = time.monotonic()
     for each in list(sockets.values()):
-        if isinstance(each, DeadlineChannel) and each.late(now, timeout):
+        if isinstance(each, DeadlineChannel) and (
+                each.late(now, timeout) or (crowded and each.idle(CROWDED_TIMEOUT))):
             each.will_close = True
 
 
