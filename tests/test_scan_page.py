@@ -16,9 +16,9 @@ rewrites the README's.
 import json
 import os
 import re
-from urllib.parse import quote
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
 import pytest
