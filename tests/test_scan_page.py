@@ -290,7 +290,7 @@ def test_a_pairing_link_signs_the_scanner_in_until_sign_out(server, browser, tmp
     assert shown(browser, "device") == "Signed in as gate2"
     # The key left the address at once: not in the history, not on screen.
     assert browser.current_url == f"http://127.0.0.1:{server.port}/scan"
-    assert GATE_PASSWORD not in browser.page_source
+    assert GATE_PASSWORD not in browser.page_source and GATE_PASSWORD not in server.log()
     assert json.loads(stored_sign_in(browser)) == {"name": "gate2", "secret": GATE_PASSWORD}
     assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
 
