@@ -1,5 +1,5 @@
-"""Serving the museum service with waitress: its settings from [server], and a stop that
-answers every request already received.
+"""Serving the museum service with waitress: its settings from [server], a deadline for
+each request to arrive, and a stop that answers every request already received.
 
 Imported by `museum serve` and `museum mock` only: an app embedded in another WSGI host
 needs none of it.
@@ -18,13 +18,66 @@ from waitress.server import BaseWSGIServer
 log = logging.getLogger("museum")
 
 DRAIN_SECONDS = 10
-LOOP_SECONDS = 0.2  # how soon the server loop notices a stop signal
+LOOP_SECONDS = 0.2  # how soon the server loop notices a stop signal; and a late request
+# Seconds a request may take to arrive, and a connection may stay idle between requests,
+# while every connection slot is taken: others wait to be accepted, and a client that does
+# not say what it wants within a second gives way. (A browser sends a request's head in the
+# first packet after connecting, and opens a new connection when its idle one was closed.)
+CROWDED_TIMEOUT = 1
+
+
+class DeadlineChannel(HTTPChannel):
+    """A waitress connection whose requests must arrive in time: all of a request, head and
+    body, within [server] request_timeout seconds of its first byte (for a connection's first
+    request, of connecting). waitress's own channel_timeout counts from the latest byte, so a
+    client trickling a byte every few seconds held its connection, and one of the
+    connection_limit slots, for ever: enough of them and no one else was accepted."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.request_started = time.monotonic()  # None while no request is partly received
+
+    def received(self, data):
+        if data and self.request_started is None:
+            self.request_started = time.monotonic()
+        handled = super().received(data)
+        if self.request is None:  # every request begun has arrived whole
+            self.request_started = None
+        return handled
+
+    def late(self, now, timeout):
+        """Whether a request still arriving began more than `timeout` seconds ago (a request
+        being answered is not cut off: `requests` holds it)."""
+        return (self.request_started is not None and not self.requests
+                and now - self.request_started > timeout)
+
+    def idle(self, timeout):
+        """Whether the connection waits for a next request, with nothing left to send, and
+        was silent for more than `timeout` seconds (waitress's channel_timeout rule)."""
+        return (self.request_started is None and not self.requests
+                and not self.total_outbufs_len and time.time() - self.last_activity > timeout)
+
+
+def close_late_channels(sockets, timeout):
+    """Close every connection whose request has not arrived within `timeout` seconds; while
+    the connection limit is reached, within CROWDED_TIMEOUT, and idle ones too. As waitress
+    closes idle connections: the next turn of the loop closes them."""
+    crowded = any(listener.in_connection_overflow for listener in _listeners(sockets))
+    if crowded:
+        timeout = min(timeout, CROWDED_TIMEOUT)
+    now = time.monotonic()
+    for each in list(sockets.values()):
+        if isinstance(each, DeadlineChannel) and (
+                each.late(now, timeout) or (crowded and each.idle(CROWDED_TIMEOUT))):
+            each.will_close = True
 
 
 def run_server(wsgi_app, server_settings, title, what):
     """Serve until SIGTERM or SIGINT, then stop as `drain` describes."""
     sockets = {}  # waitress's socket map: the listening sockets and every connection
     server = waitress.create_server(wsgi_app, map=sockets, **waitress_settings(server_settings))
+    for listener in _listeners(sockets):  # one per address the host name resolves to
+        listener.channel_class = DeadlineChannel
     # waitress warns of a task queue on every request that waits for a free thread: under
     # load that is half the requests, and the access log's durations already show it.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
@@ -34,8 +87,12 @@ def run_server(wsgi_app, server_settings, title, what):
     log.info("%s listening on %s (%s)", title, _address(server), what)
     # waitress's own run() loop, in turns short enough to notice the signal. (Its way,
     # SystemExit out of the loop, drops the requests still queued unanswered.)
+    next_check = 0
     while not stopping.is_set():
         wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
+        if time.monotonic() >= next_check:
+            close_late_channels(sockets, server_settings["request_timeout"])
+            next_check = time.monotonic() + LOOP_SECONDS
     drain(sockets)
     log.info("stopped")
     return 0
@@ -44,7 +101,7 @@ def run_server(wsgi_app, server_settings, title, what):
 def drain(sockets, seconds=DRAIN_SECONDS):
     """Stop accepting connections, then go on serving until every request received is
     answered and its answer sent, for at most `seconds`; then stop the worker threads."""
-    listeners = [each for each in list(sockets.values()) if isinstance(each, BaseWSGIServer)]
+    listeners = _listeners(sockets)
     for listener in listeners:
         # The plain socket close: waitress's own also closes the trigger by which the
         # worker threads wake this loop to send their answers.
@@ -54,6 +111,10 @@ def drain(sockets, seconds=DRAIN_SECONDS):
     while _answering(sockets) and time.monotonic() < deadline:
         wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
     listeners[0].task_dispatcher.shutdown(timeout=1)
+
+
+def _listeners(sockets):
+    return [each for each in list(sockets.values()) if isinstance(each, BaseWSGIServer)]
 
 
 def _address(server):

@@ -217,7 +217,6 @@ def test_more_than_30_unknown_codes_in_a_minute_refuse_that_user_for_a_minute(tm
 # -- deny by default: every route, method and role ---------------------------------------------
 
 PUBLIC = "public"
-PAGE = museum_config.GATE_ROLE  # the scanner page's files
 ID = UNKNOWN_ID
 # Per route: the role each method needs, or PUBLIC. A method not listed is refused: 405 to
 # a signed-in user (401 first without credentials), 405 to anyone on a public route.
@@ -233,9 +232,9 @@ ROLE_TABLE = {
     "/v1.1/admissions": {"POST": "gate"},
     "/v1.1/admissions/summary": {"GET": "gate", "HEAD": "gate"},
     "/v1.1/admissions/{ticket_id}": {"DELETE": "admin"},
-    "/scan": {"GET": PAGE, "HEAD": PAGE},
-    "/scan/scan.js": {"GET": PAGE, "HEAD": PAGE},
-    "/scan/scan.css": {"GET": PAGE, "HEAD": PAGE},
+    "/scan": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/scan/scan.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/scan/scan.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
 }
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 ROLES = [None, *museum_config.ROLES]

@@ -1,6 +1,7 @@
 """Behind a reverse proxy: `[server] public_url` as the only source of Link and Location
 headers, `museum serve` on a unix socket, and docs/nginx.conf run as shipped with Debian's
-nginx in front of a real `museum serve` (ports and paths swapped for the test's own)."""
+nginx in front of a real `museum serve` (ports and paths swapped for the test's own): its
+limits per address, and its own errors as problem+json."""
 
 import http.client
 import json
@@ -18,7 +19,7 @@ import pytest
 
 import museum
 from conftest import ADMIN, VISITOR, basic
-from serving import ROOT, running_server, wait_until
+from serving import ROOT, problem, running_server, wait_until
 from ticketing import EVENTS, TICKETS, event_body, open_days, ticket_body
 
 PUBLIC = "https://museum.example.org"
@@ -343,3 +344,28 @@ def test_through_nginx_a_forged_forwarded_for_changes_nothing(nginx_site):
     assert len({re.fullmatch(r".* ([0-9a-f]{32})", line).group(1) for line in lines}) == 11
     for leak in (email, "example.org", "email", "?", HOURS, "192.0.2.", "admin"):
         assert leak not in access
+
+
+def test_nginx_answers_its_own_errors_as_problems(nginx_site):
+    _, https_port, cert, server, _ = nginx_site
+    status, headers, body = https_request(https_port, cert, "POST", EVENTS,
+                                          {"name": "x" * 70_000}, ADMIN)
+    assert problem(status, dict(headers), body)["status"] == 413
+
+    # A burst from one address past the limit (100 at once, then 50 a second).
+    connection = Visitor(https_port, cert)
+    try:
+        for _ in range(1000):
+            connection.request("GET", "/healthz")
+            response = connection.getresponse()
+            body = response.read()
+            if response.status != 200:
+                break
+    finally:
+        connection.close()
+    assert problem(response.status, dict(response.headers), body)["status"] == 429
+    assert response.headers["Retry-After"] == "1"
+
+    assert server.stop() == 0
+    status, headers, body = https_request(https_port, cert, "GET", "/healthz")
+    assert problem(status, dict(headers), body)["status"] == 502
