@@ -48,7 +48,11 @@ from museum_config import (
     unknown_user_hash,
 )
 
-__version__ = "1.1.1"  # the one place: pyproject.toml and the OpenAPI document read it
+# Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
+# one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
+# info.version states and which changes only when the API does.
+__version__ = "1.2.0"
+INTERFACE_VERSION = "1.1.1"
 API = "/v1.1"
 log = logging.getLogger("museum")
 
@@ -611,7 +615,7 @@ class ListingCache:
 
 class Health:
     auth_required = False
-    ANSWER = to_json({"status": "ok"})
+    ANSWER = to_json({"status": "ok", "version": __version__, "interface": INTERFACE_VERSION})
 
     def __init__(self, store):
         self.store = store
@@ -753,6 +757,11 @@ def _path_uuid(value, name):
     return checked
 
 
+# Tickets sell at most this many days ahead: a contact is erased keep_contact_days after
+# its ticket's date, so a ticket dated in 9999 would keep its buyer's email for ever.
+SALE_HORIZON_DAYS = 366
+
+
 class Tickets:
     MESSAGES = {"general": "Museum general entry ticket purchased",
                 "event": "Museum special event ticket purchased"}
@@ -809,6 +818,8 @@ class Tickets:
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
         if day and day < self.today():
             validator.error("ticketDate", "must not be in the past")
+        elif day and (day - self.today()).days > SALE_HORIZON_DAYS:
+            validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
         if kind == "event" and "eventId" not in body:
             validator.error("eventId", "is required for an event ticket")
         if kind == "general" and "eventId" in body:

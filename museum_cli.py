@@ -17,6 +17,7 @@ from datetime import timedelta
 
 import storage
 from museum import (
+    INTERFACE_VERSION,
     __version__,
     create_app,
     demo_users,
@@ -37,6 +38,7 @@ from museum_config import (
 )
 
 log = logging.getLogger("museum")
+VERSION_LINE = f"museum {__version__} (interface {INTERFACE_VERSION})"
 
 
 def _is_loopback(host):
@@ -182,8 +184,9 @@ def command_mock(args):
 def serve(wsgi_app, server_settings, what):
     import museum_server  # waitress serves the command's app; an embedded app needs none
 
-    return museum_server.run_server(wsgi_app, server_settings, f"museum service {__version__}",
-                                    what)
+    return museum_server.run_server(
+        wsgi_app, server_settings,
+        f"museum service {__version__} (interface {INTERFACE_VERSION})", what)
 
 
 def command_openapi(args):
@@ -215,7 +218,7 @@ def command_verify_ticket(args):
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="museum", description="The museum service.")
-    parser.add_argument("--version", action="version", version=f"museum {__version__}")
+    parser.add_argument("--version", action="version", version=VERSION_LINE)
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser(
