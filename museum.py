@@ -32,17 +32,18 @@ from urllib.parse import urlencode
 import falcon
 
 import access_log
+import museum_privacy
 import storage
 import ticket_image
 from museum_config import (
     ADMIN_ROLE,
     DATE,
-    DEMO_PASSWORD,
     GATE_ROLE,
     ROLES,
     VISITOR_ROLE,
     ConfigError,
     check_password,
+    check_passwords,
     load_config,
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
     unknown_user_hash,
@@ -1149,6 +1150,9 @@ def qr_secret(config, store):
     return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
 
+EXPOSED_ANYWHERE = "anywhere but a loopback development run"
+
+
 class App(falcon.App):
     """Falcon's app, where every resource that answers GET answers HEAD too (RFC 9110
     section 9.3.2: the same status and headers, no body). Falcon answers 405 to HEAD where
@@ -1161,43 +1165,29 @@ class App(falcon.App):
         super().add_route(uri_template, resource, **kwargs)
 
 
-def demo_users(config):
-    """Names of users whose password is still the shipped demo password."""
-    return [user.name for user in config.users.values() if _is_demo_hash(user.password_hash)]
-
-
-@functools.lru_cache(maxsize=256)
-def _is_demo_hash(password_hash):
-    # Once per hash and process: each check costs a full scrypt.
-    return check_password(DEMO_PASSWORD, password_hash)
-
-
-def refuse_demo_passwords(config, where="anywhere but a loopback development run"):
-    demo = demo_users(config)
-    if demo:
-        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password is "
-                          f"still set; refusing to serve {where}. Set new passwords with "
-                          f"'museum hash-password' first.")
-
-
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
-               middleware=(), loopback_development=False, access=None):
+               middleware=(), exposed_on=EXPOSED_ANYWHERE, access=None,
+               erase_contacts=False):
     """The WSGI app for `config`. By default the store is opened from the config's storage
     url, users are checked against its [users] and the access log is written as its [log]
     says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
     (an access_log.AccessLogWriter), and `museum mock` its own authenticator and `middleware`.
+    With `erase_contacts` (`museum serve`, `museum:app`), old contacts are erased from the
+    store daily, as museum_privacy says.
 
     While any user still has the demo password, the app is built only for a loopback
-    development run, which the caller states with `loopback_development=True`: this
-    function cannot see where it will be served, and under gunicorn, mod_wsgi or
-    waitress-serve, or behind a reverse proxy, the demo password would reach the network.
-    `museum serve` states it when it listens on a loopback address without `trusted_proxy`.
-    Otherwise a demo password is a ConfigError naming the users.
+    development run, which the caller states with `exposed_on=None`: this function cannot
+    see where it will be served, and under gunicorn, mod_wsgi or waitress-serve, or behind a
+    reverse proxy, the demo password would reach the network. `museum serve` states it when
+    it listens on a loopback address without `trusted_proxy`, and otherwise says where it
+    listens. Otherwise a demo password is a ConfigError naming the users.
     """
-    if not loopback_development:
-        refuse_demo_passwords(config)
+    check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
     today = museum_today(config["museum"]["timezone"], clock)
+    if erase_contacts:
+        museum_privacy.erase_contacts_daily(store, config["storage"]["url"], today,
+                                            config["privacy"]["keep_contact_days"])
     if authenticator is None:
         auth = config["auth"]
         authenticator = Authenticator(config.users, auth["max_failures"],
@@ -1235,12 +1225,13 @@ _default_app_lock = threading.Lock()
 
 def app(environ, start_response):
     """WSGI entry point for other hosts (`museum:app`): built from the default config on the
-    first request, not at import."""
+    first request, not at import; from then on it erases old contacts daily, as
+    `museum serve` does."""
     global _default_app
     if _default_app is None:
         with _default_app_lock:
             if _default_app is None:
-                _default_app = create_app(load_config())
+                _default_app = create_app(load_config(), erase_contacts=True)
     return _default_app(environ, start_response)
 
 

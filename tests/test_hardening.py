@@ -52,7 +52,7 @@ def test_demo_password_refused_by_the_module_level_app(tmp_path, monkeypatch):
 def test_demo_password_allowed_for_a_stated_loopback_development_run():
     config = museum.parse_config(SHIPPED, "museum.ini")
     app = museum.create_app(config, store=storage.open_store(":memory:"),
-                            loopback_development=True)
+                            exposed_on=None)
     client = webtest.TestApp(app)
     client.get("/v1.1/museum-hours", headers=basic("visitor", "museum"), status=200)
 
