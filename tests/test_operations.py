@@ -5,9 +5,11 @@ user's, contacts that expire however the app is hosted, and logs that can be fol
 import json
 import logging
 import os
+import pwd
 import shlex
 import socket
 import sqlite3
+import stat
 import subprocess
 import sys
 import threading
@@ -24,6 +26,7 @@ import storage
 from commands import museum_command
 from conftest import VISITOR
 from openapi_document import DOCUMENT
+from storage.sqlite import SQLiteStore
 from serving import ROOT, _stopped_at_end, running_server, start_process, wait_until
 from test_proxy import UnixConnection, unix_request
 from ticketing import open_days, query
@@ -237,3 +240,70 @@ def test_every_shipped_demo_hash_is_recognised():
         museum_config.DEMO_PASSWORD_HASHES
     assert all(museum.check_password(museum_config.DEMO_PASSWORD, hashed)
                for hashed in museum_config.DEMO_PASSWORD_HASHES)
+
+
+# -- commands run as root leave the service user's files -------------------------------------
+
+SERVICE_USER = pwd.getpwnam("nobody")  # stands for the service's user
+
+
+def files_beside(path):
+    """Every file whose name starts with the database's, and its directory's others."""
+    return sorted(path.parent.glob(path.name + "*"))
+
+
+def assert_the_services(path):
+    info = path.stat()
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (
+        SERVICE_USER.pw_uid, SERVICE_USER.pw_gid, 0o600), path
+
+
+@pytest.fixture
+def service_database(tmp_path, monkeypatch):
+    """A database of the previous schema version in a directory of its own, both owned by
+    the service's user, as under /var/lib/museum."""
+    directory = tmp_path / "lib"
+    directory.mkdir(mode=0o700)
+    database = directory / "museum.sqlite3"
+    with monkeypatch.context() as previous:
+        previous.setattr(SQLiteStore, "MIGRATIONS", SQLiteStore.MIGRATIONS[:-1])
+        storage.open_store(str(database)).close()
+    for path in [directory, *files_beside(database)]:
+        os.chown(path, SERVICE_USER.pw_uid, SERVICE_USER.pw_gid)
+    return database
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, as an operator's sudo")
+def test_migrate_backup_and_restore_as_root_keep_the_services_ownership(
+        tmp_path, service_database, config_text):
+    database = service_database
+    migrated = museum_command(tmp_path, config_text, "migrate", "--db", str(database))
+    assert migrated.status == 0, migrated.err
+    old_version = len(SQLiteStore.MIGRATIONS) - 1
+    assert (database.parent / f"museum.sqlite3.v{old_version}.bak").exists()
+    copy = tmp_path / "backup.sqlite3"
+    backed_up = museum_command(tmp_path, config_text, "backup", str(copy), "--db",
+                               str(database))
+    assert backed_up.status == 0, backed_up.err
+    restored = museum_command(tmp_path, config_text, "restore", str(copy), "--db",
+                              str(database))
+    assert restored.status == 0, restored.err
+    beside = files_beside(database)
+    # The restored database may keep the log files its check opened (a reader leaves them);
+    # the one set aside is a single file.
+    assert {path.name for path in beside} - {"museum.sqlite3-wal", "museum.sqlite3-shm"} == {
+        "museum.sqlite3", "museum.sqlite3.before-restore", f"museum.sqlite3.v{old_version}.bak"}
+    for path in [*beside, copy]:
+        assert_the_services(path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, as an operator's sudo")
+def test_a_new_database_made_as_root_is_its_directorys_owners(tmp_path, config_text):
+    directory = tmp_path / "lib"
+    directory.mkdir(mode=0o700)
+    os.chown(directory, SERVICE_USER.pw_uid, SERVICE_USER.pw_gid)
+    done = museum_command(tmp_path, config_text, "migrate", "--db",
+                          str(directory / "museum.sqlite3"))
+    assert done.status == 0, done.err
+    for path in files_beside(directory / "museum.sqlite3"):
+        assert_the_services(path)
