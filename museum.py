@@ -10,6 +10,7 @@ import base64
 import binascii
 import collections
 import concurrent.futures
+import contextvars
 import functools
 import hashlib
 import hmac
@@ -335,11 +336,46 @@ def _reject_constant(name):
 # Middleware
 # ============================================================================================
 
+REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_request_id = contextvars.ContextVar("request_id", default=None)
+
+
+class RequestId:
+    """Every request has an id, to follow it from the proxy's log line to the service's:
+    a well-formed X-Request-Id from the client or proxy is kept, else one is made. It is
+    echoed in the answer's X-Request-Id and named on the access line and on every warning
+    or error logged while the request is answered."""
+
+    def process_request(self, req, resp):
+        given = req.get_header("X-Request-Id")
+        request_id = given if given and REQUEST_ID.fullmatch(given) else secrets.token_hex(8)
+        req.context.request_id = request_id
+        _request_id.set(request_id)
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        resp.set_header("X-Request-Id", req.context.request_id)
+        _request_id.set(None)
+
+
+class NameTheRequest(logging.Filter):
+    """Ends a message logged while a request is answered with that request's id."""
+
+    def filter(self, record):
+        request_id = _request_id.get()
+        if request_id is not None:
+            record.msg = f"{record.msg} (request {request_id})"  # the id has no `%`
+        return True
+
+
+for _logger in (log, logging.getLogger("museum.storage")):
+    _logger.addFilter(NameTheRequest())
+
+
 class AccessLog:
     """One line per request (waitress writes none): address, method, path, status,
-    duration, handed to an access_log.AccessLogWriter. Never headers, query strings or
-    bodies, which may carry credentials or emails; path segments that are neither UUIDs
-    nor plain words are logged as `*`."""
+    duration and request id, handed to an access_log.AccessLogWriter. Never headers, query
+    strings or bodies, which may carry credentials or emails; path segments that are
+    neither UUIDs nor plain words are logged as `*`."""
 
     def __init__(self, writer):
         self.writer = writer
@@ -350,7 +386,8 @@ class AccessLog:
     def process_response(self, req, resp, resource, req_succeeded):
         elapsed = (time.perf_counter() - req.context.started) * 1000
         self.writer.write(f"{_loggable_address(req.remote_addr)} {_loggable_word(req.method)} "
-                          f"{_loggable_path(req.path)} {resp.status_code} {elapsed:.1f}ms")
+                          f"{_loggable_path(req.path)} {resp.status_code} {elapsed:.1f}ms "
+                          f"{req.context.request_id}")
 
 
 LOGGABLE_WORD = re.compile(r"[A-Za-z0-9._~-]{1,64}")
@@ -1194,7 +1231,8 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
                                       auth["failure_window"], auth["lockout"])
     access = access or access_log.open_access_log(config)
     logging_middleware = [AccessLog(access)] if access else []
-    app = App(middleware=[*logging_middleware, SafeHeaders(), *middleware, authenticator])
+    app = App(middleware=[RequestId(), *logging_middleware, SafeHeaders(), *middleware,
+                          authenticator])
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
@@ -1219,6 +1257,11 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     return app
 
 
+def set_log_level(config):
+    """The application log's level, from [log] level (the host configures its handlers)."""
+    log.setLevel(config["log"]["level"])
+
+
 _default_app = None
 _default_app_lock = threading.Lock()
 
@@ -1231,7 +1274,9 @@ def app(environ, start_response):
     if _default_app is None:
         with _default_app_lock:
             if _default_app is None:
-                _default_app = create_app(load_config(), erase_contacts=True)
+                config = load_config()
+                set_log_level(config)
+                _default_app = create_app(config, erase_contacts=True)
     return _default_app(environ, start_response)
 
 

@@ -21,6 +21,7 @@ from museum import (
     museum_today,
     open_configured_store,
     openapi_description,
+    set_log_level,
     utc_now,
     verify_ticket,
 )
@@ -67,6 +68,7 @@ def command_serve(args):
     if args.host or args.port:  # where to listen: the flags win over the config's socket
         overrides["server", "unix_socket"] = ""
     config = load_config(args.config, overrides=overrides)
+    set_log_level(config)
     try:
         with museum_server.claim(config):
             app = create_app(config, exposed_on=_exposed_on(config["server"]),

@@ -65,6 +65,15 @@ def _seconds(value):
     return number
 
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _log_level(value):
+    if value.lower() not in LOG_LEVELS:
+        raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}, not {value!r}")
+    return value.upper()  # as the logging module names it
+
+
 def _port(value):
     number = int(value)
     if not 0 <= number <= 65535:
@@ -204,6 +213,8 @@ SCHEMA = {
                          "path (appended to)"),
         "flush": Option("1", _seconds, "seconds access lines may wait in memory to be "
                         "written together (a kill -9 loses at most these); 0: each at once"),
+        "level": Option("info", _log_level, "least severe message of the application log "
+                        "written: debug, info, warning or error (the access log: see access)"),
     },
     "hours": {
         day: Option("closed" if day == "monday" else "10:00-16:00" if day == "friday"

@@ -19,6 +19,7 @@ from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer
 
+import access_log
 import museum_locks
 import storage
 
@@ -88,14 +89,21 @@ def run_server(wsgi_app, server_settings, title, what):
     # waitress warns of a task queue on every request that waits for a free thread: under
     # load that is half the requests, and the access log's durations already show it.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    stopping = threading.Event()
+    stopping, reopening = threading.Event(), threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda signum, frame: stopping.set())
+    # logrotate's postrotate sends SIGHUP: the access log goes on in a new file. (The
+    # handler only asks: the loop reopens, where no lock can be held.)
+    signal.signal(signal.SIGHUP, lambda signum, frame: reopening.set())
     log.info("%s listening on %s (%s)", title, _address(server), what)
-    # waitress's own run() loop, in turns short enough to notice the signal. (Its way,
+    # waitress's own run() loop, in turns short enough to notice the signals. (Its way,
     # SystemExit out of the loop, drops the requests still queued unanswered.)
     while not stopping.is_set():
         wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
+        if reopening.is_set():
+            reopening.clear()
+            access_log.reopen_files()
+            log.info("SIGHUP: access log reopened")
     drain(sockets)
     log.info("stopped")
     return 0

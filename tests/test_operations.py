@@ -2,11 +2,15 @@
 version, a database and a socket served by one process only, files that stay the service
 user's, contacts that expire however the app is hosted, and logs that can be followed."""
 
+import io
 import json
 import logging
 import os
 import pwd
+import re
 import shlex
+import shutil
+import signal
 import socket
 import sqlite3
 import stat
@@ -19,17 +23,20 @@ from datetime import date, timedelta
 import pytest
 import webtest
 
+import access_log
 import museum
 import museum_config
 import museum_locks
 import storage
 from commands import museum_command
-from conftest import VISITOR
+from conftest import ADMIN, NOW, VISITOR
 from openapi_document import DOCUMENT
-from storage.sqlite import SQLiteStore
 from serving import ROOT, _stopped_at_end, running_server, start_process, wait_until
 from test_proxy import UnixConnection, unix_request
-from ticketing import open_days, query
+from storage.sqlite import SQLiteStore
+from ticketing import EVENTS, open_days, query
+
+HOURS = "/v1.1/museum-hours"
 
 
 # -- versions ---------------------------------------------------------------------------
@@ -307,3 +314,108 @@ def test_a_new_database_made_as_root_is_its_directorys_owners(tmp_path, config_t
     assert done.status == 0, done.err
     for path in files_beside(directory / "museum.sqlite3"):
         assert_the_services(path)
+
+
+# -- logs an operator can follow -------------------------------------------------------------
+
+@pytest.fixture
+def logged_client(config, store):
+    """A client whose access lines are written at once to `.lines`."""
+    lines = io.StringIO()
+    app = museum.create_app(config, store=store, clock=lambda: NOW,
+                            access=access_log.AccessLogWriter(lines, flush_seconds=0))
+    client = webtest.TestApp(app, lint=True)
+    client.lines = lines
+    return client
+
+
+@pytest.mark.parametrize("path, headers, status", [
+    ("/healthz", {}, 200),
+    (HOURS, {}, 401),
+    (HOURS, ADMIN, 200),
+    ("/nowhere", {}, 404),
+])
+def test_a_proxys_request_id_is_echoed_and_logged(logged_client, path, headers, status):
+    res = logged_client.get(path, headers={**headers, "X-Request-Id": "nginx.4f2a-9_B"},
+                            status=status)
+    assert res.headers["X-Request-Id"] == "nginx.4f2a-9_B"
+    [line] = logged_client.lines.getvalue().splitlines()
+    assert re.search(rf" {status} \d+\.\dms nginx\.4f2a-9_B$", line), line
+
+
+@pytest.mark.parametrize("given", [None, "", "x" * 129, "has space", "semi;colon", "é"])
+def test_a_missing_or_malformed_request_id_is_replaced_by_a_new_one(logged_client, given):
+    headers = {} if given is None else {"X-Request-Id": given}
+    first = logged_client.get("/healthz", headers=headers, status=200).headers["X-Request-Id"]
+    second = logged_client.get("/healthz", headers=headers, status=200).headers["X-Request-Id"]
+    assert re.fullmatch(r"[0-9a-f]{16}", first) and first != second
+    assert logged_client.lines.getvalue().splitlines()[0].endswith(f"ms {first}")
+
+
+def test_a_warning_logged_for_a_request_names_its_id(config, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr("storage.sqlite.BUSY_TIMEOUT_MS", 100)
+    path = str(tmp_path / "museum.sqlite3")
+    client = webtest.TestApp(museum.create_app(config, store=storage.open_store(path),
+                                               clock=lambda: NOW))
+    blocker = storage.open_store(path)
+    caplog.clear()  # the start-up's own warnings
+    with blocker._transaction(), caplog.at_level(logging.WARNING, logger="museum"):
+        res = client.post_json(EVENTS, {"name": "A", "location": "B", "eventDescription": "C",
+                                        "dates": ["2026-12-01"], "price": 1},
+                               headers={**ADMIN, "X-Request-Id": "req-7"}, status=503)
+    blocker.close()
+    assert res.headers["X-Request-Id"] == "req-7"
+    assert [record.getMessage().endswith("(request req-7)") for record in caplog.records] \
+        == [True]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="museum"):
+        logging.getLogger("museum").info("between requests")
+    assert caplog.records[0].getMessage() == "between requests"
+
+
+def test_sighup_reopens_the_access_log_and_the_service_goes_on(tmp_path, config_text):
+    access = tmp_path / "access.log"
+    to_file = config_text.replace("[log]\n", f"[log]\naccess = {access}\n")
+    with running_server(tmp_path, to_file) as server:
+        assert server.request("GET", "/healthz", headers={"X-Request-Id": "before"})[0] == 200
+        wait_until(lambda: "before" in access.read_text(), 10, what="the first line")
+        access.rename(tmp_path / "access.log.1")  # as logrotate does
+        server.process.send_signal(signal.SIGHUP)
+        wait_until(lambda: access.exists(), 10, what="a new access log")
+        assert server.request("GET", "/healthz", headers={"X-Request-Id": "after"})[0] == 200
+        wait_until(lambda: "after" in access.read_text(), 10, what="the line after SIGHUP")
+        assert server.process.poll() is None
+        assert server.stop() == 0
+    assert "before" not in access.read_text()
+    assert "after" not in (tmp_path / "access.log.1").read_text()
+    assert "SIGHUP: access log reopened" in server.log()
+
+
+def test_the_log_level_is_an_option(tmp_path):
+    assert museum.parse_config("[log]\nlevel = warning\n")["log"]["level"] == "WARNING"
+    with pytest.raises(museum.ConfigError, match=r"\[log\] level: must be one of debug, info"):
+        museum.parse_config("[log]\nlevel = verbose\n", "site.ini")
+
+
+def test_the_log_level_applies_to_an_embedded_app(tmp_path, config_text, monkeypatch):
+    (tmp_path / "site.ini").write_text(config_text)
+    monkeypatch.setenv("MUSEUM_CONFIG", str(tmp_path / "site.ini"))
+    monkeypatch.setenv("MUSEUM_STORAGE_URL", str(tmp_path / "embedded.sqlite3"))
+    monkeypatch.setenv("MUSEUM_LOG_LEVEL", "warning")
+    monkeypatch.setattr(museum, "_default_app", None)
+    monkeypatch.setattr(museum.log, "level", museum.log.level)  # restored after the test
+    webtest.TestApp(museum.app).get("/healthz", status=200)
+    assert museum.log.getEffectiveLevel() == logging.WARNING
+    assert logging.getLogger("museum.storage").getEffectiveLevel() == logging.WARNING
+
+
+LOGROTATE = shutil.which("logrotate") or shutil.which("/usr/sbin/logrotate")
+
+
+@pytest.mark.skipif(LOGROTATE is None, reason="logrotate is not installed")
+def test_the_shipped_logrotate_file_parses(tmp_path):
+    done = subprocess.run([LOGROTATE, "-d", "--state", str(tmp_path / "state"),
+                           str(ROOT / "docs" / "museum.logrotate")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "error" not in done.stderr.lower()
