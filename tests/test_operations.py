@@ -131,14 +131,16 @@ def test_the_readme_drill_never_touches_the_live_service(tmp_path, config_text):
     shim = bin_dir / "museum"
     shim.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m museum \"$@\"\n")
     shim.chmod(0o755)
-    paths = {"/srv/museum": str(live_dir), "/tmp/drill": str(drill_dir), "8081": "0"}
+    # The production paths, as the test's; the service's user is the test's.
+    paths = {"sudo -u museum ": "", "/opt/museum/bin/museum": str(shim),
+             "/etc/museum": str(live_dir), "/tmp/drill": str(drill_dir), "8081": "0"}
     lines = []
     for line in readme_drill():
         for written, here in paths.items():
             line = line.replace(written, here)
         lines.append(line)
     *preparation, serve = lines
-    assert serve.startswith("museum serve ") and "--port 0" in serve
+    assert serve.startswith(f"{shim} serve ") and "--port 0" in serve
     day = open_days(config_text, 1)[0]
     purchase = {"ticketType": "general", "ticketDate": day, "email": "ada@example.org"}
     with running_server(live_dir, live_config, db=str(live_db)):
