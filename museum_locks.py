@@ -39,14 +39,19 @@ def holder(path):
 
 
 def _open(path):
-    # Opened for update, not truncated: the holder's PID stays readable to the others.
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    return os.fdopen(descriptor, "r+", encoding="ascii")
+    # Opened for update, not truncated: the holder's PID stays readable to the others. A
+    # file another user made (root, say) still locks when opened read-only: a lock needs
+    # no write permission, only the PID goes unrecorded.
+    try:
+        return os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o644), "r+", encoding="ascii")
+    except PermissionError:
+        return open(path, encoding="ascii")
 
 
 def _record_holder(file):
-    file.seek(0)
-    file.truncate()
-    file.write(f"{os.getpid()}\n")
-    file.flush()
+    if file.writable():
+        file.seek(0)
+        file.truncate()
+        file.write(f"{os.getpid()}\n")
+        file.flush()
     return file
