@@ -130,9 +130,12 @@ _file_writers = weakref.WeakSet()
 
 
 def reopen_files():
-    """Reopen every access log file (`museum serve` on SIGHUP, as logrotate asks)."""
-    for writer in list(_file_writers):
+    """Reopen every access log file (`museum serve` on SIGHUP, as logrotate asks); return
+    how many there were."""
+    writers = list(_file_writers)
+    for writer in writers:
         writer.reopen()
+    return len(writers)
 
 
 def open_access_log(config):

@@ -66,6 +66,9 @@ def _socket_server(path):
             probe.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
             return None
+        except OSError as error:  # not ours to probe, or not a socket
+            raise CannotServe(f"{path}: cannot tell whether a server listens there "
+                              f"({error.strerror})") from None
         # Linux gives the listener's pid, uid and gid of a unix socket's peer.
         credentials = probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                        struct.calcsize("3i"))
@@ -102,8 +105,7 @@ def run_server(wsgi_app, server_settings, title, what):
         wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
         if reopening.is_set():
             reopening.clear()
-            access_log.reopen_files()
-            log.info("SIGHUP: access log reopened")
+            log.info("SIGHUP: %d access log file(s) reopened", access_log.reopen_files())
     drain(sockets)
     log.info("stopped")
     return 0

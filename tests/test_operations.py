@@ -390,7 +390,7 @@ def test_sighup_reopens_the_access_log_and_the_service_goes_on(tmp_path, config_
         assert server.stop() == 0
     assert "before" not in access.read_text()
     assert "after" not in (tmp_path / "access.log.1").read_text()
-    assert "SIGHUP: access log reopened" in server.log()
+    assert "SIGHUP: 1 access log file(s) reopened" in server.log()
 
 
 def test_the_log_level_is_an_option(tmp_path):
