@@ -340,8 +340,11 @@ def _reject_constant(name):
 REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _request_id = contextvars.ContextVar("request_id", default=None)
 # A made id is this process's random prefix and a count: unique across processes and
-# restarts, and cheaper than random bytes per request. (next() on a count is atomic.)
-_ID_PREFIX = secrets.token_hex(4)
+# restarts, and cheaper than random bytes per request (next() on a count is atomic). Its
+# hex digits are written as the letters a-p: no run of digits, which the access log keeps
+# for nothing that could be a phone number.
+_AS_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
+_ID_PREFIX = secrets.token_hex(4).translate(_AS_LETTERS)
 _request_numbers = itertools.count()
 
 
@@ -354,7 +357,7 @@ class RequestId:
     def process_request(self, req, resp):
         given = req.get_header("X-Request-Id")
         request_id = given if given and REQUEST_ID.fullmatch(given) \
-            else f"{_ID_PREFIX}{next(_request_numbers):08x}"
+            else _ID_PREFIX + format(next(_request_numbers), "08x").translate(_AS_LETTERS)
         req.context.request_id = request_id
         _request_id.set(request_id)
 
@@ -1228,9 +1231,6 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
     today = museum_today(config["museum"]["timezone"], clock)
-    if erase_contacts:
-        museum_privacy.erase_contacts_daily(store, config["storage"]["url"], today,
-                                            config["privacy"]["keep_contact_days"])
     if authenticator is None:
         auth = config["auth"]
         authenticator = Authenticator(config.users, auth["max_failures"],
@@ -1260,6 +1260,9 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
     app.add_route("/scan/scan.js", PageFile("scan.js", "text/javascript; charset=utf-8"))
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
+    if erase_contacts:  # last: an app that could not be built erases nothing
+        museum_privacy.erase_contacts_daily(store, config["storage"]["url"], today,
+                                            config["privacy"]["keep_contact_days"])
     return app
 
 
