@@ -43,7 +43,7 @@ from museum_config import (
     GATE_ROLE,
     ROLES,
     VISITOR_ROLE,
-    ConfigError,
+    ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
     check_password,
     check_passwords,
     load_config,

@@ -116,8 +116,8 @@ def command_purge_contacts(args):
     config = _configured(args)
     store = storage.open_store(config["storage"]["url"], migrate=False)
     try:
-        museum_privacy.erase_old_contacts(store, museum_today(config["museum"]["timezone"], utc_now)(),
-                           config["privacy"]["keep_contact_days"])
+        today = museum_today(config["museum"]["timezone"], utc_now)()
+        museum_privacy.erase_old_contacts(store, today, config["privacy"]["keep_contact_days"])
     finally:
         store.close()
     return 0

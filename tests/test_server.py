@@ -51,8 +51,8 @@ def test_access_log_never_holds_credentials_or_emails(tmp_path, server_config):
     with running_server(tmp_path, server_config) as server:
         status, _, _ = server.request(
             "POST", "/v1.1/tickets", headers=credentials,
-            body={"ticketType": "general", "ticketDate": open_days(server_config, 1)[0], "email": SECRET_EMAIL,
-                  "phone": "+44 20 7946 0958"})
+            body={"ticketType": "general", "ticketDate": open_days(server_config, 1)[0],
+                  "email": SECRET_EMAIL, "phone": "+44 20 7946 0958"})
         assert status == 201
         server.stop()
         log = server.log()
