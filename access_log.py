@@ -6,6 +6,7 @@ wait in memory and a flusher thread writes them together: at the latest every `f
 seconds, or at once when BUFFER_BYTES have gathered. A clean stop writes what is left; a
 kill -9 loses at most the last `flush` seconds of lines. `flush = 0` writes every line at
 once. The application log (warnings, errors) does not come here and stays unbuffered.
+A file is reopened on SIGHUP, so that logrotate can rename it.
 """
 
 import atexit
@@ -13,6 +14,7 @@ import logging
 import sys
 import threading
 import time
+import weakref
 
 from museum_config import ConfigError
 
@@ -28,6 +30,8 @@ class AccessLogWriter:
 
     def __init__(self, file=None, flush_seconds=1.0):
         self.file = file
+        if file is not None:
+            _file_writers.add(self)
         self.flush_seconds = flush_seconds
         self._waiting = []  # (time, message) of the lines not yet written
         self._size = 0
@@ -79,6 +83,23 @@ class AccessLogWriter:
             atexit.unregister(self.close)
         self.flush()
 
+    def reopen(self):
+        """Write the lines waiting, then go on in a new file at the same path: after
+        logrotate renamed the old one, the next lines start the new one."""
+        with self._write_lock:
+            with self._lock:
+                entries, self._waiting, self._size = self._waiting, [], 0
+            if entries:
+                self._write_block(entries)
+            try:
+                reopened = open(self.file.name, "a", encoding="utf-8")
+            except OSError as error:
+                log.error("access log: cannot reopen %s, writing on to the old file: %s",
+                          self.file.name, error.strerror)
+                return
+            self.file, old = reopened, self.file
+            old.close()
+
     def _flush_regularly(self):
         while not self._stopping.wait(self.flush_seconds):
             self.flush()
@@ -102,6 +123,19 @@ def _stamped(entries):
             second = int(now)
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
         yield f"{stamp},{int(now % 1 * 1000):03d}{LABEL}{message}\n"
+
+
+# Writers to files, which SIGHUP reopens: waitress's server loop knows no app's writer.
+_file_writers = weakref.WeakSet()
+
+
+def reopen_files():
+    """Reopen every access log file (`museum serve` on SIGHUP, as logrotate asks); return
+    how many there were."""
+    writers = list(_file_writers)
+    for writer in writers:
+        writer.reopen()
+    return len(writers)
 
 
 def open_access_log(config):

@@ -7,11 +7,13 @@ hashes live in museum_config.py, signing in in museum_auth.py.
 """
 
 import collections
+import contextvars
 import functools
 import hashlib
 import hmac
 import importlib.resources
 import ipaddress
+import itertools
 import json
 import logging
 import math
@@ -30,23 +32,28 @@ import falcon
 
 import access_log
 import museum_auth
+import museum_privacy
 import storage
 import ticket_image
 from museum_config import (
     ADMIN_ROLE,
     DATE,
-    DEMO_PASSWORD,
     GATE_ROLE,
     ROLES,
     VISITOR_ROLE,
-    ConfigError,
+    ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
     check_password,
+    check_passwords,
     load_config,
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
     storage_limits,
 )
 
-__version__ = "1.1.1"  # the one place: pyproject.toml and the OpenAPI document read it
+# Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
+# one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
+# info.version states and which changes only when the API does.
+__version__ = "1.2.0"
+INTERFACE_VERSION = "1.1.1"
 API = "/v1.1"
 log = logging.getLogger("museum")
 
@@ -328,11 +335,54 @@ def _reject_constant(name):
 # Middleware
 # ============================================================================================
 
+REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_request_id = contextvars.ContextVar("request_id", default=None)
+# A made id is this process's random prefix and a count: unique across processes and
+# restarts, and cheaper than random bytes per request (next() on a count is atomic). Its
+# hex digits are written as the letters a-p: no run of digits, which the access log keeps
+# for nothing that could be a phone number.
+_AS_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
+_ID_PREFIX = secrets.token_hex(4).translate(_AS_LETTERS)
+_request_numbers = itertools.count()
+
+
+class RequestId:
+    """Every request has an id, to follow it from the proxy's log line to the service's:
+    a well-formed X-Request-Id from the client or proxy is kept, else one is made. It is
+    echoed in the answer's X-Request-Id and named on the access line and on every warning
+    or error logged while the request is answered."""
+
+    def process_request(self, req, resp):
+        given = req.get_header("X-Request-Id")
+        request_id = given if given and REQUEST_ID.fullmatch(given) \
+            else _ID_PREFIX + format(next(_request_numbers), "08x").translate(_AS_LETTERS)
+        req.context.request_id = request_id
+        _request_id.set(request_id)
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        resp.set_header("X-Request-Id", req.context.request_id)
+        _request_id.set(None)
+
+
+class NameTheRequest(logging.Filter):
+    """Ends a message logged while a request is answered with that request's id."""
+
+    def filter(self, record):
+        request_id = _request_id.get()
+        if request_id is not None:
+            record.msg = f"{record.msg} (request {request_id})"  # the id has no `%`
+        return True
+
+
+for _logger in (log, logging.getLogger("museum.storage")):
+    _logger.addFilter(NameTheRequest())
+
+
 class AccessLog:
     """One line per request (waitress writes none): address, method, path, status,
-    duration, handed to an access_log.AccessLogWriter. Never headers, query strings or
-    bodies, which may carry credentials or emails; path segments that are neither UUIDs
-    nor plain words are logged as `*`."""
+    duration and request id, handed to an access_log.AccessLogWriter. Never headers, query
+    strings or bodies, which may carry credentials or emails; path segments that are
+    neither UUIDs nor plain words are logged as `*`."""
 
     def __init__(self, writer):
         self.writer = writer
@@ -343,7 +393,8 @@ class AccessLog:
     def process_response(self, req, resp, resource, req_succeeded):
         elapsed = (time.perf_counter() - req.context.started) * 1000
         self.writer.write(f"{_loggable_address(req.remote_addr)} {_loggable_word(req.method)} "
-                          f"{_loggable_path(req.path)} {resp.status_code} {elapsed:.1f}ms")
+                          f"{_loggable_path(req.path)} {resp.status_code} {elapsed:.1f}ms "
+                          f"{req.context.request_id}")
 
 
 LOGGABLE_WORD = re.compile(r"[A-Za-z0-9._~-]{1,64}")
@@ -485,7 +536,7 @@ class Health:
     logs the outage once: not here, where a load balancer asks every few seconds."""
 
     auth_required = False
-    ANSWER = to_json({"status": "ok"})
+    ANSWER = to_json({"status": "ok", "version": __version__, "interface": INTERFACE_VERSION})
 
     def __init__(self, store):
         self.store = store
@@ -633,6 +684,11 @@ def _path_uuid(value, name):
     return checked
 
 
+# Tickets sell at most this many days ahead: a contact is erased keep_contact_days after
+# its ticket's date, so a ticket dated in 9999 would keep its buyer's email for ever.
+SALE_HORIZON_DAYS = 366
+
+
 class Tickets:
     needed_roles = {"POST": VISITOR_ROLE}
     MESSAGES = {"general": "Museum general entry ticket purchased",
@@ -690,6 +746,8 @@ class Tickets:
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
         if day and day < self.today():
             validator.error("ticketDate", "must not be in the past")
+        elif day and (day - self.today()).days > SALE_HORIZON_DAYS:
+            validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
         if kind == "event" and "eventId" not in body:
             validator.error("eventId", "is required for an event ticket")
         if kind == "general" and "eventId" in body:
@@ -1045,6 +1103,9 @@ def qr_secret(config, store):
     return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
 
+EXPOSED_ANYWHERE = "anywhere but a loopback development run"
+
+
 class App(falcon.App):
     """Falcon's app, where every resource that answers GET answers HEAD too (RFC 9110
     section 9.3.2: the same status and headers, no body). Falcon answers 405 to HEAD where
@@ -1057,47 +1118,31 @@ class App(falcon.App):
         super().add_route(uri_template, resource, **kwargs)
 
 
-def demo_users(config):
-    """Names of users whose password is still the shipped demo password."""
-    return [user.name for user in config.users.values() if _is_demo_hash(user.password_hash)]
-
-
-@functools.lru_cache(maxsize=256)
-def _is_demo_hash(password_hash):
-    # Once per hash and process: each check costs a full scrypt.
-    return check_password(DEMO_PASSWORD, password_hash)
-
-
-def refuse_demo_passwords(config, where="anywhere but a loopback development run"):
-    demo = demo_users(config)
-    if demo:
-        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password is "
-                          f"still set; refusing to serve {where}. Set new passwords with "
-                          f"'museum hash-password' first.")
-
-
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
-               middleware=(), loopback_development=False, access=None):
+               middleware=(), exposed_on=EXPOSED_ANYWHERE, access=None,
+               erase_contacts=False):
     """The WSGI app for `config`. By default the store is opened from the config's storage
     url, users are checked against its [users] and the access log is written as its [log]
     says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
     (an access_log.AccessLogWriter), and `museum mock` its own authenticator and `middleware`.
+    With `erase_contacts` (`museum serve`, `museum:app`), old contacts are erased from the
+    store daily, as museum_privacy says.
 
     While any user still has the demo password, the app is built only for a loopback
-    development run, which the caller states with `loopback_development=True`: this
-    function cannot see where it will be served, and under gunicorn, mod_wsgi or
-    waitress-serve, or behind a reverse proxy, the demo password would reach the network.
-    `museum serve` states it when it listens on a loopback address without `trusted_proxy`.
-    Otherwise a demo password is a ConfigError naming the users.
+    development run, which the caller states with `exposed_on=None`: this function cannot
+    see where it will be served, and under gunicorn, mod_wsgi or waitress-serve, or behind a
+    reverse proxy, the demo password would reach the network. `museum serve` states it when
+    it listens on a loopback address without `trusted_proxy`, and otherwise says where it
+    listens. Otherwise a demo password is a ConfigError naming the users.
     """
-    if not loopback_development:
-        refuse_demo_passwords(config)
+    check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
     today = museum_today(config["museum"]["timezone"], clock)
     authenticator = authenticator or authenticator_for(config)
     access = access or access_log.open_access_log(config)
     logging_middleware = [AccessLog(access)] if access else []
-    app = App(middleware=[*logging_middleware, SafeHeaders(), *middleware, authenticator])
+    app = App(middleware=[RequestId(), *logging_middleware, SafeHeaders(), *middleware,
+                          authenticator])
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
@@ -1119,7 +1164,15 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
     app.add_route("/scan/scan.js", PageFile("scan.js", "text/javascript; charset=utf-8"))
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
+    if erase_contacts:  # last: an app that could not be built erases nothing
+        museum_privacy.erase_contacts_daily(store, config["storage"]["url"], today,
+                                            config["privacy"]["keep_contact_days"])
     return app
+
+
+def set_log_level(config):
+    """The application log's level, from [log] level (the host configures its handlers)."""
+    log.setLevel(config["log"]["level"])
 
 
 _default_app = None
@@ -1128,12 +1181,15 @@ _default_app_lock = threading.Lock()
 
 def app(environ, start_response):
     """WSGI entry point for other hosts (`museum:app`): built from the default config on the
-    first request, not at import."""
+    first request, not at import; from then on it erases old contacts daily, as
+    `museum serve` does."""
     global _default_app
     if _default_app is None:
         with _default_app_lock:
             if _default_app is None:
-                _default_app = create_app(load_config())
+                config = load_config()
+                set_log_level(config)
+                _default_app = create_app(config, erase_contacts=True)
     return _default_app(environ, start_response)
 
 

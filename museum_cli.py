@@ -13,18 +13,18 @@ import logging
 import sys
 import threading
 import time
-from datetime import timedelta
 from urllib.parse import quote
 
+import museum_privacy
 import storage
 from museum import (
+    INTERFACE_VERSION,
     __version__,
     create_app,
-    demo_users,
     museum_today,
     open_configured_store,
     openapi_description,
-    refuse_demo_passwords,
+    set_log_level,
     utc_now,
     verify_ticket,
 )
@@ -34,13 +34,26 @@ from museum_config import (
     hash_key,
     hash_password,
     help_for_config,
-    is_weak,
     load_config,
     new_device_key,
     parse_config,
 )
 
 log = logging.getLogger("museum")
+VERSION_LINE = f"museum {__version__} (interface {INTERFACE_VERSION})"
+
+
+def _exposed_on(server_settings):
+    """Where `museum serve` with these settings is reachable from other machines, for the
+    demo-password rule; None for a loopback development run."""
+    proxy = server_settings["trusted_proxy"]
+    if proxy:  # whatever the host, the proxy publishes the service
+        return f"behind the proxy trusted_proxy = {proxy}"
+    if server_settings["unix_socket"]:  # a socket is there for a proxy to publish it
+        return f"on unix_socket = {server_settings['unix_socket']}"
+    if not _is_loopback(server_settings["host"]):
+        return f"on {server_settings['host']}"
+    return None
 
 
 def _is_loopback(host):
@@ -53,73 +66,24 @@ def _is_loopback(host):
 
 
 def command_serve(args):
+    import museum_server  # waitress serves the command's app; an embedded app needs none
+
     overrides = {("server", "host"): args.host, ("server", "port"): args.port,
-                 ("storage", "url"): args.db}
-    config = load_config(args.config, overrides={k: v for k, v in overrides.items() if v})
-    server_settings = config["server"]
-    host, proxy = server_settings["host"], server_settings["trusted_proxy"]
-    if proxy:  # whatever the host, the proxy publishes the service
-        refuse_demo_passwords(config, f"behind the proxy trusted_proxy = {proxy}")
-    elif server_settings["unix_socket"]:  # a socket is there for a proxy to publish it
-        refuse_demo_passwords(config, f"on unix_socket = {server_settings['unix_socket']}")
-    elif not _is_loopback(host):
-        refuse_demo_passwords(config, f"on {host}")
-    demo = demo_users(config)
-    if demo:
-        log.warning("demo password in use for %s: fine on this machine, replace it before "
-                    "publishing the service", ", ".join(demo))
-    weak = [user.name for user in config.users.values() if is_weak(user.password_hash)]
-    if weak:
-        log.warning("password hash weaker than scrypt N=2^17, r=8, p=1 for %s: make new "
-                    "ones with 'museum hash-password'", ", ".join(weak))
-    store = open_configured_store(config, args.migrate)
-    app = create_app(config, store=store,
-                     loopback_development=_is_loopback(host) and not proxy
-                     and not server_settings["unix_socket"])
-    erase_contacts_daily(store, config)
-    return serve(app, server_settings,
-                 f"database {storage.display_url(config['storage']['url'])}")
-
-
-CONTACT_BATCH = 500  # tickets erased per transaction: a few milliseconds of write lock
-BATCH_PAUSE = 0.05  # seconds between batches, for the requests waiting to write
-ERASE_EVERY = 24 * 3600
-
-
-def erase_old_contacts(store, today, keep_days):
-    """Erase the email and phone of the tickets dated more than `keep_days` days before
-    `today`, one short transaction per batch so that requests go on between them; log and
-    return how many were erased."""
-    before = (today - timedelta(days=keep_days)).isoformat()
-    total = 0
-    while True:
-        erased = store.erase_contacts(before, CONTACT_BATCH)
-        total += erased
-        if erased < CONTACT_BATCH:
-            break
-        time.sleep(BATCH_PAUSE)
-    log.info("erased the contacts of %d tickets dated before %s", total, before)
-    if not store.scrub():
-        log.warning("readers kept the database busy: erased contacts may stay in its "
-                    "write-ahead log until the next erasure")
-    return total
-
-
-def erase_contacts_daily(store, config, clock=utc_now):
-    """Erase old contacts now and then once a day, on a thread of its own that dies with
-    the service."""
-    today = museum_today(config["museum"]["timezone"], clock)
-    keep_days = config["privacy"]["keep_contact_days"]
-
-    def run():
-        while True:
-            try:
-                erase_old_contacts(store, today(), keep_days)
-            except storage.StorageError as error:
-                log.warning("erasing old contacts failed, trying again in a day: %s", error)
-            time.sleep(ERASE_EVERY)
-
-    threading.Thread(target=run, name="erase-contacts", daemon=True).start()
+                 ("storage", "url"): args.db, ("storage", "auto_migrate"): args.migrate}
+    overrides = {key: str(value) for key, value in overrides.items() if value}
+    if args.host or args.port:  # where to listen: the flags win over the config's socket
+        overrides["server", "unix_socket"] = ""
+    config = load_config(args.config, overrides=overrides)
+    set_log_level(config)
+    try:
+        with museum_server.claim(config):
+            app = create_app(config, exposed_on=_exposed_on(config["server"]),
+                             erase_contacts=True)
+            return serve(app, config["server"],
+                         f"database {storage.display_url(config['storage']['url'])}")
+    except museum_server.CannotServe as error:
+        print(f"museum: {error}", file=sys.stderr)
+        return 1
 
 
 def command_migrate(args):
@@ -158,8 +122,8 @@ def command_purge_contacts(args):
     config = _configured(args)
     store = storage.open_store(config["storage"]["url"], migrate=False)
     try:
-        erase_old_contacts(store, museum_today(config["museum"]["timezone"], utc_now)(),
-                           config["privacy"]["keep_contact_days"])
+        today = museum_today(config["museum"]["timezone"], utc_now)()
+        museum_privacy.erase_old_contacts(store, today, config["privacy"]["keep_contact_days"])
     finally:
         store.close()
     return 0
@@ -186,8 +150,9 @@ def command_mock(args):
 def serve(wsgi_app, server_settings, what):
     import museum_server  # waitress serves the command's app; an embedded app needs none
 
-    return museum_server.run_server(wsgi_app, server_settings, f"museum service {__version__}",
-                                    what)
+    return museum_server.run_server(
+        wsgi_app, server_settings,
+        f"museum service {__version__} (interface {INTERFACE_VERSION})", what)
 
 
 def command_openapi(args):
@@ -251,7 +216,7 @@ def command_verify_ticket(args):
 
 def build_parser():
     parser = argparse.ArgumentParser(prog="museum", description="The museum service.")
-    parser.add_argument("--version", action="version", version=f"museum {__version__}")
+    parser.add_argument("--version", action="version", version=VERSION_LINE)
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser(

@@ -11,6 +11,7 @@ import configparser
 import hashlib
 import hmac
 import ipaddress
+import logging
 import math
 import os
 import re
@@ -23,6 +24,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from storage import Limits
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+log = logging.getLogger("museum")
 
 
 # ============================================================================================
@@ -71,6 +73,15 @@ def _timeout(value):
     if not 0 < number <= 600:
         raise ValueError("must be a number of seconds above 0, at most 600")
     return number
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _log_level(value):
+    if value.lower() not in LOG_LEVELS:
+        raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}, not {value!r}")
+    return value.upper()  # as the logging module names it
 
 
 def _port(value):
@@ -232,6 +243,8 @@ SCHEMA = {
                          "path (appended to)"),
         "flush": Option("1", _seconds, "seconds access lines may wait in memory to be "
                         "written together (a kill -9 loses at most these); 0: each at once"),
+        "level": Option("info", _log_level, "least severe message of the application log "
+                        "written: debug, info, warning or error (the access log: see access)"),
     },
     "hours": {
         day: Option("closed" if day == "monday" else "10:00-16:00" if day == "friday"
@@ -410,6 +423,45 @@ def help_for_config():
 # takes 128 MiB and a few hundred milliseconds per check.
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**17, 8, 1
 DEMO_PASSWORD = "museum"
+# Every hash of DEMO_PASSWORD that a museum.ini of this service has shipped (the N=2^14 ones
+# before the cost was raised). Demo passwords are recognised by comparing these strings:
+# hashing each user's password to find out would cost a second per user at every start.
+DEMO_PASSWORD_HASHES = frozenset({  # each as its parameters and salt, then its key
+    "scrypt$131072$8$1$9/k7VqWstWQwoyWXhjh03g==$"
+    "QMon0dtZgXnpOKp917vupmMuGwdZq3HdWwXVl8zAiGk9DixaciwfuXcT3rOy01lZYffkdFms1i1m7kikvt6HEA==",
+    "scrypt$131072$8$1$Q98TMjkOkirD+7JAZwB2Dg==$"
+    "jFRALfQ0GRguoLKStyonXcKBcZf2I9zRBw4amfTWTFP840WxS2CS+yMJPNirIc6yivMgFRcQPkO4fdIrp+PPUQ==",
+    "scrypt$131072$8$1$kxJDhBBwyxDRG45ETviH9Q==$"
+    "toDb+qvG/EBLPQ9H6nNTxQ2ylWeBIdbcVZRqgqFa6MA9GRPz9Zd2MFMlybo2XSkBCVwGZSpJX/nr+eVkjCGnyg==",
+    "scrypt$16384$8$1$FONya8OiiOLoeDSWkz8VlQ==$"
+    "efikookp+n6iY0/MSt5CtP1m2C4RYGg323xhZNK+Qi8yh9KkAihL8bGd1ALJfjsukBWjjIAMx2IeUm7URfv6/A==",
+    "scrypt$16384$8$1$PcyLeXDnzJAptxmbQDmlNg==$"
+    "MVVh32omn4afkkQRGog3zGCcb/7q54bxbsniFtX4tQdiVHMj35nMEnEXDKgYe1Mz/8xYTC5UyJCNeif0au6WJA==",
+    "scrypt$16384$8$1$Pu10bSErAulcCo9k4Llwbw==$"
+    "61ZQ8C8rJOr4fKEncJvV5Ec+Fy/uQluYeeHldkbWRyT+lXmaLvmLLOVz/iFWcfjagbDKWiLctG1Ns7xGVtsPhw==",
+})
+
+
+def check_passwords(config, exposed_on):
+    """The demo-password rule, in one place. While any user still has the demo password,
+    the service runs only as a loopback development run: `exposed_on` says where else it
+    would be served (such as "on 0.0.0.0"), and then those users are a ConfigError naming
+    them; None states a loopback development run, where they are a warning. Hashes weaker
+    than new ones are a warning either way. No password is hashed here."""
+    demo = [user.name for user in config.users.values()
+            if user.password_hash in DEMO_PASSWORD_HASHES]
+    if demo and exposed_on:
+        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password is "
+                          f"still set; refusing to serve {exposed_on}. Set new passwords with "
+                          f"'museum hash-password' first.")
+    if demo:
+        log.warning("demo password in use for %s: fine on this machine, replace it before "
+                    "publishing the service", ", ".join(demo))
+    weak = [user.name for user in config.users.values() if is_weak(user.password_hash)]
+    if weak:
+        log.warning("password hash weaker than scrypt N=2^17, r=8, p=1 for %s: make new "
+                    "ones with 'museum hash-password'", ", ".join(weak))
+    return demo
 
 
 def hash_password(password, n=SCRYPT_N):

@@ -5,15 +5,23 @@ Imported by `museum serve` and `museum mock` only: an app embedded in another WS
 needs none of it.
 """
 
+import errno
 import logging
 import signal
+import socket
+import struct
 import threading
 import time
+from contextlib import nullcontext
 
 import waitress
 from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer
+
+import access_log
+import museum_locks
+import storage
 
 log = logging.getLogger("museum")
 
@@ -72,20 +80,79 @@ def close_late_channels(sockets, timeout):
             each.will_close = True
 
 
+class CannotServe(Exception):
+    """Another server already serves the database, or the socket or port to listen on."""
+
+
+def claim(config):
+    """Make this process the one server of the config's database and unix socket, before
+    it opens either: `CannotServe` naming the PID of the live server that has them. Serve
+    inside the context this returns."""
+    path = storage.sqlite_file(config["storage"]["url"])
+    held = None
+    if path:  # several instances share a PostgreSQL database by design
+        try:
+            held = museum_locks.try_lock(f"{path}.serve.lock")
+        except OSError as error:  # its directory is missing or not writable
+            raise storage.StorageError(f"{path}: cannot open the database: "
+                                       f"{error.strerror}") from None
+        if held is None:
+            raise CannotServe(f"{path} is already served by another museum service (PID "
+                              f"{museum_locks.holder(f'{path}.serve.lock') or 'unknown'}); "
+                              f"stop it first, or serve a copy of the database")
+    unix_socket = config["server"]["unix_socket"]
+    if unix_socket:
+        pid = _socket_server(unix_socket)
+        if pid:
+            raise CannotServe(f"{unix_socket} is already served by another process (PID "
+                              f"{pid}); stop it first, or listen elsewhere (--host/--port)")
+    return held or nullcontext()
+
+
+def _socket_server(path):
+    """The PID of the process listening on the unix socket `path`, or None when nobody
+    answers there: then waitress replaces the file left behind."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            return None
+        except OSError as error:  # not ours to probe, or not a socket
+            raise CannotServe(f"{path}: cannot tell whether a server listens there "
+                              f"({error.strerror})") from None
+        # Linux gives the listener's pid, uid and gid of a unix socket's peer.
+        credentials = probe.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                       struct.calcsize("3i"))
+        return struct.unpack("3i", credentials)[0]
+
+
 def run_server(wsgi_app, server_settings, title, what):
-    """Serve until SIGTERM or SIGINT, then stop as `drain` describes."""
+    """Serve until SIGTERM or SIGINT, then stop as `drain` describes. `CannotServe` when
+    the TCP port is taken."""
     sockets = {}  # waitress's socket map: the listening sockets and every connection
-    server = waitress.create_server(wsgi_app, map=sockets, **waitress_settings(server_settings))
+    try:
+        server = waitress.create_server(wsgi_app, map=sockets,
+                                        **waitress_settings(server_settings))
+    except OSError as error:
+        if error.errno != errno.EADDRINUSE:
+            raise
+        raise CannotServe(f"cannot listen on {server_settings['host']} port "
+                          f"{server_settings['port']}: another process listens there "
+                          f"(find it with: ss -ltnp 'sport = {server_settings['port']}')") \
+            from None
     for listener in _listeners(sockets):  # one per address the host name resolves to
         listener.channel_class = DeadlineChannel
     # waitress warns of a task queue on every request that waits for a free thread: under
     # load that is half the requests, and the access log's durations already show it.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    stopping = threading.Event()
+    stopping, reopening = threading.Event(), threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda signum, frame: stopping.set())
+    # logrotate's postrotate sends SIGHUP: the access log goes on in a new file. (The
+    # handler only asks: the loop reopens, where no lock can be held.)
+    signal.signal(signal.SIGHUP, lambda signum, frame: reopening.set())
     log.info("%s listening on %s (%s)", title, _address(server), what)
-    # waitress's own run() loop, in turns short enough to notice the signal. (Its way,
+    # waitress's own run() loop, in turns short enough to notice the signals. (Its way,
     # SystemExit out of the loop, drops the requests still queued unanswered.)
     next_check = 0
     while not stopping.is_set():
@@ -93,6 +160,9 @@ def run_server(wsgi_app, server_settings, title, what):
         if time.monotonic() >= next_check:
             close_late_channels(sockets, server_settings["request_timeout"])
             next_check = time.monotonic() + LOOP_SECONDS
+        if reopening.is_set():
+            reopening.clear()
+            log.info("SIGHUP: %d access log file(s) reopened", access_log.reopen_files())
     drain(sockets)
     log.info("stopped")
     return 0

@@ -20,6 +20,7 @@ from museum import (
     EVENT_DATES_MAX,
     HOURS_HORIZON_DAYS,
     IDEMPOTENCY_KEY,
+    INTERFACE_VERSION,
     NAME_MAX,
     PAGE_MAX,
     PAGE_SIZE_DEFAULT,
@@ -27,9 +28,9 @@ from museum import (
     PHONE,
     PRICE_MAX,
     QR_TEXT_LIMIT,
+    SALE_HORIZON_DAYS,
     TICKET_TYPES,
     TYPED_CODE_LIMIT,
-    __version__,
     qr_text,
 )
 from museum_config import DATE, GATE_ROLE, ROLES, SCHEMA
@@ -169,7 +170,7 @@ DOCUMENT = {
     "openapi": "3.1.0",
     "info": {
         "title": "Museum API",
-        "version": __version__,
+        "version": INTERFACE_VERSION,
         "license": {"name": "MIT", "identifier": "MIT"},
         "description": (
             "Opening hours, special events and tickets of the museum. Every operation "
@@ -324,8 +325,9 @@ DOCUMENT = {
                 "summary": "Buy a museum ticket",
                 "description": (
                     "Buys a general admission ticket, or a ticket for one date of a "
-                    "special event. The date must be an open day, not before today, and "
-                    "for an event one of its dates. Repeating a request with the same "
+                    "special event. The date must be an open day, not before today nor "
+                    f"more than {SALE_HORIZON_DAYS} days ahead, and for an event one of its "
+                    "dates. Repeating a request with the same "
                     "`Idempotency-Key` and body buys nothing new: it answers the ticket "
                     "bought first, before any rule on the date or the hours is checked "
                     "again, so a retry after midnight still gets it. The same key with a "
@@ -510,7 +512,7 @@ DOCUMENT = {
                     "200": _response(
                         "This document.", "application/json", {"type": "object"},
                         {"openapi": "3.1.0",
-                         "info": {"title": "Museum API", "version": __version__}}),
+                         "info": {"title": "Museum API", "version": INTERFACE_VERSION}}),
                     "431": {"$ref": "#/components/responses/RequestHeaderFieldsTooLarge"},
                 },
             }

@@ -268,6 +268,15 @@ def sqlite_path(url):
     return rest.removeprefix("/")
 
 
+def sqlite_file(url):
+    """The file a storage url names when it is a sqlite file; None for PostgreSQL and for
+    an in-memory database."""
+    if _is_postgres(url):
+        return None
+    path = sqlite_path(url)
+    return None if path == ":memory:" else path
+
+
 # -- keeping the database: copies, checks and restores --------------------------------------
 # sqlite's file is the service's to copy; a PostgreSQL server has its own tools for that.
 

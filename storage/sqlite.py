@@ -190,6 +190,7 @@ class SQLiteStore(SQLStore):
         if not read_only:
             try:
                 os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+                _give_to_owner(self.path, _directory(self.path))
                 return
             except FileExistsError:
                 pass
@@ -372,7 +373,7 @@ def backup_file(path, destination):
     try:
         with _failures_of("backup", path):
             with closing(_open_file(path, "rw")) as source:
-                _copy(source, partial, "DELETE")
+                _copy(source, partial, "DELETE", owner_like=path)
             os.replace(partial, destination)
             _sync_directory(destination)
     finally:
@@ -390,13 +391,14 @@ def _failures_of(what, path):
         raise StorageError(f"{error.filename}: {what} failed: {error.strerror}") from error
 
 
-def _copy(source, target, journal_mode):
-    """Copy the database of connection `source` into a new owner-only file `target`, in
-    `journal_mode` (DELETE: whole in one file; WAL: as the service uses it; either way no
-    log is left beside it), synced to disk; `StorageError` if the copy fails sqlite's
-    checks."""
+def _copy(source, target, journal_mode, owner_like):
+    """Copy the database of connection `source` into a new owner-only file `target` of the
+    owner of the file `owner_like`, in `journal_mode` (DELETE: whole in one file; WAL: as
+    the service uses it; either way no log is left beside it), synced to disk;
+    `StorageError` if the copy fails sqlite's checks."""
     _remove(target)
     os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    _give_to_owner(target, owner_like)
     with closing(sqlite3.connect(target, isolation_level=None)) as copy:
         source.backup(copy)
         copy.execute(f"PRAGMA journal_mode = {journal_mode}")
@@ -414,12 +416,15 @@ def restore_file(path, source):
     try:
         with _failures_of("restore", path):
             with closing(_open_file(source, "ro")) as backup:
-                _copy(backup, partial, "WAL")
+                _copy(backup, partial, "WAL",
+                      owner_like=path if os.path.exists(path) else _directory(path))
             _refuse_if_in_use(path)
             kept = aside if os.path.exists(path) else None
             _set_aside(path, aside)
             os.replace(partial, path)
             _sync_directory(path)
+            if kept:
+                _fold_log(aside)
     finally:
         _remove(partial)
     findings = file_findings(path)
@@ -437,6 +442,29 @@ def _set_aside(path, aside):
             os.replace(path + suffix, aside + suffix)
         else:
             _remove(aside + suffix)  # an older one's log does not belong to this database
+
+
+def _fold_log(path):
+    """Write the database at `path`'s write-ahead log into it and remove the log and its
+    index (-wal, -shm), so the database set aside is one file. A damaged one keeps them."""
+    try:
+        with closing(_open_file(path, "rw")) as conn:
+            conn.execute("PRAGMA journal_mode = DELETE")
+    except sqlite3.DatabaseError as error:
+        log.warning("%s: kept with its log files: %s", path, one_line(error))
+
+
+def _give_to_owner(path, like):
+    """Give the new file `path` the owner and group of the file `like` (the database, or
+    the directory of a new one). Run as root, a command would otherwise leave a database
+    or backup the service's user cannot open."""
+    if os.geteuid() == 0:
+        owner = os.stat(like)
+        os.chown(path, owner.st_uid, owner.st_gid)
+
+
+def _directory(path):
+    return os.path.dirname(os.path.abspath(path))
 
 
 def _check_restorable(source):
@@ -474,7 +502,7 @@ def _refuse_if_in_use(path):
 
 def _sync_directory(path):
     """Make a rename in `path`'s directory durable."""
-    descriptor = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    descriptor = os.open(_directory(path), os.O_RDONLY)
     try:
         os.fsync(descriptor)
     finally:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+UNIX_SOCKET = re.compile(r"(?m)^unix_socket *= *\S")
 LISTENING = re.compile(r"listening on (?:http://127\.0\.0\.1:(\d+)|unix:)")
 
 
@@ -102,13 +103,16 @@ def problem(status, headers, data):
 
 
 def start_server(directory, config_text, *extra_args, db=None):
-    """Start `museum serve` with `config_text` in `directory` on a free port, on the
-    database `db` (a `--db` path or URL; default: museum.sqlite3 in `directory`)."""
+    """Start `museum serve` with `config_text` in `directory` on a free port (or on the
+    config's unix socket, if it has one), on the database `db` (a `--db` path or URL;
+    default: museum.sqlite3 in `directory`)."""
     directory = Path(directory)
     config_path = directory / "museum.ini"
     config_path.write_text(config_text, encoding="utf-8")
+    # --port would win over the config's socket.
+    listen = [] if UNIX_SOCKET.search(config_text) else ["--port", "0"]
     return start_process(directory, "server", "-m", "museum", "serve", "--config",
-                         str(config_path), "--port", "0",
+                         str(config_path), *listen,
                          "--db", db or str(directory / "museum.sqlite3"), *extra_args)
 
 

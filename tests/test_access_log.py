@@ -15,7 +15,7 @@ import pytest
 from serving import ROOT, running_server, wait_until
 
 ACCESS_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO museum\.access: "
-                         r"127\.0\.0\.1 GET (/\S+) 404 \d+\.\dms$", re.MULTILINE)
+                         r"127\.0\.0\.1 GET (/\S+) 404 \d+\.\dms [a-p]{16}$", re.MULTILINE)
 
 
 def config(access="stderr", flush="60"):

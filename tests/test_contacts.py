@@ -8,7 +8,7 @@ import time
 import uuid
 from datetime import date, datetime, timedelta, timezone
 
-import museum_cli
+import museum_privacy
 import storage
 from commands import museum_command
 from conftest import VISITOR
@@ -53,7 +53,7 @@ def test_contacts_beyond_the_window_are_erased_from_the_file_itself(store, db_pa
     assert all(email.encode() in file_bytes(db_path) for email in erased + kept)
 
     with caplog.at_level(logging.INFO, logger="museum"):
-        assert museum_cli.erase_old_contacts(store, TODAY, 30) == 3
+        assert museum_privacy.erase_old_contacts(store, TODAY, 30) == 3
     assert "erased the contacts of 3 tickets dated before 2026-10-23" in caplog.text
 
     on_disk = file_bytes(db_path)
@@ -64,18 +64,18 @@ def test_contacts_beyond_the_window_are_erased_from_the_file_itself(store, db_pa
     assert query(db_path, "SELECT count(*) FROM tickets") == [(7,)]
     assert query(db_path, "SELECT key FROM idempotency_keys ORDER BY key") == [
         ("key-10",), ("key-11",), ("key-12",), ("key-13",)]
-    assert museum_cli.erase_old_contacts(store, TODAY, 30) == 0
+    assert museum_privacy.erase_old_contacts(store, TODAY, 30) == 0
 
 
 def test_a_large_backlog_is_erased_in_batches(store, monkeypatch):
-    monkeypatch.setattr(museum_cli, "CONTACT_BATCH", 4)
+    monkeypatch.setattr(museum_privacy, "CONTACT_BATCH", 4)
     for number in range(10):
         sell(store, TODAY - timedelta(days=100 + number), number)
     batches = []
     erase = store.erase_contacts
     monkeypatch.setattr(store, "erase_contacts",
                         lambda before, limit: batches.append(erase(before, limit)) or batches[-1])
-    assert museum_cli.erase_old_contacts(store, TODAY, 30) == 10
+    assert museum_privacy.erase_old_contacts(store, TODAY, 30) == 10
     assert batches == [4, 4, 2]
 
 
@@ -101,7 +101,7 @@ def test_the_running_service_erases_old_contacts_without_holding_up_requests(
     first = sell(store, today - timedelta(days=31), 0)
     store.close()
     # A backlog of a few seconds' erasing, as after the first start of this version.
-    backlog = 20 * museum_cli.CONTACT_BATCH
+    backlog = 20 * museum_privacy.CONTACT_BATCH
     with sqlite3.connect(db_path) as conn:
         conn.executemany(
             "INSERT INTO tickets (id, type, date, confirmation_code, email) "

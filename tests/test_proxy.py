@@ -277,7 +277,7 @@ def security_md_socket_config():
 def test_the_api_works_through_nginx_with_public_links(nginx_site):
     _, https_port, cert, _, _ = nginx_site
     status, headers, body = https_request(https_port, cert, "GET", "/healthz")
-    assert (status, json.loads(body)) == (200, {"status": "ok"})
+    assert (status, json.loads(body)) == (200, json.loads(museum.Health.ANSWER))
     assert headers["Server"] == "nginx"  # no version
     assert headers["Strict-Transport-Security"] == "max-age=31536000"
     days = open_days("", 1)

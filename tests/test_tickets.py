@@ -75,6 +75,9 @@ INVALID = [
     pytest.param(body(ticketDate="2026-11-4"), ["ticketDate"], id="date-short-day"),
     pytest.param(body(ticketDate=20261124), ["ticketDate"], id="date-number"),
     pytest.param(body(ticketDate=""), ["ticketDate"], id="date-empty"),
+    # 366 days ahead sell (next-year above); a day more would outlive the contact's erasure.
+    pytest.param(body(ticketDate="2027-11-24"), ["ticketDate"], id="date-367-days-ahead"),
+    pytest.param(body(ticketDate="9999-12-31"), ["ticketDate"], id="date-far-ahead"),
     pytest.param(body(email=OMIT), ["email"], id="email-missing"),
     pytest.param(body(email="ada.example.org"), ["email"], id="email-no-at"),
     pytest.param(body(email="ada@lovelace@example.org"), ["email"], id="email-two-ats"),
