@@ -30,10 +30,11 @@ def erase_old_contacts(store, today, keep_days):
         if erased < CONTACT_BATCH:
             break
         time.sleep(BATCH_PAUSE)
-    log.info("erased the contacts of %d tickets dated before %s", total, before)
+    # Said once the files are scrubbed too, so that the line means the contacts are gone.
     if not store.scrub():
         log.warning("readers kept the database busy: erased contacts may stay in its "
                     "write-ahead log until the next erasure")
+    log.info("erased the contacts of %d tickets dated before %s", total, before)
     return total
 
 
