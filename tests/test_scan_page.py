@@ -299,6 +299,7 @@ def test_a_pairing_link_signs_the_scanner_in_until_sign_out(server, browser, tmp
     WebDriverWait(browser, 10).until(lambda d: shown(d, "device") == "Signed in as gate2")
     assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
 
+    browser.find_element(By.ID, "settings").click()
     browser.find_element(By.ID, "sign-out").click()
     assert sign_in_status(browser) == "Signed out. Sign in again to scan."
     assert stored_sign_in(browser) is None and shown(browser, "scanner") is None

@@ -1,0 +1,212 @@
+"""The scanner page on a busy morning, in a real headless Chromium against a real
+`museum serve` on sqlite, at a 360×740 phone and a 1280×800 desk screen: a refusal hidden by
+the next scan stays in the strip of recent scans, the outcome returns to Ready by itself,
+an admission is undone from the strip, a visitor without the ticket is found by email and
+admitted, and a 200-character event name fits without scrolling.
+
+Nothing waits a fixed time for the page: each test waits on what the page shows, with a
+deadline. Scans 0.4 s apart are typed through WebDriver's own pauses between keystrokes, as
+a barcode scanner would type them. `MUSEUM_SCREENSHOTS=docs pytest tests/test_door_page.py`
+rewrites the README's pictures.
+"""
+
+import pytest
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+from conftest import ADMIN, VISITOR
+from test_scan_page import (  # noqa: F401 (fixtures)
+    GATE_AUTH, browser, buy, call, csp_violations, door_config, open_page, qr, scan,
+    screenshot, server, shown, today_at)
+
+SCREENS = {"360": {"width": 360, "height": 740, "mobile": True},
+           "1280": {"width": 1280, "height": 800, "mobile": False}}
+LONG_NAME = ("The Long Night of Museums: a torchlit tour through the galleries of antiquity, "
+             "with readings, music from three centuries and a late supper in the Great Hall "
+             "for friends of the museum and their guests")[:200].ljust(200, ".")
+
+
+@pytest.fixture(params=sorted(SCREENS))
+def screen(request, browser):
+    """The size the browser shows the page at, by name ("360" or "1280")."""
+    size = SCREENS[request.param]
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {**size, "deviceScaleFactor": 1})
+    return request.param
+
+
+def strip_rows(driver):
+    """The strip of recent scans, newest first: [(row class, words of the row)], read at
+    once (the page redraws the strip with each answer)."""
+    return [(tone, words) for tone, words in driver.execute_script("""
+        return [...document.querySelectorAll("#strip li")].map((row) => [row.className,
+            [...row.querySelectorAll(".scan p")].map((part) => part.textContent)]);""")]
+
+
+def wait_for_strip(driver, count):
+    """The strip once it holds `count` scans, every one answered."""
+    def answered(d):
+        rows = strip_rows(d)
+        return rows if len(rows) == count and all(c != "busy" for c, _ in rows) else None
+
+    return WebDriverWait(driver, 10).until(answered)
+
+
+def outcome(driver):
+    """(body tone, headline) as shown."""
+    return (driver.find_element(By.TAG_NAME, "body").get_attribute("class"),
+            driver.find_element(By.ID, "headline").text)
+
+
+def fits_the_screen(driver):
+    """No scrolling, and the counters wholly in view."""
+    return driver.execute_script("""
+        const counters = document.getElementById("counters").getBoundingClientRect();
+        return document.scrollingElement.scrollHeight <= window.innerHeight
+            && document.scrollingElement.scrollWidth <= window.innerWidth
+            && counters.top >= 0 && counters.bottom <= window.innerHeight;""")
+
+
+def set_clear_after(driver, seconds):
+    driver.find_element(By.ID, "settings").click()
+    field = driver.find_element(By.ID, "clear-after")
+    field.clear()
+    field.send_keys(str(seconds))
+    driver.find_element(By.ID, "options-close").click()
+
+
+def test_a_refusal_hidden_by_the_next_scan_stays_red_in_the_strip(server, browser, screen,
+                                                                 tmp_path):
+    today = today_at(server).isoformat()
+    first, second = buy(server, today), buy(server, today)
+    open_page(browser, server)
+    set_clear_after(browser, 30)  # the last outcome stays while it is looked at
+
+    # Valid, already admitted, valid: 0.4 s apart, as a queue moves.
+    (ActionChains(browser).send_keys(qr(first) + Keys.ENTER).pause(0.4)
+     .send_keys(qr(first) + Keys.ENTER).pause(0.4)
+     .send_keys(qr(second) + Keys.ENTER).perform())
+    rows = wait_for_strip(browser, 3)
+    assert rows == [
+        ("good", [rows[0][1][0], "Admitted", "General entry", "…" + second["confirmationCode"][-5:]]),
+        ("bad", [rows[1][1][0], "Already admitted", "General entry",
+                 "…" + first["confirmationCode"][-5:]]),
+        ("good", [rows[2][1][0], "Admitted", "General entry", "…" + first["confirmationCode"][-5:]]),
+    ]
+    assert outcome(browser) == ("good", "Admitted")
+    WebDriverWait(browser, 10).until(lambda d: shown(d, "previous") == "(previous scan refused)")
+    assert fits_the_screen(browser)
+    screenshot(browser, tmp_path, f"door-strip-{screen}.png")
+
+    # Tapping the red row tells what happened to that scan.
+    browser.find_elements(By.CSS_SELECTOR, "#strip li .scan")[1].click()
+    facts = browser.find_element(By.ID, "scan-facts").text
+    assert shown(browser, "scan-title") == "Already admitted"
+    for expected in (first["ticketId"], first["confirmationCode"], "by gate2"):
+        assert expected in facts
+    screenshot(browser, tmp_path, f"door-details-{screen}.png")
+    browser.find_element(By.ID, "scan-close").click()
+    WebDriverWait(browser, 10).until(  # ready for the next ticket
+        lambda d: d.switch_to.active_element.get_attribute("id") == "code")
+
+    # A reload keeps the strip.
+    browser.refresh()
+    assert [(tone, words[1:]) for tone, words in wait_for_strip(browser, 3)] == [
+        (tone, words[1:]) for tone, words in rows]
+    assert csp_violations(browser) == []
+
+
+def test_the_outcome_returns_to_ready_and_the_settings_stay(server, browser, screen, tmp_path):
+    open_page(browser, server)
+    set_clear_after(browser, 1)
+    browser.find_element(By.ID, "mute").click()
+    assert shown(browser, "mute") == "Muted"
+
+    assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
+    WebDriverWait(browser, 10).until(lambda d: outcome(d) == ("idle", "Ready"))
+    assert strip_rows(browser)[0][0] == "bad"  # the refusal is still there to see
+    screenshot(browser, tmp_path, f"door-ready-{screen}.png")
+
+    browser.refresh()
+    WebDriverWait(browser, 10).until(lambda d: shown(d, "mute") == "Muted")
+    browser.find_element(By.ID, "settings").click()
+    assert browser.find_element(By.ID, "clear-after").get_attribute("value") == "1"
+    screenshot(browser, tmp_path, f"door-settings-{screen}.png")
+
+
+def test_an_admission_undone_from_the_strip_scans_as_valid_again(server, browser, screen,
+                                                                tmp_path):
+    today = today_at(server).isoformat()
+    ticket = buy(server, today)
+    open_page(browser, server)
+    assert scan(browser, qr(ticket))[:2] == ("good", "Admitted")
+    WebDriverWait(browser, 10).until(
+        lambda d: shown(d, "device-count") == "· 1 admitted here today")
+
+    browser.find_element(By.CSS_SELECTOR, "#strip li .undo").click()
+    assert shown(browser, "undo-status").startswith("Undo this admission?")
+    screenshot(browser, tmp_path, f"door-undo-{screen}.png")
+    browser.find_element(By.ID, "undo-confirm").click()
+    WebDriverWait(browser, 10).until(
+        lambda d: shown(d, "undo-status") == "Undone: the ticket will scan as valid again.")
+    browser.find_element(By.ID, "scan-close").click()
+    assert strip_rows(browser)[0][1][1] == "Admitted · undone"
+    assert not browser.find_elements(By.CSS_SELECTOR, "#strip li .undo")
+
+    status, history = call(server, "GET", f"/v1.1/admissions/{ticket['ticketId']}", GATE_AUTH)
+    assert status == 200 and history["admitted"] is False
+    assert [entry["action"] for entry in history["history"]] == ["admitted", "undone"]
+    assert scan(browser, qr(ticket))[:2] == ("good", "Admitted")
+    assert csp_violations(browser) == []
+
+
+def test_a_lost_ticket_is_found_by_email_and_admitted(server, browser, screen, tmp_path):
+    today = today_at(server).isoformat()
+    email = "lost.ticket@example.org"
+    status, ticket = call(server, "POST", "/v1.1/tickets", VISITOR,
+                          {"ticketType": "general", "ticketDate": today, "email": email})
+    assert status == 201, ticket
+    buy(server, today)  # another buyer's: not found
+    open_page(browser, server)
+
+    browser.find_element(By.ID, "find").click()
+    browser.find_element(By.ID, "find-email").send_keys(email + Keys.ENTER)
+    WebDriverWait(browser, 10).until(lambda d: shown(d, "find-status") == f"1 ticket for {today}")
+    found = browser.find_element(By.ID, "found").text
+    assert "General entry" in found and ticket["confirmationCode"] in found
+    assert "not admitted" in found
+    screenshot(browser, tmp_path, f"door-find-{screen}.png")
+
+    browser.find_element(By.CSS_SELECTOR, "#found button").click()
+    WebDriverWait(browser, 10).until(lambda d: outcome(d) == ("good", "Admitted"))
+    assert strip_rows(browser)[0][1][1:3] == ["Admitted", "General entry"]
+    assert email not in server.log() and email not in browser.current_url
+
+    # A part of the code typed into the scanner's field finds the same ticket.
+    part = ticket["confirmationCode"].split("-", 2)[2].upper()
+    browser.find_element(By.ID, "code").send_keys(part + Keys.ENTER)
+    WebDriverWait(browser, 10).until(lambda d: shown(d, "find-status") == f"1 ticket for {today}")
+    assert "admitted" in browser.find_element(By.ID, "found").text
+    assert csp_violations(browser) == []
+
+
+def test_a_200_character_event_name_fits_without_scrolling(server, browser, screen, tmp_path):
+    assert len(LONG_NAME) == 200
+    today = today_at(server).isoformat()
+    status, event = call(server, "POST", "/v1.1/special-events", ADMIN,
+                         {"name": LONG_NAME, "location": "Great Hall", "price": 25,
+                          "eventDescription": "Torchlit tour.", "dates": [today]})
+    assert status == 201, event
+    tickets = [buy(server, today, event["eventId"]) for _ in range(6)]
+    open_page(browser, server)
+    set_clear_after(browser, 30)
+    for ticket in tickets:
+        assert scan(browser, qr(ticket))[:2] == ("good", "Admitted")
+    assert scan(browser, qr(tickets[0]))[:2] == ("bad", "Already admitted")
+    wait_for_strip(browser, 7)
+    WebDriverWait(browser, 10).until(
+        lambda d: d.find_element(By.CSS_SELECTOR, "#counts tr:last-child td").text == "6 / 6")
+    assert fits_the_screen(browser)
+    screenshot(browser, tmp_path, f"door-long-name-{screen}.png")
