@@ -715,6 +715,7 @@ def _fingerprint(body):
 
 
 CONFIRMATION_CODE = re.compile(r"ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}")
+RANDOM_PART = re.compile(r"[0-9a-f]{6}-[0-9a-f]{5}")  # a code's last 12 characters
 
 
 def _confirmation_code(kind):
@@ -813,7 +814,7 @@ QR_TEXT_LIMIT = 512  # a genuine QR text is about 120 characters
 TYPED_CODE_LIMIT = 100  # a confirmation code as typed; a genuine one is 27 characters
 DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the admission
     "already-admitted": (409, "This ticket was admitted before."),
-    "wrong-date": (409, "This ticket is for another day."),
+    "wrong-date": (409, "This ticket is for another day."),  # detail: see `wrong_date`
     "cancelled": (410, "The event of this ticket was cancelled."),
     "forged": (422, "This is not a genuine ticket of this museum."),
     "unknown": (404, "No ticket with this code was sold."),
@@ -821,24 +822,43 @@ DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the a
 DOOR_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode")
 
 
+def typed_codes(typed):
+    """The confirmation codes a typed code may be, ignoring case and surrounding spaces:
+    itself when whole, the code of either kind of ticket when only its random part was
+    typed (`792d82-891fc`), none when it has neither shape."""
+    code = typed.strip().lower()
+    if CONFIRMATION_CODE.fullmatch(code):
+        return [code]
+    if RANDOM_PART.fullmatch(code):
+        return [f"ticket-{kind}-{code}" for kind in TICKET_TYPES]
+    return []
+
+
+def _found(find, key):
+    try:
+        return find(key)
+    except storage.NotFound:
+        return None
+
+
 def door_check(store, secret, today, qr_text=None, code=None):
     """What the door makes of a presented ticket, from its QR text or its typed confirmation
-    code: `(result, ticket)`, result one of `admittable`, `already-admitted`, `wrong-date`,
-    `cancelled` (with the ticket), `forged` or `unknown` (ticket None). Reads only."""
+    code (see `typed_codes`): `(result, ticket)`, result one of `admittable`,
+    `already-admitted`, `wrong-date`, `cancelled` (with the ticket), `forged` or `unknown`
+    (ticket None). Reads only."""
     if qr_text is not None:
         genuine = read_qr_text(secret, qr_text)
         if genuine is None:
             return "forged", None
         ticket_id, code = genuine
-        find, key = store.get_ticket, ticket_id
+        ticket = _found(store.get_ticket, ticket_id)
+        if ticket is not None and ticket["confirmationCode"] != code:
+            return "forged", None
     else:
-        find, key = store.get_ticket_by_code, code
-    try:
-        ticket = find(key)
-    except storage.NotFound:
+        found = (_found(store.get_ticket_by_code, typed) for typed in typed_codes(code))
+        ticket = next(filter(None, found), None)
+    if ticket is None:
         return "unknown", None
-    if ticket["confirmationCode"] != code:
-        return "forged", None
     if ticket["cancelled"]:
         return "cancelled", ticket
     if ticket["admittedAt"]:
@@ -858,12 +878,24 @@ def door_details(ticket):
     return details
 
 
+def wrong_date(ticket, today):
+    """`(when, detail)` of a ticket for another day: `early` or `past`, and a detail such as
+    `early: ticket for 2026-12-05 (in 12 days)` or `past: ticket was for 2026-11-20`."""
+    day = date.fromisoformat(ticket["ticketDate"])
+    if day < today:
+        return "past", f"past: ticket was for {day}"
+    days = (day - today).days
+    return "early", f"early: ticket for {day} (in {days} day{'' if days == 1 else 's'})"
+
+
 def verify_ticket(text, secret, store, today):
-    """The door's verdict on a scanned QR text, read only: `valid …`, `already admitted …`,
-    `forged`, `unknown`, `cancelled` or `wrong date …`."""
-    result, ticket = door_check(store, secret, today, qr_text=text)
+    """The door's verdict on a scanned QR text or a typed confirmation code (whole or its
+    random part), read only: `valid …`, `already admitted …`, `forged`, `unknown`,
+    `cancelled` or `wrong date, early: …` / `wrong date, past: …`."""
+    presented = {"code": text} if typed_codes(text) else {"qr_text": text}
+    result, ticket = door_check(store, secret, today, **presented)
     if result == "wrong-date":
-        return f"wrong date: ticket is for {ticket['ticketDate']}"
+        return f"wrong date, {wrong_date(ticket, today)[1]}"
     if result == "already-admitted":
         return f"already admitted at {ticket['admittedAt']} by {ticket['admittedBy']}"
     if result != "admittable":
@@ -878,36 +910,53 @@ ADMISSION_RULES = {
 }
 
 
-class Admissions:
-    """Admit a ticket at the door: each ticket once, on its day.
+class TypedCodeLimit:
+    """Codes typed at the door, and lookups of lost tickets, can be guessed there: after
+    LIMIT of them counted within WINDOW seconds (unknown codes, every lookup), a user is
+    answered 429 for WINDOW seconds (a hit would give away a ticket's id, with which any
+    signed-in user fetches its image). One limit shared by the door and the lookup."""
 
-    Codes are typed at the door, so they can be guessed there: after UNKNOWN_LIMIT
-    `unknown` answers within a minute, a user is answered 429 for a minute (a hit would
-    give away a ticket's id, with which any signed-in user fetches its image)."""
+    LIMIT = 30
+    WINDOW = 60
+
+    def __init__(self):
+        self._counts = museum_auth.FailureCounts(self.LIMIT + 1, self.WINDOW, self.WINDOW)
+
+    def refuse_if_reached(self, user):
+        remaining = self._counts.locked_for(user)
+        if remaining > 0:
+            raise Problem(429, "Too many unknown ticket codes or lookups; wait a minute and "
+                          "retry.", headers={"Retry-After": str(math.ceil(remaining))})
+
+    def count(self, user):
+        """Count one guess of `user`; 429 when it is one too many."""
+        if self._counts.count(user):
+            log.warning("admissions refused to %s for %d s: more than %d unknown ticket codes "
+                        "or lookups within %d s", user, self.WINDOW, self.LIMIT, self.WINDOW)
+            self.refuse_if_reached(user)
+
+
+class Admissions:
+    """Admit a ticket at the door: each ticket once, on its day. Unknown typed or scanned
+    codes count toward the `TypedCodeLimit`."""
 
     needed_roles = {"POST": GATE_ROLE}
-    UNKNOWN_LIMIT = 30
-    UNKNOWN_WINDOW = 60
 
-    def __init__(self, store, secret, today, clock):
+    def __init__(self, store, secret, today, clock, guesses):
         self.store = store
         self.secret = secret
         self.today = today
         self.clock = clock
-        self.unknown_codes = museum_auth.FailureCounts(
-            self.UNKNOWN_LIMIT + 1, self.UNKNOWN_WINDOW, self.UNKNOWN_WINDOW)
+        self.guesses = guesses
 
     def on_post(self, req, resp):
         user = req.context.user.name
-        self._refuse_if_guessing(user)
+        self.guesses.refuse_if_reached(user)
         presented = self._presented(read_json(req))
         today = self.today()
         result, ticket = door_check(self.store, self.secret, today, **presented)
-        if result == "unknown" and self.unknown_codes.count(user):
-            log.warning("admissions refused to %s for %d s: more than %d unknown ticket codes "
-                        "within %d s", user, self.UNKNOWN_WINDOW, self.UNKNOWN_LIMIT,
-                        self.UNKNOWN_WINDOW)
-            self._refuse_if_guessing(user)
+        if result == "unknown":
+            self.guesses.count(user)
         if result == "admittable":
             admission, admitted = self.store.admit(ticket["ticketId"], user,
                                                    rfc3339(self.clock()))
@@ -918,13 +967,9 @@ class Admissions:
             result = "already-admitted"  # another gate was a moment faster
         status, detail = DOOR_OUTCOMES[result]
         members = {"result": result, **(door_details(ticket) if ticket else {})}
+        if result == "wrong-date":
+            members["when"], detail = wrong_date(ticket, today)
         raise Problem(status, detail, members=members)
-
-    def _refuse_if_guessing(self, user):
-        remaining = self.unknown_codes.locked_for(user)
-        if remaining > 0:
-            raise Problem(429, "Too many unknown ticket codes; wait a minute and retry.",
-                          headers={"Retry-After": str(math.ceil(remaining))})
 
     @staticmethod
     def _presented(body):
@@ -939,23 +984,108 @@ class Admissions:
         validator.raise_if_invalid()
         if "code" in values:
             return {"qr_text": values["code"]}
-        return {"code": values["confirmationCode"].lower()}
+        return {"code": values["confirmationCode"]}
+
+
+UNDO_WINDOW = timedelta(minutes=10)
+UNDO_RULE = (f"A gate may undo only its own admissions, within {UNDO_WINDOW.seconds // 60} "
+             f"minutes; ask an admin.")
 
 
 class Admission:
-    """Undo an admission made by mistake."""
+    """A ticket's admission history, and undoing an admission made by mistake: by the gate
+    (user) that made it within UNDO_WINDOW, by an admin at any time. Both are kept in the
+    ticket's history."""
 
-    needed_roles = {"DELETE": ADMIN_ROLE}
+    needed_roles = {"GET": GATE_ROLE, "DELETE": GATE_ROLE}
 
-    def __init__(self, store):
+    def __init__(self, store, clock):
         self.store = store
+        self.clock = clock
+
+    def on_get(self, req, resp, ticket_id):
+        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        body = {"ticketId": ticket["ticketId"], "admitted": bool(ticket["admittedAt"])}
+        if ticket["admittedAt"]:
+            body.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
+        body["history"] = self.store.admission_history(ticket["ticketId"])
+        json_response(resp, body)
 
     def on_delete(self, req, resp, ticket_id):
+        user, now = req.context.user, self.clock()
+
+        def may_undo(admission):
+            return user.role == ADMIN_ROLE or (
+                admission["admittedBy"] == user.name
+                and now - datetime.fromisoformat(admission["admittedAt"]) <= UNDO_WINDOW)
+
         try:
-            self.store.undo_admission(_path_uuid(ticket_id, "ticketId"))
+            self.store.undo_admission(_path_uuid(ticket_id, "ticketId"), user.name,
+                                      rfc3339(now), may_undo)
         except storage.NotFound:
             raise Problem(404, "This ticket has not been admitted.") from None
+        except storage.NotAllowed:
+            raise Problem(403, UNDO_RULE) from None
         resp.status = 204
+
+
+LOOKUP_RULES = {
+    "email": Validator.email,
+    "code": lambda v, name, value: v.text(name, value, TYPED_CODE_LIMIT),
+    "date": Validator.date,
+}
+LOOKUP_LIMIT = 20  # tickets answered at most
+
+
+def lookup_details(ticket):
+    """What a lookup shows of a ticket: the door's details, its event and status; never
+    its buyer's email or phone."""
+    status = "cancelled" if ticket["cancelled"] else \
+        "admitted" if ticket["admittedAt"] else "valid"
+    details = door_details(ticket)
+    if ticket["eventId"]:
+        details["eventId"] = ticket["eventId"]
+    return {**details, "status": status, "admitted": bool(ticket["admittedAt"])}
+
+
+class TicketLookup:
+    """Find a visitor's lost ticket among a day's tickets: by the buyer's whole email
+    address (sent in the body, never in a URL or a log) or by its confirmation code, whole
+    or only its random part. Every lookup counts toward the `TypedCodeLimit`."""
+
+    needed_roles = {"POST": GATE_ROLE}
+
+    def __init__(self, store, today, guesses):
+        self.store = store
+        self.today = today
+        self.guesses = guesses
+
+    def on_post(self, req, resp):
+        user = req.context.user.name
+        self.guesses.refuse_if_reached(user)
+        values, codes = self._wanted(read_json(req))
+        self.guesses.count(user)
+        day = (values.get("date") or self.today()).isoformat()
+        tickets = self.store.lookup_tickets(day, email=values.get("email"), codes=codes,
+                                            limit=LOOKUP_LIMIT)
+        json_response(resp, {"date": day, "tickets": [lookup_details(t) for t in tickets]})
+
+    @staticmethod
+    def _wanted(body):
+        """The checked body, and the codes its `code` may be ([] for an email)."""
+        validator = Validator()
+        values = check_fields(body, LOOKUP_RULES, (), validator)
+        given = [name for name in ("email", "code") if name in body]
+        if len(given) > 1:
+            validator.error("code", "must not be given with email")
+        elif not given:
+            validator.error("email", "is required, or code")
+        codes = typed_codes(values["code"]) if values.get("code") else []
+        if values.get("code") and not codes:
+            validator.error("code", "must be a confirmation code like "
+                            "ticket-event-792d82-891fc, or its last part 792d82-891fc")
+        validator.raise_if_invalid()
+        return values, codes
 
 
 class AdmissionSummary:
@@ -1113,9 +1243,11 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route(f"{API}/tickets", Tickets(store, config.schedule, today, new_id, public_url))
     secret = qr_secret(config, store)
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
-    app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock))
+    guesses = TypedCodeLimit()
+    app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock, guesses))
     app.add_route(f"{API}/admissions/summary", AdmissionSummary(store, today))
-    app.add_route(f"{API}/admissions/{{ticket_id}}", Admission(store))
+    app.add_route(f"{API}/admissions/lookup", TicketLookup(store, today, guesses))
+    app.add_route(f"{API}/admissions/{{ticket_id}}", Admission(store, clock))
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
     app.add_route("/scan/scan.js", PageFile("scan.js", "text/javascript; charset=utf-8"))
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))

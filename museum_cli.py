@@ -298,9 +298,11 @@ def build_parser():
     device.set_defaults(run=command_add_device)
 
     verify = _database_command(
-        commands, "verify-ticket", command_verify_ticket, "check a scanned ticket QR text, "
-        "reading the database only; admits nobody (exit 0 if valid and not yet admitted)")
-    verify.add_argument("text", help="the text the scanner read from the QR code")
+        commands, "verify-ticket", command_verify_ticket, "check a scanned ticket QR text "
+        "or a typed confirmation code, reading the database only; admits nobody (exit 0 if "
+        "valid and not yet admitted)")
+    verify.add_argument("text", help="the text the scanner read from the QR code, or the "
+                        "confirmation code (ticket-event-792d82-891fc, or only 792d82-891fc)")
     _database_command(
         commands, "migrate", command_migrate, "migrate a database of an older version to "
         "this one's schema (sqlite: after a backup beside it, PATH.vN.bak), then exit")

@@ -20,6 +20,7 @@ from museum import (
     EVENT_DATES_MAX,
     HOURS_HORIZON_DAYS,
     IDEMPOTENCY_KEY,
+    LOOKUP_LIMIT,
     NAME_MAX,
     PAGE_MAX,
     PAGE_SIZE_DEFAULT,
@@ -29,6 +30,9 @@ from museum import (
     QR_TEXT_LIMIT,
     TICKET_TYPES,
     TYPED_CODE_LIMIT,
+    UNDO_RULE,
+    UNDO_WINDOW,
+    TypedCodeLimit,
     __version__,
     qr_text,
 )
@@ -80,13 +84,26 @@ _ADMITTED_EXAMPLE = {"admittedAt": "2030-10-29T09:14:05Z", "admittedBy": "gate"}
 # The ticket members of each refusal's example; only the three that find a ticket show it.
 _DOOR_REFUSAL_EXAMPLES = {
     "already-admitted": {**_DOOR_TICKET_EXAMPLE, **_ADMITTED_EXAMPLE},
-    "wrong-date": _DOOR_TICKET_EXAMPLE,
+    "wrong-date": {**_DOOR_TICKET_EXAMPLE, "ticketDate": "2030-10-31", "when": "early"},
     "cancelled": {**_DOOR_TICKET_EXAMPLE, "ticketType": "event",
                   "confirmationCode": "ticket-event-a1b2c3-d4e5f",
                   "eventName": "Pirate Coding Workshop"},
     "forged": {},
     "unknown": {},
 }
+# A wrong date's detail says early or past (museum.wrong_date), for the example's ticket.
+_DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2030-10-31 (in 2 days)"}
+_LOOKUP_EXAMPLE = {
+    "date": "2030-10-29",
+    "tickets": [
+        {**_DOOR_TICKET_EXAMPLE, "status": "admitted", "admitted": True, **_ADMITTED_EXAMPLE},
+        {**_DOOR_TICKET_EXAMPLE, "ticketId": "5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21",
+         "ticketType": "event", "confirmationCode": "ticket-event-a1b2c3-d4e5f",
+         "eventId": _EVENT_ID_EXAMPLE, "eventName": "Pirate Coding Workshop",
+         "status": "valid", "admitted": False},
+    ],
+}
+_UNDO_MINUTES = UNDO_WINDOW.seconds // 60
 # The names under components/responses of the error responses, by status.
 _ERROR_NAMES = {
     400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
@@ -142,6 +159,7 @@ def _door_problem(description, *results):
     examples = {}
     for result in results:
         status, detail = DOOR_OUTCOMES[result]
+        detail = _DOOR_REFUSAL_DETAILS.get(result, detail)
         body = _problem_body(status, detail, result=result, **_DOOR_REFUSAL_EXAMPLES[result])
         examples[result] = {"value": body}
     return _response(description, "application/problem+json",
@@ -424,8 +442,8 @@ DOCUMENT = {
                 "operationId": "getAdmissionSummary",
                 "summary": "Count the day's tickets sold and admitted",
                 "description": (
-                    f"{_GATE_OR_ADMIN} Tickets sold and admitted for one day, by kind and "
-                    "by event."
+                    f"{_GATE_OR_ADMIN} Tickets sold and admitted for one day, by kind, by "
+                    "event and by the device (user) that admitted them."
                 ),
                 "tags": ["Door"],
                 "parameters": [{
@@ -444,26 +462,98 @@ DOCUMENT = {
                          "admitted": {"general": 87, "event": 30},
                          "events": [{"eventId": _EVENT_ID_EXAMPLE,
                                      "name": "Pirate Coding Workshop", "sold": 35,
-                                     "admitted": 30}]}),
+                                     "admitted": 30}],
+                         "devices": [{"name": "door-north", "admitted": 70},
+                                     {"name": "door-south", "admitted": 47}]}),
                     **_errors(names={403: "NeedsGateRole"}),
                 },
             }
         },
+        "/admissions/lookup": {
+            "post": {
+                "operationId": "lookupTickets",
+                "summary": "Find a visitor's lost ticket",
+                "description": (
+                    f"{_GATE_OR_ADMIN} Finds the tickets of one day (today at the museum "
+                    "unless `date` is given) by the buyer's email address, the whole address "
+                    "with ASCII letters in any case, or by the confirmation code, whole or "
+                    "only its random part (`792d82-891fc`), in any case. The email is sent "
+                    "in the body so that no URL or log holds it. At most "
+                    f"{LOOKUP_LIMIT} tickets, ordered by code; never the buyer's email or "
+                    f"phone. Every lookup counts toward the limit of {TypedCodeLimit.LIMIT} "
+                    f"unknown codes or lookups per user within {TypedCodeLimit.WINDOW} s "
+                    "(then 429)."
+                ),
+                "tags": ["Door"],
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": _SCHEMAS + "LookupRequest"},
+                            "examples": {
+                                "email": {
+                                    "summary": "By the buyer's email address",
+                                    "value": {"email": "visitor@example.com"},
+                                },
+                                "code": {
+                                    "summary": "By the random part of the code, on a day",
+                                    "value": {"code": "3fa85f-64571", "date": "2030-10-29"},
+                                },
+                            },
+                        }
+                    },
+                },
+                "responses": {
+                    "200": _response(
+                        "The tickets found (none: an empty list).", "application/json",
+                        {"$ref": _SCHEMAS + "LookupResult"}, _LOOKUP_EXAMPLE),
+                    **_errors(413, 415, names={403: "NeedsGateRole"}),
+                },
+            }
+        },
         "/admissions/{ticketId}": {
+            "get": {
+                "operationId": "getAdmissionHistory",
+                "summary": "Get a ticket's admission history",
+                "description": (
+                    f"{_GATE_OR_ADMIN} Whether the ticket is admitted now, and every "
+                    "admission and undo of it, oldest first."
+                ),
+                "tags": ["Door"],
+                "parameters": [{"$ref": "#/components/parameters/TicketId"}],
+                "responses": {
+                    "200": _response(
+                        "The ticket's admissions.", "application/json",
+                        {"$ref": _SCHEMAS + "AdmissionHistory"},
+                        {"ticketId": _TICKET_ID_EXAMPLE, "admitted": True,
+                         "admittedAt": "2030-10-29T09:20:41Z", "admittedBy": "door-south",
+                         "history": [
+                             {"action": "admitted", "at": "2030-10-29T09:14:05Z",
+                              "by": "door-north"},
+                             {"action": "undone", "at": "2030-10-29T09:15:12Z",
+                              "by": "door-north"},
+                             {"action": "admitted", "at": "2030-10-29T09:20:41Z",
+                              "by": "door-south"}]}),
+                    **_errors(404, names={403: "NeedsGateRole"}),
+                },
+            },
             "delete": {
                 "operationId": "undoAdmission",
                 "summary": "Undo an admission",
                 "description": (
-                    f"{_ADMIN_ONLY} For an admission made by mistake: the ticket may be "
-                    "admitted again."
+                    f"{_GATE_OR_ADMIN} For an admission made by mistake: the ticket may be "
+                    f"admitted again. A gate may undo only the admissions it made (as the "
+                    f"same user or device), within {_UNDO_MINUTES} minutes; an admin any "
+                    "admission at any time. The undo is kept in the ticket's admission "
+                    "history."
                 ),
                 "tags": ["Door"],
                 "parameters": [{"$ref": "#/components/parameters/TicketId"}],
                 "responses": {
                     "204": {"description": "The admission was undone."},
-                    **_errors(403, names={404: "NotAdmitted"}),
+                    **_errors(names={403: "UndoNotAllowed", 404: "NotAdmitted"}),
                 },
-            }
+            },
         },
         "/tickets/{ticketId}/qr": {
             "get": {
@@ -779,9 +869,10 @@ DOCUMENT = {
             "DoorProblem": {
                 "description": (
                     "Problem details with the door's `result`. Where a ticket was found "
-                    "(`already-admitted`, `wrong-date`, `cancelled`) they show it, and for "
-                    "`already-admitted` when and by whom it was first admitted; never the "
-                    "buyer's email or phone."
+                    "(`already-admitted`, `wrong-date`, `cancelled`) they show it, for "
+                    "`already-admitted` when and by whom it was first admitted, and for "
+                    "`wrong-date` whether it is `early` or `past` (the detail says its day); "
+                    "never the buyer's email or phone."
                 ),
                 # The members in a schema of their own: openapi-python-client reads an allOf
                 # of one `$ref` as that schema alone and drops the members beside it.
@@ -791,9 +882,73 @@ DOCUMENT = {
                         "type": "object",
                         "required": ["result"],
                         "properties": {"result": {"type": "string", "enum": list(DOOR_OUTCOMES)},
-                                       **_TICKET_FIELDS, **_ADMISSION_FIELDS},
+                                       **_TICKET_FIELDS, **_ADMISSION_FIELDS,
+                                       "when": {"type": "string", "enum": ["early", "past"],
+                                                "description": "Only on `wrong-date`: the "
+                                                "ticket's day is still to come, or gone."}},
                     },
                 ],
+            },
+            "LookupRequest": {
+                "type": "object",
+                "description": "Exactly one of `email` and `code`; `date` defaults to today "
+                               "at the museum.",
+                "oneOf": [{"required": ["email"]}, {"required": ["code"]}],
+                "properties": {
+                    "email": {"type": "string", "format": "email", "maxLength": EMAIL_MAX,
+                              "description": "The buyer's whole email address."},
+                    "code": _trimmed_text(
+                        TYPED_CODE_LIMIT, "A confirmation code, whole "
+                        "(ticket-event-792d82-891fc) or only its random part (792d82-891fc); "
+                        "letter case does not matter. "),
+                    "date": {"$ref": _SCHEMAS + "Date"},
+                },
+                "additionalProperties": False,
+            },
+            "FoundTicket": {
+                "type": "object",
+                "required": [*DOOR_FIELDS, "status", "admitted"],
+                "properties": {
+                    **_TICKET_FIELDS,
+                    "eventId": {"type": "string", "format": "uuid",
+                                "description": "Only on event tickets."},
+                    "status": {"type": "string", "enum": ["valid", "admitted", "cancelled"],
+                               "description": "`cancelled`: its event was."},
+                    "admitted": {"type": "boolean"},
+                    **_ADMISSION_FIELDS,
+                },
+            },
+            "LookupResult": {
+                "type": "object",
+                "required": ["date", "tickets"],
+                "properties": {
+                    "date": {"$ref": _SCHEMAS + "Date"},
+                    "tickets": {"type": "array", "maxItems": LOOKUP_LIMIT,
+                                "items": {"$ref": _SCHEMAS + "FoundTicket"}},
+                },
+            },
+            "AdmissionHistory": {
+                "type": "object",
+                "required": ["ticketId", "admitted", "history"],
+                "properties": {
+                    "ticketId": {"type": "string", "format": "uuid"},
+                    "admitted": {"type": "boolean", "description": "Admitted now."},
+                    **_ADMISSION_FIELDS,
+                    "history": {
+                        "type": "array",
+                        "description": "Every admission and undo, oldest first.",
+                        "items": {
+                            "type": "object",
+                            "required": ["action", "at", "by"],
+                            "properties": {
+                                "action": {"type": "string", "enum": ["admitted", "undone"]},
+                                "at": {"type": "string", "format": "date-time"},
+                                "by": {"type": "string",
+                                       "description": "The user (device) who did it."},
+                            },
+                        },
+                    },
+                },
             },
             "DoorCounts": {
                 "type": "object",
@@ -809,7 +964,7 @@ DOCUMENT = {
             "AdmissionSummary": {
                 "type": "object",
                 "description": "Cancelled events and their tickets are not counted.",
-                "required": ["date", "sold", "admitted", "events"],
+                "required": ["date", "sold", "admitted", "events", "devices"],
                 "properties": {
                     "date": {"$ref": _SCHEMAS + "Date"},
                     "sold": {"$ref": _SCHEMAS + "DoorCounts",
@@ -820,6 +975,15 @@ DOCUMENT = {
                         "type": "array",
                         "description": "The events with tickets for the day, by name.",
                         "items": {"$ref": _SCHEMAS + "EventDoorCounts"},
+                    },
+                    "devices": {
+                        "type": "array",
+                        "description": "Each entrance: the users (devices) that admitted "
+                                       "the day's tickets, by name, with how many each "
+                                       "admitted (of those not undone).",
+                        "items": {"type": "object", "required": ["name", "admitted"],
+                                  "properties": {"name": {"type": "string"},
+                                                 "admitted": _COUNT}},
                     },
                 },
             },
@@ -870,6 +1034,10 @@ DOCUMENT = {
             "NotFound": _problem(
                 404, "The event or ticket does not exist, or the event was cancelled.",
                 "No such record (it may have been cancelled)."),
+            "UndoNotAllowed": _problem(
+                403, f"A gate undoing another user's admission, or its own after "
+                f"{_UNDO_MINUTES} minutes (an admin may); or credentials without the "
+                f"{GATE_ROLE} role.", UNDO_RULE),
             "NotAdmitted": _problem(
                 404, "The ticket has not been admitted, or does not exist.",
                 "This ticket has not been admitted."),
@@ -905,7 +1073,8 @@ DOCUMENT = {
             "TooManyRequests": _problem(
                 429, "Too many wrong passwords for this user name from this address (or from "
                 "this address for any name), too many logins at once for one name, or, at "
-                "the door, too many unknown ticket codes from this user. Credentials verified "
+                "the door, too many unknown ticket codes or lookups from this user. "
+                "Credentials verified "
                 "before are never refused for failed logins.",
                 "Too many failed logins; wait and retry.",
                 headers={"Retry-After": {"$ref": "#/components/headers/RetryAfter"}}),

@@ -12,6 +12,7 @@ benchmarks/RESULTS.md. See benchmarks/README.md.
 """
 
 import argparse
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -586,6 +587,136 @@ def login_section(results, seconds, loadavg):
     return "\n".join(rows + [""])
 
 
+# -- the lookup case: a lost ticket found among a busy day's ----------------------------------
+
+LOOKUP_TICKETS = 100_000  # tickets for today
+LOOKUP_DEVICES = 60  # every lookup counts toward its user's limit: spread over device keys
+LOOKUPS_PER_DEVICE = 20  # of the 30 a user may make in a minute
+LOOKUP_TARGET_MS = 20  # p50 of every lookup
+
+
+def seed_lookup(path, today):
+    """LOOKUP_TICKETS general tickets for `today`, two per buyer, in one transaction (one
+    fsynced sale each would take many minutes); then 25 more for one buyer, more than a
+    lookup answers. Returns the tickets as (confirmation code, email)."""
+    storage.open_store(path).close()  # this version's schema
+    tickets = [(f"ticket-general-{number:06x}-{number * 7919 % 2**20:05x}",
+                f"visitor{number // 2}@example.org") for number in range(LOOKUP_TICKETS)]
+    tickets += [(f"ticket-general-{number:06x}-00000", "family@example.org")
+                for number in range(LOOKUP_TICKETS, LOOKUP_TICKETS + 25)]
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.executemany(
+            "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, phone) "
+            "VALUES (?, 'general', ?, NULL, ?, ?, NULL)",
+            [(str(uuid.uuid4()), today.isoformat(), code, email) for code, email in tickets])
+    return tickets
+
+
+def lookup_requests(tickets, count):
+    """`count` lookups of four kinds in turn, each of another random ticket: by the buyer's
+    email (its domain in capitals, as typed), by the code's random part, by the whole code,
+    and by an email no one bought with."""
+    import random
+
+    chosen = random.Random(20261124).sample(tickets[:LOOKUP_TICKETS], count)
+    kinds = [("email", lambda code, email: {"email": email.replace("example.org",
+                                                                    "EXAMPLE.ORG")}),
+             ("random part", lambda code, email: {"code": code[-12:]}),
+             ("whole code", lambda code, email: {"code": code}),
+             ("unknown email", lambda code, email: {"email": "x" + email})]
+    return [(kinds[number % 4][0], kinds[number % 4][1](*ticket))
+            for number, ticket in enumerate(chosen)]
+
+
+def query_plans(path, today):
+    """sqlite's plan of each lookup query, one line each: which index serves it."""
+    from storage.sql import LOOKUP_BY_CODES, LOOKUP_BY_EMAIL
+
+    plans = {}
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        for kind, query, params in (
+                ("email", LOOKUP_BY_EMAIL, (today.isoformat(), "a@example.org", 20)),
+                ("code", LOOKUP_BY_CODES, (today.isoformat(), "a", "b", 20))):
+            rows = conn.execute(f"EXPLAIN QUERY PLAN {query}", params).fetchall()
+            plans[kind] = "; ".join(row[-1] for row in rows)
+    return plans
+
+
+def run_lookup(workdir, server_core, client_core):
+    """A fresh `museum serve` on LOOKUP_TICKETS tickets for today; lookups one after the
+    other, each user (device key) making LOOKUPS_PER_DEVICE: {kind: [(status, ms, found)]}."""
+    keys = [museum_config.new_device_key() for _ in range(LOOKUP_DEVICES)]
+    config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n[users]\n"
+              + "".join(f"door-{number} = gate:{museum_config.hash_key(key)}\n"
+                        for number, key in enumerate(keys)))
+    bench = Bench(workdir, server_core, client_core, admit_seconds=0)
+    bench.workdir.mkdir()
+    path = str(bench.directory("db") / "museum.sqlite3")
+    tickets = seed_lookup(path, bench.today)
+    results = {}
+    try:
+        server = bench.spawn(start_server, bench.directory("server"), config, db=path)
+        requests = lookup_requests(tickets, LOOKUP_DEVICES * LOOKUPS_PER_DEVICE)
+        for number, (kind, body) in enumerate(requests):
+            headers = basic(f"door-{number % LOOKUP_DEVICES}", keys[number % LOOKUP_DEVICES])
+            started = time.perf_counter()
+            status, _, answer = server.request("POST", f"{ADMISSIONS}/lookup", body, headers,
+                                               timeout=60)
+            elapsed = (time.perf_counter() - started) * 1000
+            found = len(json.loads(answer)["tickets"]) if status == 200 else 0
+            results.setdefault(kind, []).append((status, elapsed, found))
+        family = server.request("POST", f"{ADMISSIONS}/lookup",
+                                {"email": "family@example.org"}, basic("door-0", keys[0]))
+        capped = len(json.loads(family[2])["tickets"])
+        rss = peak_rss_mb(server)
+    finally:
+        bench.close()
+    return results, capped, rss, query_plans(path, bench.today)
+
+
+def lookup_section(results, capped, rss, plans, loadavg):
+    """The lookup case's section of RESULTS.md."""
+    every = [entry for entries in results.values() for entry in entries]
+    rows = ["## lookup: a lost ticket found among 100,000 of the day", "",
+            f"Written by `benchmarks/run.py lookup` on "
+            f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; `/proc/loadavg` at start: "
+            f"`{loadavg}`. A fresh `museum serve` ({THREADS} threads, on one core) on sqlite "
+            f"with {LOOKUP_TICKETS:,} general tickets for today (two per buyer); "
+            f"{len(every):,} lookups one after the other from the other core, by "
+            f"{LOOKUP_DEVICES} device keys ({LOOKUPS_PER_DEVICE} each: every lookup counts "
+            f"toward its user's limit of 30 a minute), each of another random ticket. Target: "
+            f"p50 <= {LOOKUP_TARGET_MS} ms over every lookup, every one answered 200. A buyer "
+            f"with 25 tickets gets {capped} of them. Server peak RSS: {rss:.0f} MB.", "",
+            "| Lookup | lookups (failed) | tickets found (median) | p50 / p99 ms |",
+            "|---|--:|--:|--:|"]
+    for kind, entries in [*results.items(), ("all", every)]:
+        quantiles = statistics.quantiles([ms for _, ms, _ in entries], n=100)
+        failed = sum(status != 200 for status, _, _ in entries)
+        found = statistics.median(count for _, _, count in entries)
+        rows.append(f"| {kind} | {len(entries):,} ({failed}) | {found:g} "
+                    f"| {quantiles[49]:.2f} / {quantiles[98]:.2f} |")
+    p50 = statistics.quantiles([ms for _, ms, _ in every], n=100)[49]
+    met = p50 <= LOOKUP_TARGET_MS and all(status == 200 for status, _, _ in every)
+    rows += ["", f"Result: {'met' if met else 'not met'}. sqlite's plans: by email "
+             f"`{plans['email']}`; by code `{plans['code']}`.", ""]
+    return "\n".join(rows)
+
+
+def main_lookup(args):
+    """The lookup case alone: its section of RESULTS.md is replaced, the rest kept."""
+    cores = sorted(os.sched_getaffinity(0))
+    loadavg = Path("/proc/loadavg").read_text().strip()
+    os.sched_setaffinity(0, {cores[-1]})
+    with tempfile.TemporaryDirectory(prefix="museum-bench-") as workdir:
+        section = lookup_section(*run_lookup(Path(workdir) / "lookup", cores[0], cores[-1]),
+                                 loadavg)
+    print("\n" + section)
+    output = args.output or (None if args.quick else BENCH / "RESULTS.md")
+    if output:
+        write_section(output, section)
+    return 0
+
+
 def write_section(path, section):
     """Replace the section of `path` that starts with the same heading, or append it."""
     heading = section.splitlines()[0]
@@ -703,7 +834,8 @@ def report(results, args, facts, elapsed):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", metavar="CASE",
-                        help=f"any of {', '.join(CASES)} (default: all); or login alone")
+                        help=f"any of {', '.join(CASES)} (default: all); or login alone, "
+                             f"or lookup alone")
     parser.add_argument("--scenarios", nargs="+", metavar="SCENARIO",
                         help="only these of each case's scenarios (default: all)")
     parser.add_argument("--rounds", type=int, default=3)
@@ -717,6 +849,8 @@ def main(argv=None):
     args.cases = args.cases or list(CASES)
     if args.cases == ["login"]:
         return main_login(args)
+    if args.cases == ["lookup"]:
+        return main_lookup(args)
     if set(args.cases) - set(CASES):
         parser.error(f"unknown case: {', '.join(set(args.cases) - set(CASES))}")
     if set(args.scenarios or ()) - set(SCENARIOS):

@@ -31,6 +31,10 @@ class NotFound(StorageError):
     """The record does not exist, or its event is cancelled."""
 
 
+class NotAllowed(StorageError):
+    """The caller's rule refused the change; nothing was changed."""
+
+
 class DateNotOffered(StorageError):
     """A ticket date is not one of the event's dates; `dates` lists the valid ones."""
 
@@ -193,14 +197,29 @@ class Store(ABC):
         admission. Which tickets may be admitted is the caller's rule."""
 
     @abstractmethod
-    def undo_admission(self, ticket_id):
-        """Remove the ticket's admission; `NotFound` if it has none."""
+    def undo_admission(self, ticket_id, undone_by, undone_at, may_undo=None):
+        """Remove the ticket's admission, recording who undid it and when (RFC 3339 UTC
+        text) in its history; `NotFound` if it has none. `may_undo`, given, is the caller's
+        rule: called with the admission `{"admittedAt", "admittedBy"}` inside the same
+        transaction; when it answers False, `NotAllowed` and nothing changes."""
+
+    @abstractmethod
+    def admission_history(self, ticket_id):
+        """Every admission and undo of the ticket, oldest first: `[{"action": "admitted" or
+        "undone", "at", "by"}, ...]` ([] for a ticket never admitted, or unknown)."""
+
+    @abstractmethod
+    def lookup_tickets(self, day, email=None, codes=(), limit=20):
+        """At most `limit` tickets dated `day`, as read back (see above), ordered by code:
+        those bought with `email` (the whole address, ASCII letters compared without
+        case), or else those whose confirmation code is one of `codes` (one or two)."""
 
     @abstractmethod
     def door_summary(self, day):
         """Tickets sold and admitted for `day`, leaving out cancelled events:
         `{"sold": {"general": n, "event": n}, "admitted": {...}, "events": [{"eventId",
-        "name", "sold", "admitted"}, ...]}`, events ordered by name, then eventId."""
+        "name", "sold", "admitted"}, ...], "devices": [{"name", "admitted"}, ...]}`, events
+        ordered by name, then eventId; devices (the users who admitted) by name."""
 
     @abstractmethod
     def erase_contacts(self, before, limit):

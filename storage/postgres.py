@@ -29,7 +29,12 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
 from storage import Limits, StorageError, Unavailable, display_url
-from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, SQLStore, one_line
+from storage.sql import (
+    ADMISSION_EVENTS_FROM_ADMISSIONS,
+    LAST_DATES_FROM_THE_LISTING_INDEX,
+    SQLStore,
+    one_line,
+)
 
 # Seconds the pool goes on trying to replace a lost connection, with growing pauses (1 s,
 # then 2 s, ...), before it gives up until a request asks for one again: short, so the
@@ -141,6 +146,21 @@ MIGRATIONS = [
         )""",
         "DELETE FROM listed_last_dates",
         LAST_DATES_FROM_THE_LISTING_INDEX,
+    ],
+    [
+        # The door's audit trail: every admission and undo, oldest first by id, starting
+        # with the admissions already made.
+        """CREATE TABLE admission_events (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            ticket_id uuid NOT NULL REFERENCES tickets (id),
+            action text NOT NULL CHECK (action IN ('admitted', 'undone')),
+            done_at text NOT NULL,
+            done_by text NOT NULL
+        )""",
+        "CREATE INDEX admission_events_by_ticket ON admission_events (ticket_id, id)",
+        ADMISSION_EVENTS_FROM_ADMISSIONS,
+        # A lost ticket found by its buyer's email on a day.
+        "CREATE INDEX tickets_by_date_and_email ON tickets (date, lower(email))",
     ],
 ]
 

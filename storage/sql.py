@@ -28,6 +28,7 @@ from storage import (
     DatesSold,
     DuplicateCode,
     IdempotencyConflict,
+    NotAllowed,
     NotFound,
     SchemaBehind,
     SchemaTooNew,
@@ -73,6 +74,32 @@ SUMMARY_QUERY = """
     WHERE t.date = ? AND e.cancelled IS NOT TRUE
     GROUP BY t.event_id, e.name
     ORDER BY e.name, t.event_id"""
+
+# The day's admissions by the device (user) that made them, from the same index; sorted
+# by the caller, as the backends' collations differ.
+DEVICES_QUERY = """
+    SELECT a.admitted_by, count(*)
+    FROM tickets t JOIN admissions a ON a.ticket_id = t.id
+                   LEFT JOIN events e ON e.id = t.event_id
+    WHERE t.date = ? AND e.cancelled IS NOT TRUE
+    GROUP BY a.admitted_by"""
+
+# A lost ticket, found among one day's tickets by its buyer's email (the index on date and
+# lower(email)) or by its confirmation codes (the unique index on the code).
+LOOKUP_BY_EMAIL = TICKET_QUERY.format("date") + \
+    " AND lower(t.email) = ? ORDER BY t.confirmation_code LIMIT ?"
+LOOKUP_BY_CODES = TICKET_QUERY.format("date") + \
+    " AND t.confirmation_code IN (?, ?) ORDER BY t.confirmation_code LIMIT ?"
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+RECORD_ADMISSION_EVENT = """
+    INSERT INTO admission_events (ticket_id, action, done_at, done_by) VALUES (?, ?, ?, ?)"""
+# Starts the audit trail with the admissions made before it (used by a migration step of
+# both backends: never change it).
+ADMISSION_EVENTS_FROM_ADMISSIONS = """
+    INSERT INTO admission_events (ticket_id, action, done_at, done_by)
+    SELECT ticket_id, 'admitted', admitted_at, admitted_by FROM admissions
+    ORDER BY admitted_at"""
 
 # A page of the listing: the listing index is walked in its own order (date, name, id),
 # and each event is kept at its first date inside the window, so the database reads little
@@ -538,23 +565,49 @@ class SQLStore(Store):
                 "INSERT INTO admissions (ticket_id, admitted_at, admitted_by) VALUES (?, ?, ?) "
                 "ON CONFLICT DO NOTHING", (ticket_id, admitted_at, admitted_by))
             if inserted.rowcount == 1:
+                conn.execute(RECORD_ADMISSION_EVENT,
+                             (ticket_id, "admitted", admitted_at, admitted_by))
                 return {"admittedAt": admitted_at, "admittedBy": admitted_by}, True
             first_at, first_by = conn.execute(
                 "SELECT admitted_at, admitted_by FROM admissions WHERE ticket_id = ?",
                 (ticket_id,)).fetchone()
         return {"admittedAt": first_at, "admittedBy": first_by}, False
 
-    def undo_admission(self, ticket_id):
+    def undo_admission(self, ticket_id, undone_by, undone_at, may_undo=None):
         with self._writing() as conn:
-            if conn.execute("DELETE FROM admissions WHERE ticket_id = ?",
-                            (ticket_id,)).rowcount == 0:
+            # Deleted first and judged after: the row stays locked until the commit, so no
+            # other undo or admission of the ticket comes between the rule and the change.
+            row = conn.execute("DELETE FROM admissions WHERE ticket_id = ? "
+                               "RETURNING admitted_at, admitted_by", (ticket_id,)).fetchone()
+            if row is None:
                 raise NotFound(ticket_id)
+            if may_undo is not None and not may_undo({"admittedAt": row[0],
+                                                      "admittedBy": row[1]}):
+                raise NotAllowed(ticket_id)  # rolls the delete back
+            conn.execute(RECORD_ADMISSION_EVENT, (ticket_id, "undone", undone_at, undone_by))
+
+    def admission_history(self, ticket_id):
+        with self._reading() as conn:
+            rows = conn.execute("SELECT action, done_at, done_by FROM admission_events "
+                                "WHERE ticket_id = ? ORDER BY id", (ticket_id,)).fetchall()
+        return [{"action": action, "at": at, "by": by} for action, at, by in rows]
+
+    def lookup_tickets(self, day, email=None, codes=(), limit=20):
+        if email is not None:
+            query, key = LOOKUP_BY_EMAIL, (email.translate(ASCII_LOWER),)
+        else:
+            query, key = LOOKUP_BY_CODES, (codes[0], codes[-1])
+        with self._reading() as conn:
+            rows = conn.execute(query, (day, *key, limit)).fetchall()
+        return [ticket_record(row) for row in rows]
 
     def door_summary(self, day):
-        with self._reading() as conn:
+        with self._reading_one_snapshot() as conn:
             rows = conn.execute(SUMMARY_QUERY, (day,)).fetchall()
+            devices = conn.execute(DEVICES_QUERY, (day,)).fetchall()
         summary = {"sold": {"general": 0, "event": 0}, "admitted": {"general": 0, "event": 0},
-                   "events": []}
+                   "events": [], "devices": [{"name": name, "admitted": admitted}
+                                             for name, admitted in sorted(devices)]}
         for event_id, name, sold, admitted in rows:
             kind = "general" if event_id is None else "event"
             summary["sold"][kind] += sold

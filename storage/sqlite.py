@@ -16,7 +16,12 @@ from contextlib import closing, contextmanager, nullcontext
 from urllib.parse import quote
 
 from storage import InUse, Limits, StorageError, Unavailable
-from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, SQLStore, one_line
+from storage.sql import (
+    ADMISSION_EVENTS_FROM_ADMISSIONS,
+    LAST_DATES_FROM_THE_LISTING_INDEX,
+    SQLStore,
+    one_line,
+)
 
 BUSY_TIMEOUT_MS = 5000  # of the commands' own connections (backup, restore, check)
 log = logging.getLogger("museum.storage")
@@ -136,6 +141,21 @@ MIGRATIONS = [
         ) WITHOUT ROWID""",
         "DELETE FROM listed_last_dates",
         LAST_DATES_FROM_THE_LISTING_INDEX,
+    ],
+    [
+        # The door's audit trail: every admission and undo, oldest first by id, starting
+        # with the admissions already made.
+        """CREATE TABLE admission_events (
+            id INTEGER PRIMARY KEY,
+            ticket_id TEXT NOT NULL REFERENCES tickets (id),
+            action TEXT NOT NULL CHECK (action IN ('admitted', 'undone')),
+            done_at TEXT NOT NULL,
+            done_by TEXT NOT NULL
+        )""",
+        "CREATE INDEX admission_events_by_ticket ON admission_events (ticket_id, id)",
+        ADMISSION_EVENTS_FROM_ADMISSIONS,
+        # A lost ticket found by its buyer's email on a day.
+        "CREATE INDEX tickets_by_date_and_email ON tickets (date, lower(email))",
     ],
 ]
 

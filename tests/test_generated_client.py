@@ -151,9 +151,12 @@ def test_every_operation_works_through_the_generated_client(connect, config_text
 
 
 def test_the_door_works_through_the_generated_client(connect):
-    """A gate admits a ticket bought for today, once, and reads the day's counts; an admin
-    undoes the admission. The door's refusals parse with their `result` and ticket."""
-    from museum_api_client.api.door import admit_ticket, get_admission_summary, undo_admission
+    """A gate admits a ticket bought for today, once, and reads the day's counts; it undoes
+    its own admission, not the admin's; an admin undoes any; the history and a lookup
+    parse. The door's refusals parse with their `result` and ticket."""
+    from museum_api_client.api.door import (admit_ticket, get_admission_history,
+                                            get_admission_summary, lookup_tickets,
+                                            undo_admission)
     from museum_api_client.api.events import create_special_event
     from museum_api_client.api.tickets import buy_museum_tickets
     from museum_api_client.models import (AdmissionRequest, BuyTicketRequest, DoorProblem,
@@ -191,10 +194,23 @@ def test_the_door_works_through_the_generated_client(connect):
     assert (counts.sold, counts.admitted) == (1, 1)
     assert summary.parsed.admitted.event >= 1
 
+    assert [entry.name for entry in summary.parsed.devices] == ["gate"]
+
+    assert undo_admission.sync_detailed(ticket.ticket_id, client=gate).status_code == 204
+    assert admit_ticket.sync_detailed(client=admin, body=presented).status_code == 201
     refused = undo_admission.sync_detailed(ticket.ticket_id, client=gate)
     assert isinstance(refused.parsed, Problem) and refused.parsed.status == 403
     assert undo_admission.sync_detailed(ticket.ticket_id, client=admin).status_code == 204
     assert admit_ticket.sync_detailed(client=gate, body=presented).status_code == 201
+    history = get_admission_history.sync_detailed(ticket.ticket_id, client=gate).parsed
+    assert [(entry.action, entry.by) for entry in history.history] == [
+        ("admitted", "gate"), ("undone", "gate"), ("admitted", "admin"), ("undone", "admin"),
+        ("admitted", "gate")]
+    # Exactly one of two fields (oneOf): the generated client takes the body as it is.
+    found = lookup_tickets.sync_detailed(client=gate, body={
+        "code": ticket.confirmation_code[-12:], "date": today.isoformat()}).parsed
+    assert [(entry.ticket_id, entry.status) for entry in found.tickets] == [
+        (ticket.ticket_id, "admitted")]
 
 
 def test_errors_come_back_as_parsed_problems(connect, config_text):

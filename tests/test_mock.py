@@ -109,8 +109,14 @@ def walk_every_operation(walk, today):
     walk("admitTicket", "POST", "/admissions", {"code": "hello", **presented})
     walk("getAdmissionSummary", "GET", f"/admissions/summary?date={today}")
     walk("getAdmissionSummary", "GET", "/admissions/summary?date=today")
+    walk("lookupTickets", "POST", "/admissions/lookup", {"email": "ada@example.org"})
+    walk("lookupTickets", "POST", "/admissions/lookup",
+         {"code": tonight["confirmationCode"][-12:], "date": today.isoformat()})
+    walk("lookupTickets", "POST", "/admissions/lookup", {"code": "x"})
     walk("undoAdmission", "DELETE", f"/admissions/{tonight['ticketId']}")
     walk("undoAdmission", "DELETE", f"/admissions/{tonight['ticketId']}")
+    walk("getAdmissionHistory", "GET", f"/admissions/{tonight['ticketId']}")
+    walk("getAdmissionHistory", "GET", f"/admissions/{uuid.uuid4()}")
     code = f"/tickets/{ticket['ticketId']}/qr"
     _, image_headers = walk("getTicketCode", "GET", code)
     walk("getTicketCode", "GET", code, headers={"If-None-Match": image_headers["etag"]})
@@ -134,7 +140,9 @@ def test_mock_answers_every_operation_with_the_shapes_of_the_real_service(
     answered = {(operation, status) for operation, status, *_ in mock_walk.shapes}
     assert {("admitTicket", status) for status in (201, 400, 409, 410, 422)} | {
         ("getAdmissionSummary", 200), ("getAdmissionSummary", 400), ("undoAdmission", 204),
-        ("undoAdmission", 404), ("updateSpecialEvent", 409)} <= answered
+        ("undoAdmission", 404), ("updateSpecialEvent", 409), ("lookupTickets", 200),
+        ("lookupTickets", 400), ("getAdmissionHistory", 200),
+        ("getAdmissionHistory", 404)} <= answered
     assert mock_walk.shapes[-1][:2] == ("getTicketCode", 410)
     assert mock_walk.shapes == real_walk.shapes
     assert (mock_walk.marks, real_walk.marks) == ({"true"}, {None})

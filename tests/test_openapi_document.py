@@ -24,7 +24,8 @@ METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 API_OPERATIONS = {
     "getMuseumHours", "createSpecialEvent", "listSpecialEvents", "getSpecialEvent",
     "updateSpecialEvent", "deleteSpecialEvent", "buyMuseumTickets", "getTicketCode",
-    "admitTicket", "getAdmissionSummary", "undoAdmission",
+    "admitTicket", "getAdmissionSummary", "undoAdmission", "getAdmissionHistory",
+    "lookupTickets",
 }
 PROBLEM_REF = "#/components/schemas/Problem"
 DOOR_PROBLEM_REF = "#/components/schemas/DoorProblem"

@@ -4,6 +4,7 @@ messages used to drift from the code's). The door's examples show a made-up tick
 members naming it are compared by presence and checked against the schema."""
 
 import json
+import re
 import uuid
 
 import pytest
@@ -22,6 +23,8 @@ EVENT = {"name": "Night Tour", "location": "Great Hall", "eventDescription": "To
          "dates": [OPEN_DAY], "price": 25}
 # Members of the door's problems that name the particular ticket and moment.
 PARTICULAR = {"ticketId", "confirmationCode", "ticketDate", "eventName", "admittedAt"}
+# Examples whose detail names the ticket's day: compared with the day masked.
+DETAIL_NAMES_A_DAY = {"NotAdmittable/wrong-date"}
 
 
 def sell(client, day, event=None):
@@ -64,6 +67,13 @@ def conflict(client, store):
     client.post_json(TICKETS, ticket, headers=key, status=201)
     return client.post_json(TICKETS, {**ticket, "email": "bob@example.org"}, headers=key,
                             status=409)
+
+
+def undo_not_allowed(client, store):
+    ticket = sell(client, TODAY)
+    client.post_json(ADMISSIONS, {"confirmationCode": ticket["confirmationCode"]},
+                     headers=ADMIN, status=201)
+    return client.delete(f"{ADMISSIONS}/{ticket['ticketId']}", headers=GATE, status=403)
 
 
 def not_admitted(client, store):
@@ -146,6 +156,7 @@ CASES = {
     "Forbidden": forbidden,
     "NeedsGateRole": needs_gate_role,
     "NotFound": not_found,
+    "UndoNotAllowed": undo_not_allowed,
     "NotAdmitted": not_admitted,
     "UnknownTicket/unknown": unknown_ticket,
     "Conflict": conflict,
@@ -192,8 +203,12 @@ def test_the_example_is_what_the_service_answers(name, make_client, config, stor
     assert res.content_type == "application/problem+json"
     example = problem_examples()[name]
     assert res.json.keys() == example.keys()
-    assert {key: value for key, value in res.json.items() if key not in PARTICULAR} == {
-        key: value for key, value in example.items() if key not in PARTICULAR}
+    answered, shown = res.json, example
+    if name in DETAIL_NAMES_A_DAY:
+        answered, shown = ({**body, "detail": re.sub(r"\d{4}-\d\d-\d\d", "DAY", body["detail"])}
+                           for body in (res.json, example))
+    assert {key: value for key, value in answered.items() if key not in PARTICULAR} == {
+        key: value for key, value in shown.items() if key not in PARTICULAR}
     schema = problem_media(name.partition("/")[0])["schema"]
     assert schema_errors(schema, res.json) == []
 

@@ -335,11 +335,67 @@ def test_a_ticket_is_admitted_once_and_read_back_with_its_admission(store):
 def test_an_undone_admission_can_be_made_again(store):
     sold, _ = store.create_ticket(ticket())
     store.admit(sold["ticketId"], "gate", "2026-12-01T10:32:00Z")
-    store.undo_admission(sold["ticketId"])
+    store.undo_admission(sold["ticketId"], "admin", "2026-12-01T10:35:00Z")
     with pytest.raises(storage.NotFound):
-        store.undo_admission(sold["ticketId"])
+        store.undo_admission(sold["ticketId"], "admin", "2026-12-01T10:36:00Z")
     assert store.get_ticket(sold["ticketId"])["admittedAt"] is None
     assert store.admit(sold["ticketId"], "admin", "2026-12-01T11:00:00Z")[1]
+
+
+def test_an_undo_refused_by_the_callers_rule_changes_nothing(store):
+    sold, _ = store.create_ticket(ticket())
+    store.admit(sold["ticketId"], "gate", "2026-12-01T10:32:00Z")
+    judged = []
+
+    def refuse(admission):
+        judged.append(admission)
+        return False
+
+    with pytest.raises(storage.NotAllowed):
+        store.undo_admission(sold["ticketId"], "gate2", "2026-12-01T10:33:00Z", refuse)
+    assert judged == [{"admittedAt": "2026-12-01T10:32:00Z", "admittedBy": "gate"}]
+    assert store.get_ticket(sold["ticketId"])["admittedBy"] == "gate"
+    store.undo_admission(sold["ticketId"], "gate", "2026-12-01T10:34:00Z", lambda _: True)
+    assert store.get_ticket(sold["ticketId"])["admittedAt"] is None
+
+
+def test_the_admission_history_keeps_each_admission_and_undo_in_order(store):
+    sold, _ = store.create_ticket(ticket())
+    other, _ = store.create_ticket(ticket())
+    assert store.admission_history(sold["ticketId"]) == []
+    store.admit(sold["ticketId"], "gate", "2026-12-01T10:32:00Z")
+    store.admit(sold["ticketId"], "gate2", "2026-12-01T10:33:00Z")  # not admitted again
+    store.admit(other["ticketId"], "gate2", "2026-12-01T10:33:00Z")
+    store.undo_admission(sold["ticketId"], "admin", "2026-12-01T10:40:00Z")
+    store.admit(sold["ticketId"], "gate2", "2026-12-01T10:41:00Z")
+    assert store.admission_history(sold["ticketId"]) == [
+        {"action": "admitted", "at": "2026-12-01T10:32:00Z", "by": "gate"},
+        {"action": "undone", "at": "2026-12-01T10:40:00Z", "by": "admin"},
+        {"action": "admitted", "at": "2026-12-01T10:41:00Z", "by": "gate2"}]
+    assert store.admission_history(other["ticketId"]) == [
+        {"action": "admitted", "at": "2026-12-01T10:33:00Z", "by": "gate2"}]
+
+
+def test_a_lost_ticket_is_found_by_the_whole_email_or_its_codes_on_its_day(store):
+    mine = [store.create_ticket(ticket(email="Ada.Lovelace@Example.ORG"))[0] for _ in range(3)]
+    store.create_ticket(ticket(email="ada.lovelace@example.org", ticketDate="2026-12-05"))
+    store.create_ticket(ticket(email="lovelace@example.org"))
+    store.admit(mine[0]["ticketId"], "gate", "2026-12-01T10:32:00Z")
+    found = store.lookup_tickets("2026-12-01", email="ADA.LOVELACE@example.org")
+    assert [t["ticketId"] for t in found] == [
+        t["ticketId"] for t in sorted(mine, key=lambda t: t["confirmationCode"])]
+    assert {t["ticketId"]: t["admittedBy"] for t in found}[mine[0]["ticketId"]] == "gate"
+    assert store.lookup_tickets("2026-12-01", email="ada.lovelace@example") == []
+    assert len(store.lookup_tickets("2026-12-01", email="ada.lovelace@example.org",
+                                    limit=2)) == 2
+    code = mine[1]["confirmationCode"]
+    random_part = code.removeprefix("ticket-general-")
+    assert store.lookup_tickets("2026-12-01", codes=[code]) == [store.get_ticket(
+        mine[1]["ticketId"])]
+    both = [f"ticket-general-{random_part}", f"ticket-event-{random_part}"]
+    assert [t["ticketId"] for t in store.lookup_tickets("2026-12-01", codes=both)] == [
+        mine[1]["ticketId"]]
+    assert store.lookup_tickets("2026-12-05", codes=both) == []  # another day
 
 
 def test_the_door_summary_counts_one_day_without_cancelled_events(store):
@@ -352,16 +408,17 @@ def test_the_door_summary_counts_one_day_without_cancelled_events(store):
     store.create_ticket(event_ticket(kept["eventId"]))
     store.create_ticket(event_ticket(gone["eventId"]))
     store.cancel_event(gone["eventId"])
-    for admitted in sold[1:]:
-        store.admit(admitted["ticketId"], "gate", "2026-12-01T10:00:00Z")
+    store.admit(sold[1]["ticketId"], "gate", "2026-12-01T10:00:00Z")
+    store.admit(sold[2]["ticketId"], "Door-north", "2026-12-01T10:00:00Z")
     assert store.door_summary("2026-12-01") == {
         "sold": {"general": 2, "event": 2}, "admitted": {"general": 1, "event": 1},
         "events": [{"eventId": early["eventId"], "name": "Art walk", "sold": 1, "admitted": 1},
                    {"eventId": kept["eventId"], "name": "Zoology night", "sold": 1,
-                    "admitted": 0}]}
+                    "admitted": 0}],
+        "devices": [{"name": "Door-north", "admitted": 1}, {"name": "gate", "admitted": 1}]}
     assert store.door_summary("2026-12-02") == {
         "sold": {"general": 0, "event": 0}, "admitted": {"general": 0, "event": 0},
-        "events": []}
+        "events": [], "devices": []}
 
 
 def test_a_change_may_not_remove_dates_with_tickets_sold(store):
