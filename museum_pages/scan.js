@@ -133,7 +133,7 @@ let clearTimer = null;
 function show(tone, title, lines, scan = null) {
   if (shownScan && shownScan !== scan) shownScan.hiddenAt ??= Date.now();
   shownScan = scan;
-  if (scan) scan.shownAt ??= Date.now();
+  if (scan && tone !== "busy") scan.shownAt ??= Date.now(); // its answer, not "Checking…"
   document.body.className = tone;
   headline.textContent = title;
   details.replaceChildren(...lines.map((line) => paragraph(line)));
@@ -471,16 +471,12 @@ async function admit(text) {
   if (signedIn) refreshCounters();
 }
 
-// Only the random part of a confirmation code, as a visitor may read it out: found first.
-const PART_OF_CODE = /^[0-9a-f]{6}-[0-9a-f]{5}$/i;
-
 form.addEventListener("submit", (event) => {
   event.preventDefault();
   const text = field.value.trim();
   field.value = ""; // ready for the next ticket while this one is checked
   field.inputMode = "none";
-  if (PART_OF_CODE.test(text)) openFinder({ code: text });
-  else if (text) admit(text);
+  if (text) admit(text);
 });
 
 // --- A scan's details, and undoing an admission made by mistake -------------------------
@@ -553,7 +549,7 @@ async function undoAdmission() {
 
 undoButton.addEventListener("click", () => askUndo(true));
 undoConfirm.addEventListener("click", undoAdmission);
-document.getElementById("scan-close").addEventListener("click", () => scanDialog.close());
+document.getElementById("scan-close").addEventListener("click", () => closeWindow(scanDialog));
 
 // --- Finding a ticket by the buyer's email or a part of its code ------------------------
 
@@ -572,7 +568,7 @@ function foundTicket(ticket) {
   admitButton.type = "button";
   admitButton.textContent = "Admit";
   admitButton.addEventListener("click", () => {
-    finder.close();
+    closeWindow(finder);
     admit(ticket.confirmationCode);
   });
   item.append(about, admitButton);
@@ -606,13 +602,12 @@ async function findTickets(query) {
   }
 }
 
-function openFinder(query = {}) {
-  findEmail.value = query.email || "";
-  findCode.value = query.code || "";
+function openFinder() {
+  findEmail.value = "";
+  findCode.value = "";
   findStatus.textContent = "";
   found.replaceChildren();
   finder.showModal();
-  if (query.email || query.code) findTickets(query);
 }
 
 findForm.addEventListener("submit", (event) => {
@@ -626,7 +621,7 @@ findForm.addEventListener("submit", (event) => {
   }
 });
 document.getElementById("find").addEventListener("click", () => openFinder());
-document.getElementById("find-close").addEventListener("click", () => finder.close());
+document.getElementById("find-close").addEventListener("click", () => closeWindow(finder));
 
 // --- Settings: the delay back to Ready, and signing out ---------------------------------
 
@@ -634,9 +629,16 @@ document.getElementById("settings").addEventListener("click", () => {
   clearAfterField.value = settings.clearAfter;
   options.showModal();
 });
-document.getElementById("options-close").addEventListener("click", () => options.close());
+document.getElementById("options-close").addEventListener("click", () => closeWindow(options));
 
-// A closed window gives the focus back to the code field, ready for the next ticket.
+// A closed window gives the focus back to the code field, ready for the next ticket: at
+// once when closed by its button (the browser would give it back to the button that opened
+// the window), and when closed by Escape.
+function closeWindow(dialog) {
+  dialog.close();
+  field.focus();
+}
+
 for (const dialog of [scanDialog, finder, options]) {
   dialog.addEventListener("close", () => field.focus());
 }
