@@ -503,12 +503,32 @@ function showScanDetails(scan) {
     ...fact("Admitted", admitted), ...fact("The service said", scan.detail));
 }
 
+// The ticket's admission history, as the service keeps it: each admission and undo, when
+// and by whom. Only a help: without it, the rest of the details stand.
+let historyAsked = 0; // only the latest request's history is shown
+
+async function showHistory(scan) {
+  if (!scan.ticketId) return;
+  const request = ++historyAsked;
+  try {
+    const [status, answer] = await call(
+      `/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`);
+    if (status !== 200 || request !== historyAsked || !scanDialog.open) return;
+    const lines = answer.history.map(
+      (entry) => `${entry.action} ${localTime(entry.at, true)} by ${entry.by}`);
+    scanFacts.append(...fact("History", lines.join("\n")));
+  } catch {
+    // no history shown
+  }
+}
+
 // Opens a scan of the strip; `confirming`: at the undo's confirmation step.
 function openScan(scan, confirming) {
   openedScan = scan;
   showScanDetails(scan);
   askUndo(confirming);
   scanDialog.showModal();
+  showHistory(scan);
 }
 
 function askUndo(confirming) {
@@ -539,6 +559,7 @@ async function undoAdmission() {
     saveRecent();
     refreshCounters();
     showScanDetails(scan);
+    showHistory(scan);
   }
   undoButton.hidden = true;
   undoConfirm.hidden = true;

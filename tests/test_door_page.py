@@ -151,6 +151,11 @@ def test_an_admission_undone_from_the_strip_scans_as_valid_again(server, browser
     browser.find_element(By.ID, "undo-confirm").click()
     WebDriverWait(browser, 10).until(
         lambda d: shown(d, "undo-status") == "Undone: the ticket will scan as valid again.")
+    WebDriverWait(browser, 10).until(  # the service's history, the undo included
+        lambda d: d.find_element(By.ID, "scan-facts").text.endswith(" by gate2")
+        and "\nHistory\nadmitted " in d.find_element(By.ID, "scan-facts").text
+        and "\nundone " in d.find_element(By.ID, "scan-facts").text.split("History")[1])
+    screenshot(browser, tmp_path, f"door-undone-{screen}.png")
     browser.find_element(By.ID, "scan-close").click()
     assert strip_rows(browser)[0][1][1] == "Admitted · undone"
     assert not browser.find_elements(By.CSS_SELECTOR, "#strip li .undo")
