@@ -1,8 +1,9 @@
 """The scanner page on a busy morning, in a real headless Chromium against a real
 `museum serve` on sqlite, at a 360×740 phone and a 1280×800 desk screen: a refusal hidden by
 the next scan stays in the strip of recent scans, the outcome returns to Ready by itself,
-an admission is undone from the strip, a visitor without the ticket is found by email and
-admitted, and a 200-character event name fits without scrolling.
+an admission is undone from the strip (and an undo the service refuses says its rule), a
+visitor without the ticket is found by email and admitted, and a 200-character event name
+fits without scrolling.
 
 Nothing waits a fixed time for the page: each test waits on what the page shows, with a
 deadline. Scans 0.4 s apart are typed through WebDriver's own pauses between keystrokes, as
@@ -217,3 +218,26 @@ def test_a_200_character_event_name_fits_without_scrolling(server, browser, scre
         lambda d: d.find_element(By.CSS_SELECTOR, "#counts tr:last-child td").text == "6 / 6")
     assert fits_the_screen(browser)
     screenshot(browser, tmp_path, f"door-long-name-{screen}.png")
+
+
+def test_an_undo_the_service_refuses_says_its_rule(server, browser, screen, tmp_path):
+    today = today_at(server).isoformat()
+    ticket = buy(server, today)
+    open_page(browser, server)
+    assert scan(browser, qr(ticket))[:2] == ("good", "Admitted")
+    # Meanwhile an admin undid that admission and admitted the ticket again: the admission
+    # is no longer this gate's, though the strip still offers its undo.
+    status, _, _ = server.request("DELETE", f"/v1.1/admissions/{ticket['ticketId']}",
+                                  headers=ADMIN)
+    assert status == 204
+    assert call(server, "POST", "/v1.1/admissions", ADMIN, {"code": qr(ticket)})[0] == 201
+
+    browser.find_element(By.CSS_SELECTOR, "#strip li .undo").click()
+    browser.find_element(By.ID, "undo-confirm").click()
+    WebDriverWait(browser, 10).until(
+        lambda d: (shown(d, "undo-status") or "").startswith("A gate may undo only its own"))
+    assert not browser.find_element(By.ID, "undo-confirm").is_displayed()
+    browser.find_element(By.ID, "scan-close").click()
+    assert strip_rows(browser)[0][1][1] == "Admitted"  # not undone
+    status, history = call(server, "GET", f"/v1.1/admissions/{ticket['ticketId']}", GATE_AUTH)
+    assert history["admitted"] is True and history["admittedBy"] == "admin"
