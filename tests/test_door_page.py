@@ -2,8 +2,8 @@
 `museum serve` on sqlite, at a 360×740 phone and a 1280×800 desk screen: a refusal hidden by
 the next scan stays in the strip of recent scans, the outcome returns to Ready by itself,
 an admission is undone from the strip (and an undo the service refuses says its rule), a
-visitor without the ticket is found by email and admitted, and a 200-character event name
-fits without scrolling.
+visitor without the ticket is found by email and admitted, a 200-character event name fits
+without scrolling, and tones and buzzes tell admitted from refused (muted: the buzz only).
 
 Nothing waits a fixed time for the page: each test waits on what the page shows, with a
 deadline. Scans 0.4 s apart are typed through WebDriver's own pauses between keystrokes, as
@@ -245,3 +245,37 @@ def test_an_undo_the_service_refuses_says_its_rule(server, browser, screen, tmp_
     assert strip_rows(browser)[0][1][1] == "Admitted"  # not undone
     status, history = call(server, "GET", f"/v1.1/admissions/{ticket['ticketId']}", GATE_AUTH)
     assert history["admitted"] is True and history["admittedBy"] == "admin"
+
+
+# Watches the page's sounds and buzzes without changing them: each oscillator started (its
+# frequency) and each vibration asked for, in the order made.
+SIGNAL_WATCH = """
+    window.signalsMade = [];
+    const start = OscillatorNode.prototype.start;
+    OscillatorNode.prototype.start = function (...when) {
+        window.signalsMade.push(this.frequency.value);
+        return start.apply(this, when);
+    };
+    navigator.vibrate = (pattern) => { window.signalsMade.push(["vibrate", pattern]); return true; };
+"""
+
+
+def signals(driver):
+    return driver.execute_script("const made = window.signalsMade.splice(0); return made;")
+
+
+def test_tones_and_buzzes_tell_admitted_from_refused_and_mute_silences_them(server, browser):
+    today = today_at(server).isoformat()
+    ticket = buy(server, today)
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SIGNAL_WATCH})
+    open_page(browser, server)
+    signals(browser)
+
+    assert scan(browser, qr(ticket))[:2] == ("good", "Admitted")
+    assert signals(browser) == [1320, ["vibrate", 80]]  # one short high tone
+    assert scan(browser, qr(ticket))[:2] == ("bad", "Already admitted")
+    assert signals(browser) == [220, 220, ["vibrate", [200, 100, 200]]]  # low, twice
+
+    browser.find_element(By.ID, "mute").click()
+    assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
+    assert signals(browser) == [["vibrate", [200, 100, 200]]]  # muted: the buzz only
