@@ -256,7 +256,7 @@ SIGNAL_WATCH = """
         window.signalsMade.push(this.frequency.value);
         return start.apply(this, when);
     };
-    navigator.vibrate = (pattern) => { window.signalsMade.push(["vibrate", pattern]); return true; };
+    navigator.vibrate = (pattern) => window.signalsMade.push(["vibrate", pattern]) > 0;
 """
 
 
