@@ -6,6 +6,12 @@
 // name and password), or reads them from a pairing link (/scan#device=NAME&key=KEY, the key
 // in the fragment so that it never reaches a server or its log), keeps them in this
 // browser until "Sign out", and sends them as Basic credentials with every API call.
+//
+// For a queue at the door: every answer also goes into a strip of this device's last scans
+// (kept across reloads), so a refusal hidden by the next scan is still seen; the outcome
+// returns to "Ready" by itself; a tone and a vibration tell admitted from refused without a
+// look; an admission made by mistake is undone from the strip; a visitor without the ticket
+// is found by the buyer's email or a part of the code.
 "use strict";
 
 const signInForm = document.getElementById("sign-in");
@@ -25,14 +31,36 @@ const details = document.getElementById("details");
 const counters = document.getElementById("counters");
 const day = document.getElementById("day");
 const counts = document.getElementById("counts");
+const deviceCount = document.getElementById("device-count");
+const previousNote = document.getElementById("previous");
+const strip = document.getElementById("strip");
+const muteButton = document.getElementById("mute");
+const clearAfterField = document.getElementById("clear-after");
+const options = document.getElementById("options");
+const scanDialog = document.getElementById("scan-details");
+const scanTitle = document.getElementById("scan-title");
+const scanFacts = document.getElementById("scan-facts");
+const undoStatus = document.getElementById("undo-status");
+const undoButton = document.getElementById("undo");
+const undoConfirm = document.getElementById("undo-confirm");
+const finder = document.getElementById("finder");
+const findForm = document.getElementById("find-form");
+const findEmail = document.getElementById("find-email");
+const findCode = document.getElementById("find-code");
+const findStatus = document.getElementById("find-status");
+const found = document.getElementById("found");
 
 const REQUEST_TIMEOUT = 10000; // ms; a hung network reads as no connection
 const BUSY_TRIES = 3; // sends of one request answered "busy" (429, Retry-After: 1)
 const COUNTERS_EVERY = 30000; // ms; other gates admit too
 const SAME_CODE_PAUSE = 3000; // ms a code must leave the camera's view to be sent again
 const STORED = "museum.scanner.signIn"; // localStorage: {name, secret} of this device
+const SETTINGS = "museum.scanner.settings"; // localStorage: {clearAfter, muted}
+const RECENT = "museum.scanner.recent."; // localStorage, + device name: its strip of scans
+const STRIP_LENGTH = 20; // scans kept in the strip
+const HURRIED = 1500; // ms; a refusal shown for less than this is pointed out by the next
+const UNDO_WINDOW = 10 * 60 * 1000; // ms; a gate may undo its own admission this long
 
-let latestScan = 0; // only the newest scan's answer is shown
 let camera = null; // {stream, lastText, lastSeen} while the camera is open
 
 // --- Outcomes --------------------------------------------------------------------------
@@ -41,13 +69,19 @@ function twoDigits(number) {
   return String(number).padStart(2, "0");
 }
 
-function localTime(timestamp) {
+function localTime(timestamp, withSeconds = false) {
   const moment = new Date(timestamp);
-  return `${twoDigits(moment.getHours())}:${twoDigits(moment.getMinutes())}`;
+  const minutes = `${twoDigits(moment.getHours())}:${twoDigits(moment.getMinutes())}`;
+  return withSeconds ? `${minutes}:${twoDigits(moment.getSeconds())}` : minutes;
 }
 
 function ticketKind(answer) {
   return answer.eventName ? `Event: ${answer.eventName}` : "General entry";
+}
+
+// A wrong date says early or past, as the service words it (older services give the date).
+function wrongDate(answer) {
+  return answer.when ? answer.detail : `ticket for ${answer.ticketDate}`;
 }
 
 // What each `result` of POST /v1.1/admissions shows: [tone, headline, detail lines].
@@ -55,7 +89,7 @@ const OUTCOMES = {
   "admitted": (a) => ["good", "Admitted", [ticketKind(a), a.ticketDate]],
   "already-admitted": (a) => ["bad", "Already admitted",
     [`at ${localTime(a.admittedAt)} by ${a.admittedBy}`, ticketKind(a)]],
-  "wrong-date": (a) => ["warn", "Wrong date", [`ticket for ${a.ticketDate}`, ticketKind(a)]],
+  "wrong-date": (a) => ["warn", "Wrong date", [wrongDate(a), ticketKind(a)]],
   "cancelled": (a) => ["bad", "Cancelled", ["the event was cancelled", ticketKind(a)]],
   "forged": () => ["bad", "Forged", ["not a ticket of this museum"]],
   "unknown": () => ["bad", "Unknown", ["no ticket with this code was sold"]],
@@ -71,31 +105,125 @@ const SERVER_ERROR = ["Server error", "try again"];
 const NO_CONNECTION = ["Offline", "no connection — try again"];
 const KEY_REVOKED = "Signed out: this device's key is no longer valid";
 
-function show(tone, title, lines) {
+function tooManyAttempts(retryAfter) {
+  return `Too many attempts, retry ${retryAfter ? `in ${retryAfter} s` : "shortly"}`;
+}
+
+// [tone, headline, detail lines] of one answer to POST /v1.1/admissions (status null: none).
+function verdict(status, answer, retryAfter) {
+  const outcome = OUTCOMES[answer.result];
+  if (outcome) return outcome(answer);
+  if (status === 429) return ["error", "Wait", [tooManyAttempts(retryAfter)]];
+  const [title, line] = status === null ? NO_CONNECTION : FAILURES[status] || SERVER_ERROR;
+  return ["error", title, [line]];
+}
+
+function paragraph(text, className) {
+  const element = document.createElement("p");
+  element.textContent = text;
+  if (className) element.className = className;
+  return element;
+}
+
+let shownScan = null; // the scan whose outcome fills the screen, or null
+let clearTimer = null;
+
+// Fills the screen with an outcome; `scan` is the scan it belongs to (null: none). Any
+// outcome but "Checking…" returns to Ready by itself after the device's delay.
+function show(tone, title, lines, scan = null) {
+  if (shownScan && shownScan !== scan) shownScan.hiddenAt ??= Date.now();
+  shownScan = scan;
+  if (scan && tone !== "busy") scan.shownAt ??= Date.now(); // its answer, not "Checking…"
   document.body.className = tone;
   headline.textContent = title;
-  details.textContent = lines.join("\n");
+  details.replaceChildren(...lines.map((line) => paragraph(line)));
+  previousNote.hidden = true;
   // Restart the pop-in, so that the same outcome twice in a row is still seen as new.
   headline.classList.remove("fresh");
   void headline.offsetWidth;
   headline.classList.add("fresh");
+  clearTimeout(clearTimer);
+  if (tone !== "idle" && tone !== "busy") {
+    clearTimer = setTimeout(showReady, settings.clearAfter * 1000);
+  }
+}
+
+function showReady() {
+  show("idle", "Ready", ["Scan a ticket"]);
 }
 
 function showFailure([title, line]) {
   show("error", title, [line]);
 }
 
-function tooManyAttempts(retryAfter) {
-  return `Too many attempts, retry ${retryAfter ? `in ${retryAfter} s` : "shortly"}`;
+// --- This device's settings: how long an outcome stays, and the mute switch --------------
+
+const DEFAULT_SETTINGS = { clearAfter: 4, muted: false };
+const settings = { ...DEFAULT_SETTINGS, ...storedSettings() };
+
+function storedSettings() {
+  try {
+    return JSON.parse(localStorage.getItem(SETTINGS)) || {};
+  } catch {
+    return {};
+  }
 }
 
-function showAnswer(status, answer, retryAfter) {
-  const outcome = OUTCOMES[answer.result];
-  if (outcome) show(...outcome(answer));
-  else if (status === 401) signOut(KEY_REVOKED);
-  else if (status === 429) showFailure(["Wait", tooManyAttempts(retryAfter)]);
-  else showFailure(FAILURES[status] || SERVER_ERROR);
+function saveSettings() {
+  localStorage.setItem(SETTINGS, JSON.stringify(settings));
 }
+
+function showMute() {
+  muteButton.textContent = settings.muted ? "Muted" : "Sound on";
+  muteButton.setAttribute("aria-pressed", String(settings.muted));
+}
+
+muteButton.addEventListener("click", () => {
+  settings.muted = !settings.muted;
+  saveSettings();
+  showMute();
+  field.focus();
+});
+
+clearAfterField.addEventListener("change", () => {
+  const seconds = Number(clearAfterField.value);
+  if (clearAfterField.checkValidity() && seconds > 0) {
+    settings.clearAfter = seconds;
+    saveSettings();
+  }
+});
+
+// --- Sound and vibration ---------------------------------------------------------------
+
+let audio = null; // made on first use: browsers start sound only after a key or a touch
+
+// Tones made in the browser, no sound file: [[frequency Hz, start s, length s], ...].
+function play(waveform, tones) {
+  if (settings.muted || !("AudioContext" in window)) return;
+  audio ??= new AudioContext();
+  audio.resume().catch(() => {});
+  const now = audio.currentTime;
+  for (const [frequency, start, length] of tones) {
+    const oscillator = audio.createOscillator();
+    const volume = audio.createGain();
+    oscillator.type = waveform;
+    oscillator.frequency.value = frequency;
+    // A quick fade out: a tone cut off abruptly clicks.
+    volume.gain.setValueAtTime(0.3, now + start);
+    volume.gain.exponentialRampToValueAtTime(0.001, now + start + length);
+    oscillator.connect(volume).connect(audio.destination);
+    oscillator.start(now + start);
+    oscillator.stop(now + start + length);
+  }
+}
+
+// Admitted: one short high tone and one buzz; anything else: a low double tone, two buzzes.
+function signal(admitted) {
+  if (admitted) play("sine", [[1320, 0, 0.15]]);
+  else play("square", [[220, 0, 0.18], [220, 0.26, 0.18]]);
+  if (navigator.vibrate) navigator.vibrate(admitted ? 80 : [200, 100, 200]);
+}
+
 
 // --- Signing in ------------------------------------------------------------------------
 
@@ -119,9 +247,12 @@ function basicAuthorization({ name, secret }) {
 function showScanner(credentials) {
   signedIn = credentials;
   device.textContent = `Signed in as ${credentials.name}`;
+  deviceCount.textContent = "";
   signInForm.hidden = true;
   scanner.hidden = false;
-  show("idle", "Ready", ["Scan a ticket"]);
+  loadRecent();
+  showMute();
+  showReady();
   field.focus();
   refreshCounters();
 }
@@ -129,6 +260,7 @@ function showScanner(credentials) {
 function showSignIn(message, isProblem) {
   signedIn = null;
   closeCamera();
+  closeWindows();
   document.body.className = "idle";
   scanner.hidden = true;
   signInForm.hidden = false;
@@ -194,6 +326,102 @@ signOutButton.addEventListener("click", () => signOut("Signed out. Sign in again
 
 window.addEventListener("hashchange", pairFromLink);
 
+// --- Recent scans: the strip under the outcome ------------------------------------------
+
+// Each scan: {at, text, tone, word, kind, code, ticketId, admittedAt, admittedBy, detail,
+// undone}, newest first; `shownAt` and `hiddenAt` (ms) are kept in the page only.
+let recent = [];
+let latestScan = null; // only the newest scan's answer is shown
+
+function recentKey() {
+  return RECENT + signedIn.name;
+}
+
+function loadRecent() {
+  try {
+    recent = JSON.parse(localStorage.getItem(recentKey())) || [];
+  } catch {
+    recent = [];
+  }
+  // A scan still being checked when the page was closed has no answer to show.
+  for (const scan of recent) {
+    if (scan.tone === "busy") Object.assign(scan, { tone: "error", word: "No answer" });
+  }
+  renderStrip();
+}
+
+function saveRecent() {
+  const kept = recent.map(({ shownAt, hiddenAt, ...scan }) => scan);
+  localStorage.setItem(recentKey(), JSON.stringify(kept));
+}
+
+function canUndo(scan) {
+  return scan.tone === "good" && !scan.undone && Boolean(scan.ticketId) &&
+    Date.now() - Date.parse(scan.admittedAt) < UNDO_WINDOW;
+}
+
+function stripRow(scan) {
+  const row = document.createElement("li");
+  row.className = scan.undone ? "undone" : scan.tone;
+  const open = document.createElement("button");
+  open.type = "button";
+  open.className = "scan";
+  open.append(paragraph(localTime(scan.at), "time"),
+    paragraph(scan.undone ? `${scan.word} · undone` : scan.word, "word"),
+    paragraph(scan.kind, "kind"), paragraph(scan.code ? `…${scan.code.slice(-5)}` : "", "code"));
+  open.addEventListener("click", () => openScan(scan, false));
+  row.append(open);
+  if (canUndo(scan)) {
+    const undo = document.createElement("button");
+    undo.type = "button";
+    undo.className = "undo";
+    undo.textContent = "Undo";
+    undo.addEventListener("click", () => openScan(scan, true));
+    row.append(undo);
+  }
+  return row;
+}
+
+function renderStrip() {
+  strip.replaceChildren(...recent.map(stripRow));
+  // A row's button that had the focus is gone: the scanner must not type into nothing.
+  if (document.activeElement === document.body && !windowOpen()) field.focus();
+}
+
+function remember(scan) {
+  recent.unshift(scan);
+  recent.length = Math.min(recent.length, STRIP_LENGTH);
+  renderStrip();
+  saveRecent();
+}
+
+// A refusal that left the screen within HURRIED of being shown (or was never shown, the
+// next scan being quicker) is pointed out by the outcome that replaced it.
+function hurriedRefusal(scan) {
+  if (!scan || scan.tone === "good" || scan.tone === "busy") return false;
+  return !scan.shownAt || (scan.hiddenAt ?? Date.now()) - scan.shownAt < HURRIED;
+}
+
+// Records an answer in its scan, and shows it if no newer scan was made meanwhile.
+function answered(scan, status, answer, retryAfter) {
+  const [tone, title, lines] = verdict(status, answer, retryAfter);
+  Object.assign(scan, {
+    tone, word: title, kind: answer.ticketDate ? ticketKind(answer) : lines[0],
+    code: answer.confirmationCode || scan.text, ticketId: answer.ticketId,
+    admittedAt: answer.admittedAt, admittedBy: answer.admittedBy, detail: answer.detail,
+  });
+  renderStrip();
+  saveRecent();
+  signal(tone === "good");
+  const previous = recent[recent.indexOf(scan) + 1];
+  if (scan === latestScan) {
+    show(tone, title, lines, scan);
+    previousNote.hidden = !hurriedRefusal(previous);
+  } else if (tone !== "good" && shownScan === latestScan) {
+    previousNote.hidden = false; // answered after a newer scan's outcome: point it out
+  }
+}
+
 // --- Admitting -------------------------------------------------------------------------
 
 // [status, parsed body or {}, Retry-After] of one API call with `credentials`.
@@ -220,20 +448,25 @@ async function call(path, options = {}, credentials = signedIn) {
   }
 }
 
+function postJson(path, body) {
+  return call(path, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+}
+
 async function admit(text) {
-  const scan = ++latestScan;
-  show("busy", "Checking…", []);
+  const scan = { at: Date.now(), text, tone: "busy", word: "Checking…", kind: "" };
+  latestScan = scan;
+  remember(scan);
+  show("busy", "Checking…", [], scan);
   // QR codes carry a signed text; anything else is a confirmation code typed from a ticket.
   const body = text.startsWith("MUSEUM1:") ? { code: text } : { confirmationCode: text };
   try {
-    const [status, answer, retryAfter] = await call("/v1.1/admissions", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    if (scan === latestScan) showAnswer(status, answer, retryAfter);
+    const [status, answer, retryAfter] = await postJson("/v1.1/admissions", body);
+    if (status === 401) signOut(KEY_REVOKED);
+    else answered(scan, status, answer, retryAfter);
   } catch {
-    if (scan === latestScan) showFailure(NO_CONNECTION);
+    answered(scan, null, {}, null); // no answer at all
   }
   if (signedIn) refreshCounters();
 }
@@ -246,16 +479,213 @@ form.addEventListener("submit", (event) => {
   if (text) admit(text);
 });
 
+// --- A scan's details, and undoing an admission made by mistake -------------------------
+
+let openedScan = null; // the scan whose details are shown
+
+function fact(term, value) {
+  if (!value) return [];
+  const name = document.createElement("dt");
+  name.textContent = term;
+  const text = document.createElement("dd");
+  text.textContent = value;
+  return [name, text];
+}
+
+function showScanDetails(scan) {
+  scanTitle.textContent = scan.undone ? `${scan.word} · undone` : scan.word;
+  scanDialog.className = scan.undone ? "undone" : scan.tone;
+  const admitted = scan.admittedAt &&
+    `${localTime(scan.admittedAt, true)}${scan.admittedBy ? ` by ${scan.admittedBy}` : ""}`;
+  scanFacts.replaceChildren(
+    ...fact("Scanned", localTime(scan.at, true)), ...fact("Ticket", scan.kind),
+    ...fact("Ticket id", scan.ticketId), ...fact("Code", scan.code || scan.text),
+    ...fact("Admitted", admitted), ...fact("The service said", scan.detail));
+}
+
+// The ticket's admission history, as the service keeps it: each admission and undo, when
+// and by whom. Only a help: without it, the rest of the details stand.
+let historyAsked = 0; // only the latest request's history is shown
+
+async function showHistory(scan) {
+  if (!scan.ticketId) return;
+  const request = ++historyAsked;
+  try {
+    const [status, answer] = await call(
+      `/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`);
+    if (status !== 200 || request !== historyAsked || !scanDialog.open) return;
+    const lines = answer.history.map(
+      (entry) => `${entry.action} ${localTime(entry.at, true)} by ${entry.by}`);
+    scanFacts.append(...fact("History", lines.join("\n")));
+  } catch {
+    // no history shown
+  }
+}
+
+// Opens a scan of the strip; `confirming`: at the undo's confirmation step.
+function openScan(scan, confirming) {
+  openedScan = scan;
+  showScanDetails(scan);
+  askUndo(confirming);
+  scanDialog.showModal();
+  showHistory(scan);
+}
+
+function askUndo(confirming) {
+  const possible = canUndo(openedScan);
+  undoStatus.textContent = confirming && possible
+    ? "Undo this admission? The ticket will then scan as valid again." : "";
+  undoButton.hidden = !possible || confirming;
+  undoConfirm.hidden = !possible || !confirming;
+}
+
+async function undoAdmission() {
+  const scan = openedScan;
+  undoConfirm.disabled = true;
+  undoStatus.textContent = "Undoing…";
+  let status = null;
+  let answer = {};
+  try {
+    [status, answer] = await call(`/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`,
+      { method: "DELETE" });
+  } catch {
+    // no answer: status stays null
+  }
+  undoConfirm.disabled = false;
+  if (status === 401) return signOut(KEY_REVOKED);
+  if (status === 204) {
+    scan.undone = true;
+    renderStrip();
+    saveRecent();
+    refreshCounters();
+    showScanDetails(scan);
+    showHistory(scan);
+  }
+  undoButton.hidden = true;
+  undoConfirm.hidden = true;
+  undoStatus.textContent = status === 204 ? "Undone: the ticket will scan as valid again."
+    : status === null ? "Offline: no connection — try again"
+      : answer.detail || "Server error: try again";
+}
+
+undoButton.addEventListener("click", () => askUndo(true));
+undoConfirm.addEventListener("click", undoAdmission);
+document.getElementById("scan-close").addEventListener("click", () => closeWindow(scanDialog));
+
+// --- Finding a ticket by the buyer's email or a part of its code ------------------------
+
+function foundTicket(ticket) {
+  const item = document.createElement("li");
+  const admitted = ticket.admitted
+    ? `admitted ${ticket.admittedAt ? localTime(ticket.admittedAt) : ""}` +
+      `${ticket.admittedBy ? ` by ${ticket.admittedBy}` : ""}`
+    : "not admitted";
+  const about = document.createElement("div");
+  about.append(paragraph(ticket.eventName ? `Event: ${ticket.eventName}` : "General entry",
+    "kind"),
+  paragraph(`${ticket.ticketDate} · ${ticket.status} · ${admitted}`),
+  paragraph(ticket.confirmationCode, "code"));
+  const admitButton = document.createElement("button");
+  admitButton.type = "button";
+  admitButton.textContent = "Admit";
+  admitButton.addEventListener("click", () => {
+    closeWindow(finder);
+    admit(ticket.confirmationCode);
+  });
+  item.append(about, admitButton);
+  return item;
+}
+
+// Sent in a POST body: an email address never goes into an address, or a server's log.
+async function findTickets(query) {
+  findStatus.textContent = "Looking…";
+  found.replaceChildren();
+  let status = null;
+  let answer = {};
+  let retryAfter = null;
+  try {
+    [status, answer, retryAfter] = await postJson("/v1.1/admissions/lookup", query);
+  } catch {
+    // no answer: status stays null
+  }
+  if (status === 401) return signOut(KEY_REVOKED);
+  if (status === 200) {
+    const count = answer.tickets.length;
+    findStatus.textContent = count
+      ? `${count} ticket${count === 1 ? "" : "s"} for ${answer.date}`
+      : `No ticket found for ${answer.date}`;
+    found.replaceChildren(...answer.tickets.map(foundTicket));
+  } else if (status === 429) {
+    findStatus.textContent = tooManyAttempts(retryAfter);
+  } else {
+    findStatus.textContent = status === null ? "Offline: no connection — try again"
+      : answer.detail || "Server error: try again";
+  }
+}
+
+function openFinder() {
+  findEmail.value = "";
+  findCode.value = "";
+  findStatus.textContent = "";
+  found.replaceChildren();
+  finder.showModal();
+}
+
+findForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const email = findEmail.value.trim();
+  const code = findCode.value.trim();
+  if (Boolean(email) === Boolean(code)) {
+    findStatus.textContent = "Type the buyer's email or the ticket's code (one of them)";
+  } else {
+    findTickets(email ? { email } : { code });
+  }
+});
+document.getElementById("find").addEventListener("click", () => openFinder());
+document.getElementById("find-close").addEventListener("click", () => closeWindow(finder));
+
+// --- Settings: the delay back to Ready, and signing out ---------------------------------
+
+document.getElementById("settings").addEventListener("click", () => {
+  clearAfterField.value = settings.clearAfter;
+  options.showModal();
+});
+document.getElementById("options-close").addEventListener("click", () => closeWindow(options));
+
+// A closed window gives the focus back to the code field, ready for the next ticket: at
+// once when closed by its button (the browser would give it back to the button that opened
+// the window), and when closed by Escape.
+function closeWindow(dialog) {
+  dialog.close();
+  field.focus();
+}
+
+for (const dialog of [scanDialog, finder, options]) {
+  dialog.addEventListener("close", () => field.focus());
+}
+
+function closeWindows() {
+  for (const dialog of [scanDialog, finder, options]) if (dialog.open) dialog.close();
+}
+
+
 // --- Keeping the field focused ---------------------------------------------------------
 
 // A scanner types wherever the focus is, so the focus always returns to the field, except
-// to a button the user moved to. On a touch screen the field asks for no on-screen keyboard
-// until it is touched, so the outcome stays in view.
+// to a button the user moved to or to an open window (find, details, settings). On a touch
+// screen the field asks for no on-screen keyboard until it is touched, so the outcome stays
+// in view.
+function windowOpen() {
+  return Boolean(document.querySelector("dialog[open]"));
+}
+
 field.addEventListener("blur", (event) => {
-  if (!(event.relatedTarget instanceof HTMLButtonElement)) setTimeout(() => field.focus(), 0);
+  if (!(event.relatedTarget instanceof HTMLButtonElement) && !windowOpen()) {
+    setTimeout(() => field.focus(), 0);
+  }
 });
 field.addEventListener("pointerdown", () => { field.inputMode = "text"; });
-window.addEventListener("focus", () => field.focus());
+window.addEventListener("focus", () => { if (!windowOpen()) field.focus(); });
 
 // --- Today's counters ------------------------------------------------------------------
 
@@ -270,6 +700,13 @@ function counterRow(name, admitted, sold) {
   return row;
 }
 
+// This entrance's own admissions today, from the summary's per-device counts.
+function showDeviceCount(devices) {
+  if (!devices) return;
+  const mine = devices.find((each) => each.name === signedIn.name);
+  deviceCount.textContent = `· ${mine ? mine.admitted : 0} admitted here today`;
+}
+
 async function refreshCounters() {
   if (!signedIn) return;
   try {
@@ -277,6 +714,7 @@ async function refreshCounters() {
     if (status === 401) signOut(KEY_REVOKED);
     if (status !== 200) throw new Error(`status ${status}`);
     day.textContent = `Today, ${summary.date}`;
+    showDeviceCount(summary.devices);
     counts.replaceChildren(
       counterRow("General entry", summary.admitted.general, summary.sold.general),
       ...summary.events.map((e) => counterRow(e.name, e.admitted, e.sold)));
@@ -349,3 +787,4 @@ if (!pairFromLink()) {
   if (stored) showScanner(stored); else showSignIn(signInStatus.textContent, false);
 }
 setInterval(refreshCounters, COUNTERS_EVERY);
+setInterval(() => { if (signedIn) renderStrip(); }, COUNTERS_EVERY); // undo offers expire

@@ -242,7 +242,8 @@ def test_scanned_codes_show_each_outcome_and_move_the_counters(server, browser, 
 
     assert scan(browser, qr(general, secret="not-the-museums-key-" * 2))[:2] == ("bad", "Forged")
     assert scan(browser, qr(tomorrows)) == (
-        "warn", "Wrong date", [f"ticket for {tomorrows['ticketDate']}", "General entry"])
+        "warn", "Wrong date",
+        [f"early: ticket for {tomorrows['ticketDate']} (in 1 day)", "General entry"])
     assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
     wait_for_counters(browser, {"General entry": "1 / 2", EVENT_NAME: "1 / 1"})
     assert csp_violations(browser) == []
@@ -299,6 +300,7 @@ def test_a_pairing_link_signs_the_scanner_in_until_sign_out(server, browser, tmp
     WebDriverWait(browser, 10).until(lambda d: shown(d, "device") == "Signed in as gate2")
     assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
 
+    browser.find_element(By.ID, "settings").click()
     browser.find_element(By.ID, "sign-out").click()
     assert sign_in_status(browser) == "Signed out. Sign in again to scan."
     assert stored_sign_in(browser) is None and shown(browser, "scanner") is None
