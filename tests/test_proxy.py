@@ -175,7 +175,8 @@ def render_nginx(directory, sock, http_port, https_port, cert, key):
              "/run/museum/museum.sock": str(sock),
              "/var/log/nginx/museum.log": str(directory / "access.log"),
              f"/etc/letsencrypt/live/{NAME}/fullchain.pem": str(cert),
-             f"/etc/letsencrypt/live/{NAME}/privkey.pem": str(key)}
+             f"/etc/letsencrypt/live/{NAME}/privkey.pem": str(key),
+             "proxy_read_timeout 30s": "proxy_read_timeout 1s"}
     for old, new in swaps.items():
         assert old in text, old
         text = text.replace(old, new)
@@ -369,3 +370,13 @@ def test_nginx_answers_its_own_errors_as_problems(nginx_site):
     assert server.stop() == 0
     status, headers, body = https_request(https_port, cert, "GET", "/healthz")
     assert problem(status, dict(headers), body)["status"] == 502
+
+    # A service that takes the connection and never answers: nginx gives up after
+    # proxy_read_timeout (1 s in this test's copy of the file).
+    sock = nginx_site[4].parent / "museum.sock"
+    sock.unlink(missing_ok=True)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stuck:
+        stuck.bind(str(sock))
+        stuck.listen(8)
+        status, headers, body = https_request(https_port, cert, "GET", "/healthz")
+    assert problem(status, dict(headers), body)["status"] == 504
