@@ -39,6 +39,7 @@ from museum_config import (
     DATE,
     DEMO_PASSWORD,
     GATE_ROLE,
+    PRICE_MAX,
     ROLES,
     VISITOR_ROLE,
     ConfigError,
@@ -65,7 +66,6 @@ BODY_LIMIT = 64 * 1024
 NAME_MAX = 200  # an event's name and location, after trimming
 DESCRIPTION_MAX = 5000
 EVENT_DATES_MAX = 366
-PRICE_MAX = 1_000_000
 EMAIL_MAX = 254
 PAGE_MAX = 10**6
 PAGE_SIZE_MAX = 30
@@ -124,13 +124,18 @@ class Validator:
         self.error(name, f"must be a whole number from {low} to {high}")
         return None
 
-    def number(self, name, value, low, high):
+    def price(self, name, value):
+        """A number from 0 to PRICE_MAX of at most 2 decimals, as the store gives it back."""
         # The range test comes first: isfinite() of a huge JSON integer raises OverflowError.
-        if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and low <= value <= high and math.isfinite(value):
-            return float(value)  # as the store gives it back
-        self.error(name, f"must be a number from {low} to {high}")
-        return None
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and 0 <= value <= PRICE_MAX and math.isfinite(value)):
+            self.error(name, f"must be a number from 0 to {PRICE_MAX}")
+            return None
+        minor = storage.minor_units(value)
+        if minor / 100 != value:  # 9.999: kept in hundredths, it would change
+            self.error(name, "must have at most 2 decimals")
+            return None
+        return storage.price_value(minor)
 
     def choice(self, name, value, choices):
         if value in choices:
@@ -207,7 +212,7 @@ EVENT_RULES = {
     "eventDescription": lambda v, name, value: v.text(name, value, DESCRIPTION_MAX,
                                                       multiline=True),
     "dates": _event_dates,
-    "price": lambda v, name, value: v.number(name, value, 0, PRICE_MAX),
+    "price": Validator.price,
 }
 
 TICKET_RULES = {
@@ -757,9 +762,11 @@ class Tickets:
     MESSAGES = {"general": "Museum general entry ticket purchased",
                 "event": "Museum special event ticket purchased"}
 
-    def __init__(self, store, schedule, today, new_id, public_url):
+    def __init__(self, store, config, today, new_id, public_url):
         self.store = store
-        self.schedule = schedule
+        self.schedule = config.schedule
+        self.general_price = storage.price_value(config["tickets"]["general_price"])
+        self.currency = config["museum"]["currency"]
         self.today = today
         self.new_id = new_id
         self.public_url = public_url
@@ -817,12 +824,14 @@ class Tickets:
             validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
         validator.raise_if_invalid()
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
-                "eventId": ticket.get("eventId")}
+                "eventId": ticket.get("eventId"), "price": self.general_price,
+                "currency": self.currency}
 
     def _receipt(self, ticket):
         receipt = {"message": self.MESSAGES[ticket["ticketType"]]}
         receipt.update((name, ticket[name]) for name in
-                       ("ticketId", "ticketType", "ticketDate", "confirmationCode"))
+                       ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
+                        "currency"))
         if ticket["ticketType"] == "event":
             receipt.update(eventName=ticket["eventName"], eventId=ticket["eventId"])
         return receipt
@@ -1206,7 +1215,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     public_url = config["server"]["public_url"]
     app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id, public_url))
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
-    app.add_route(f"{API}/tickets", Tickets(store, config.schedule, today, new_id, public_url))
+    app.add_route(f"{API}/tickets", Tickets(store, config, today, new_id, public_url))
     secret = qr_secret(config, store)
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock))

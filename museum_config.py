@@ -16,6 +16,7 @@ import re
 import secrets
 from dataclasses import dataclass, field
 from datetime import date
+from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -138,6 +139,30 @@ def _opening_hours(value):
     return value[:5], value[6:]
 
 
+CURRENCY = re.compile(r"[A-Z]{3}")
+PRICE_MAX = 1_000_000
+
+
+def _currency(value):
+    if not CURRENCY.fullmatch(value):
+        raise ValueError(f"must be an ISO 4217 code of three capital letters such as EUR, "
+                         f"not {value!r}")
+    return value
+
+
+def _price(value):
+    """A price of at most 2 decimals -> whole hundredths, kept exact (never a float)."""
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite() or not 0 <= amount <= PRICE_MAX \
+            or amount.as_tuple().exponent < -2 and amount != round(amount, 2):
+        raise ValueError(f"must be a price from 0 to {PRICE_MAX} with at most 2 decimals, "
+                         f"not {value!r}")
+    return int(amount * 100)
+
+
 @dataclass(frozen=True)
 class Option:
     default: str
@@ -182,10 +207,14 @@ SCHEMA = {
     "museum": {
         "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
                            "server's local zone)"),
+        "currency": Option("EUR", _currency, "ISO 4217 code of the currency prices are in; "
+                           "each ticket keeps the one it was sold in"),
     },
     "tickets": {
         "qr_secret": Option("", _qr_secret, "key that signs ticket QR codes, 32 characters or "
                             "more (empty: generated at first start and kept in the database)"),
+        "general_price": Option("0", _price, "price of a general entry ticket, at most 2 "
+                                "decimals; each ticket keeps the price it was sold at"),
     },
     "privacy": {
         "keep_contact_days": Option("30", _positive_int, "days after a ticket's date that its "

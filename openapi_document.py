@@ -32,7 +32,7 @@ from museum import (
     __version__,
     qr_text,
 )
-from museum_config import DATE, GATE_ROLE, ROLES, SCHEMA
+from museum_config import CURRENCY, DATE, GATE_ROLE, ROLES, SCHEMA
 
 _SCHEMAS = "#/components/schemas/"
 _NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
@@ -369,6 +369,7 @@ DOCUMENT = {
                          "ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
                          "ticketDate": "2030-10-30",
                          "confirmationCode": "ticket-event-a1b2c3-d4e5f",
+                         "price": 25, "currency": "EUR",
                          "eventName": "Pirate Coding Workshop", "eventId": _EVENT_ID_EXAMPLE},
                         _CREATED),
                     **_errors(404, 409, 413, 415),
@@ -685,9 +686,31 @@ DOCUMENT = {
             },
             "EventPrice": {
                 "type": "number",
-                "description": "Price of one event ticket.",
+                "description": (
+                    "Price of one event ticket in the museum's currency, with at most 2 "
+                    "decimals (more is refused, 400); kept exactly. A ticket keeps the "
+                    "price it was sold at when the event's price changes later."
+                ),
                 "minimum": 0,
                 "maximum": PRICE_MAX,
+            },
+            "TicketPrice": {
+                "type": ["number", "null"],
+                "description": (
+                    "What the ticket was sold at: the event's price then, or the museum's "
+                    "general entry price; null for tickets sold before prices were kept."
+                ),
+                "minimum": 0,
+                "maximum": PRICE_MAX,
+                "examples": [25],
+            },
+            "Currency": {
+                "type": ["string", "null"],
+                "description": (
+                    "ISO 4217 code of the currency of `price`; null when `price` is."
+                ),
+                "pattern": _anchored(CURRENCY),
+                "examples": ["EUR"],
             },
             "SpecialEventCreate": {
                 "type": "object",
@@ -740,10 +763,13 @@ DOCUMENT = {
             },
             "TicketPurchase": {
                 "type": "object",
-                "required": ["message", "ticketId", "ticketType", "ticketDate", "confirmationCode"],
+                "required": ["message", "ticketId", "ticketType", "ticketDate", "confirmationCode",
+                             "price", "currency"],
                 "properties": {
                     "message": {"type": "string"},
                     **_TICKET_FIELDS,
+                    "price": {"$ref": _SCHEMAS + "TicketPrice"},
+                    "currency": {"$ref": _SCHEMAS + "Currency"},
                     "eventId": {
                         "type": "string",
                         "format": "uuid",

@@ -215,7 +215,8 @@ class Bench:
         event_id = self.window[0]["eventId"]
         tickets = [{"ticketId": str(uuid.uuid4()), "ticketType": "event", "eventId": event_id,
                     "ticketDate": self.today.isoformat(), "email": "visitor@example.org",
-                    "phone": None, "confirmationCode": f"ticket-event-{n:06x}-{n % 2**20:05x}"}
+                    "phone": None, "confirmationCode": f"ticket-event-{n:06x}-{n % 2**20:05x}",
+                    "currency": "EUR"}
                    for n in range(ADMITS_PER_SECOND * self.admit_seconds + 1)]
         self.door_codes = [museum.qr_text(QR_SECRET, ticket["ticketId"],
                                           ticket["confirmationCode"]) for ticket in tickets]

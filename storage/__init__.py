@@ -5,10 +5,16 @@ Records cross the interface as plain dicts shaped like the API's JSON:
 
 event:  {"eventId", "name", "location", "eventDescription", "dates": [YYYY-MM-DD, ...], "price"}
 ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmationCode",
-         "email", "phone" (or None)}; as read back also "eventName" (None for general
-         tickets), "cancelled" (its event was), "admittedAt" and "admittedBy" (None until
-         the ticket is admitted at the door; admittedAt is RFC 3339 UTC text); once its
-         contacts are erased (`erase_contacts`), "email" is "" and "phone" None
+         "email", "phone" (or None), "price", "currency"}; as read back also "eventName"
+         (None for general tickets), "cancelled" (its event was), "admittedAt" and
+         "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
+         UTC text); once its contacts are erased (`erase_contacts`), "email" is "" and
+         "phone" None. "price" and "currency" are None for tickets sold before prices were
+         kept.
+
+Prices cross as the API shows them (an int, or a float of at most 2 decimals, checked
+by the app) and are stored exactly, as whole minor units (hundredths): `minor_units` and
+`price_value` convert.
 
 Ids and dates are strings (UUID text, ISO dates); validation happens before a call, in the
 app. Domain errors are the exceptions below; backends raise nothing else on ordinary failures.
@@ -20,6 +26,17 @@ from abc import ABC, abstractmethod
 # A password in a url: `scheme://user:PASSWORD@host` or `?password=PASSWORD`.
 USER_PASSWORD = re.compile(r"(://[^/?#@:]*:)[^/?#@]*(?=@)")
 QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
+def minor_units(price):
+    """The whole hundredths of a price of at most 2 decimals."""
+    return round(price * 100)
+
+
+def price_value(minor):
+    """A price in hundredths as the API shows it: 2500 is 25, 1250 is 12.5 (the nearest
+    float to a 2-decimal number prints as that number)."""
+    return minor // 100 if minor % 100 == 0 else minor / 100
 
 
 class StorageError(Exception):
@@ -137,7 +154,8 @@ class Store(ABC):
         """Store a ticket and return `(ticket, created)`.
 
         For an event ticket the event must be listed (`NotFound`) and the date one of its
-        dates (`DateNotOffered`), checked in the same transaction as the insert.
+        dates (`DateNotOffered`), checked in the same transaction as the insert; it is sold
+        at the event's price of that moment, a general ticket at the ticket's "price".
         `idempotency` is `(user, key, fingerprint)` or None: when that user's key was used
         before with the same fingerprint, nothing is written and the stored ticket is
         returned with `created` False; with another fingerprint, `IdempotencyConflict`.

@@ -119,6 +119,15 @@ MIGRATIONS = [
         "CREATE INDEX tickets_with_contacts ON tickets (date) WHERE email <> ''",
         "CREATE INDEX idempotency_keys_by_ticket ON idempotency_keys (ticket_id)",
     ],
+    [
+        # Prices kept exactly, in hundredths, never as floats; each ticket keeps the price
+        # and currency it was sold at (NULL: sold before prices were kept).
+        "ALTER TABLE events ADD COLUMN price_minor bigint NOT NULL DEFAULT 0",
+        "UPDATE events SET price_minor = round(price * 100)::bigint",
+        "ALTER TABLE events DROP COLUMN price",
+        "ALTER TABLE tickets ADD COLUMN price_minor bigint",
+        "ALTER TABLE tickets ADD COLUMN currency text",
+    ],
 ]
 
 

@@ -23,16 +23,19 @@ from storage import (
     StorageError,
     Store,
     Unavailable,
+    minor_units,
+    price_value,
 )
 
 # The open end of a listing window: later than any date the service accepts.
 LAST_DATE = "9999-12-31"
 
-EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price"
+EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price_minor"
 
 TICKET_QUERY = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
-           e.name, e.cancelled IS TRUE, a.admitted_at, a.admitted_by
+           t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
+           a.admitted_by
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
                    LEFT JOIN admissions a ON a.ticket_id = t.id
     WHERE t.{} = ?"""
@@ -82,14 +85,16 @@ COUNT_LAST_DATE = """
 def event_record(row):
     event_id, name, location, description, dates, price = row[:6]
     return {"eventId": event_id, "name": name, "location": location,
-            "eventDescription": description, "dates": json.loads(dates), "price": price}
+            "eventDescription": description, "dates": json.loads(dates),
+            "price": price_value(price)}
 
 
 def ticket_record(row):
-    (ticket_id, kind, date, event_id, code, email, phone, event_name, cancelled,
-     admitted_at, admitted_by) = row
+    (ticket_id, kind, date, event_id, code, email, phone, price, currency, event_name,
+     cancelled, admitted_at, admitted_by) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
+            "price": None if price is None else price_value(price), "currency": currency,
             "eventName": event_name, "cancelled": bool(cancelled),
             "admittedAt": admitted_at, "admittedBy": admitted_by}
 
@@ -225,10 +230,11 @@ class SQLStore(Store):
             self._count_event_change(conn)
             for event in events:
                 conn.execute(
-                    "INSERT INTO events (id, name, location, description, dates, price) "
+                    "INSERT INTO events (id, name, location, description, dates, price_minor) "
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     (event["eventId"], event["name"], event["location"],
-                     event["eventDescription"], json.dumps(event["dates"]), event["price"]))
+                     event["eventDescription"], json.dumps(event["dates"]),
+                     minor_units(event["price"])))
                 self._index_dates(conn, event)
 
     def get_event(self, event_id):
@@ -263,9 +269,9 @@ class SQLStore(Store):
             event.update(changes)
             conn.execute(
                 "UPDATE events SET name = ?, location = ?, description = ?, dates = ?, "
-                "price = ? WHERE id = ?",
+                "price_minor = ? WHERE id = ?",
                 (event["name"], event["location"], event["eventDescription"],
-                 json.dumps(event["dates"]), event["price"], event_id))
+                 json.dumps(event["dates"]), minor_units(event["price"]), event_id))
         return event
 
     def cancel_event(self, event_id):
@@ -325,25 +331,27 @@ class SQLStore(Store):
             # until this transaction ends, then replays, and a failed sale frees the key.
             if idempotency is not None and not self._claim(conn, idempotency, ticket):
                 return self._replayed(conn, *idempotency), False
-            event_name = None
+            event_name, price = None, ticket.get("price")
             if ticket["ticketType"] == "event":
                 event = self._listed_event(conn, ticket["eventId"], self.SHARE_LOCK)
                 if ticket["ticketDate"] not in event["dates"]:
                     raise DateNotOffered(event["dates"])
-                event_name = event["name"]
+                # The event's price as it stands at the sale: a later change leaves it.
+                event_name, price = event["name"], event["price"]
             inserted = conn.execute(
                 "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
-                "phone) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (confirmation_code) DO NOTHING",
+                "phone, price_minor, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (confirmation_code) DO NOTHING",
                 (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                  ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
-                 ticket.get("phone")))
+                 ticket.get("phone"), minor_units(price), ticket["currency"]))
             if inserted.rowcount == 0:
                 raise DuplicateCode(ticket["confirmationCode"])
         # The row as inserted, with the name of an event that stayed locked until the commit.
         return ticket_record((ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                               ticket.get("eventId"), ticket["confirmationCode"],
-                              ticket["email"], ticket.get("phone"), event_name, False,
-                              None, None)), True
+                              ticket["email"], ticket.get("phone"), minor_units(price),
+                              ticket["currency"], event_name, False, None, None)), True
 
     @staticmethod
     def _claim(conn, idempotency, ticket):

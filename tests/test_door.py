@@ -307,7 +307,7 @@ def test_verify_ticket_tells_an_admitted_ticket_and_writes_nothing(tmp_path, sto
     ticket = store.create_ticket({
         "ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": today,
         "eventId": None, "confirmationCode": "ticket-general-abcdef-12345",
-        "email": "ada@example.org"})[0]
+        "email": "ada@example.org", "price": 0, "currency": "EUR"})[0]
     text = door.qr(ticket)
     database = tmp_path / "museum.sqlite3"
     store.close()
