@@ -36,6 +36,7 @@ import storage
 import ticket_image
 from museum_config import (
     ADMIN_ROLE,
+    CAPACITY_MAX,
     DATE,
     DEMO_PASSWORD,
     GATE_ROLE,
@@ -121,6 +122,14 @@ class Validator:
             number = int(value)
             if low <= number <= high:
                 return number
+        self.error(name, f"must be a whole number from {low} to {high}")
+        return None
+
+    def whole_number(self, name, value, low, high):
+        """A JSON integer from low to high (an integral float such as 5.0 is one too)."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and low <= value <= high and value == int(value):
+            return int(value)
         self.error(name, f"must be a whole number from {low} to {high}")
         return None
 
@@ -213,7 +222,9 @@ EVENT_RULES = {
                                                       multiline=True),
     "dates": _event_dates,
     "price": Validator.price,
+    "capacity": lambda v, name, value: v.whole_number(name, value, 1, CAPACITY_MAX),
 }
+EVENT_REQUIRED = ("name", "location", "eventDescription", "dates", "price")
 
 TICKET_RULES = {
     "ticketType": lambda v, name, value: v.choice(name, value, TICKET_TYPES),
@@ -296,6 +307,18 @@ def storage_error_as_problem(req, resp, error, params):
                       f"{', '.join(sold)}. Keep those dates, or cancel the event.",
                       errors=[{"field": "dates", "message": f"must keep {day}: {count} "
                                f"ticket(s) sold for it"} for day, count in error.sold.items()])
+    if isinstance(error, storage.SoldOut):
+        what = "this event" if error.event_id else "general entry"
+        full = {"date": error.date, **({"eventId": error.event_id} if error.event_id else {})}
+        raise Problem(409, f"Sold out: no places are left for {what} on {error.date}.",
+                      members={"reason": "sold-out", **full})
+    if isinstance(error, storage.CapacityBelowSold):
+        sold = [f"{day} ({count} sold)" for day, count in error.sold.items()]
+        raise Problem(409, f"More tickets were sold than this capacity allows: "
+                      f"{', '.join(sold)}. Keep a capacity of at least the tickets sold.",
+                      errors=[{"field": "capacity", "message": f"must be at least {count}: "
+                               f"{count} ticket(s) sold for {day}"}
+                              for day, count in error.sold.items()])
     if isinstance(error, storage.IdempotencyConflict):
         raise Problem(409, "This Idempotency-Key was already used with a different request.")
     log.error("storage unavailable: %s", error)
@@ -692,7 +715,7 @@ class SpecialEvents:
 
     def on_post(self, req, resp):
         validator = Validator()
-        event = check_fields(read_json(req), EVENT_RULES, EVENT_RULES, validator)
+        event = check_fields(read_json(req), EVENT_RULES, EVENT_REQUIRED, validator)
         validator.raise_if_invalid()
         event = self.store.create_event({"eventId": self.new_id(), **event})
         json_response(resp, event, 201)
@@ -765,6 +788,7 @@ class Tickets:
     def __init__(self, store, config, today, new_id, public_url):
         self.store = store
         self.schedule = config.schedule
+        self.capacity = config.capacity
         self.general_price = storage.price_value(config["tickets"]["general_price"])
         self.currency = config["museum"]["currency"]
         self.today = today
@@ -788,7 +812,7 @@ class Tickets:
             try:
                 stored, _ = self.store.create_ticket(
                     {**ticket, "confirmationCode": _confirmation_code(ticket["ticketType"])},
-                    idempotency)
+                    idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])))
                 break
             except storage.DuplicateCode:
                 continue

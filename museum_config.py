@@ -163,6 +163,19 @@ def _price(value):
     return int(amount * 100)
 
 
+CAPACITY_MAX = 1_000_000
+
+
+def _places(value):
+    """A number of places, 1 to CAPACITY_MAX; empty or `unlimited`: None."""
+    if value in ("", "unlimited"):
+        return None
+    if not (value.isascii() and value.isdigit() and 1 <= int(value) <= CAPACITY_MAX):
+        raise ValueError(f"must be a number of places from 1 to {CAPACITY_MAX}, or "
+                         f"'unlimited', not {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Option:
     default: str
@@ -226,6 +239,10 @@ SCHEMA = {
         "failure_window": Option("60", _positive_int, "seconds over which failures count"),
         "lockout": Option("300", _positive_int, "seconds a locked-out address gets 429"),
     },
+    "capacity": {
+        "general_per_day": Option("", _places, "general entry tickets sold for each open day "
+                                  "(empty: unlimited); [capacity_dates] overrides single days"),
+    },
     "log": {
         "access": Option("stderr", _text, "where the access log goes: stderr, off, or a file "
                          "path (appended to)"),
@@ -239,7 +256,7 @@ SCHEMA = {
     },
 }
 # Sections whose keys are names or dates chosen by the museum.
-FREE_SECTIONS = ("users", "exceptions")
+FREE_SECTIONS = ("users", "exceptions", "capacity_dates")
 
 
 @dataclass(frozen=True)
@@ -261,11 +278,24 @@ class Schedule:
 
 
 @dataclass(frozen=True)
+class GeneralCapacity:
+    """Places of general entry per day: the usual number plus dated overrides; None is
+    unlimited."""
+
+    per_day: int = None
+    dates: dict = field(default_factory=dict)
+
+    def on(self, day):
+        return self.dates.get(day, self.per_day)
+
+
+@dataclass(frozen=True)
 class Config:
     settings: dict
     users: dict
     schedule: Schedule
     source: str = "built-in defaults"
+    capacity: GeneralCapacity = GeneralCapacity()
 
     def __getitem__(self, section):
         return self.settings[section]
@@ -296,10 +326,11 @@ def parse_config(text="", source="<text>", environ=None, overrides=None):
         raise ConfigError(f"{source}: [server] trusted_proxy: leave it empty with unix_socket "
                           f"(whoever may connect to the socket is trusted as the proxy)")
     users = _parse_users(source, parser["users"] if parser.has_section("users") else {})
-    exceptions = _parse_exceptions(
-        source, parser["exceptions"] if parser.has_section("exceptions") else {})
+    exceptions = _parse_dated(source, "exceptions", _opening_hours, parser)
     schedule = Schedule(tuple(settings["hours"][day] for day in WEEKDAYS), exceptions)
-    return Config(settings, users, schedule, source)
+    capacity = GeneralCapacity(settings["capacity"]["general_per_day"],
+                               _parse_dated(source, "capacity_dates", _places, parser))
+    return Config(settings, users, schedule, source, capacity)
 
 
 def _environment_overrides(environ):
@@ -337,17 +368,19 @@ def _parse_users(source, entries):
     return users
 
 
-def _parse_exceptions(source, entries):
-    exceptions = {}
+def _parse_dated(source, section, parse, parser):
+    """{date: parse(value)} of a section whose keys are dates, such as [exceptions]."""
+    entries = parser[section] if parser.has_section(section) else {}
+    dated = {}
     for key, value in entries.items():
         try:
             day = date.fromisoformat(key) if DATE.fullmatch(key) else None
             if day is None:
                 raise ValueError("is not a date YYYY-MM-DD")
-            exceptions[day] = _opening_hours(value.strip())
+            dated[day] = parse(value.strip())
         except ValueError as error:
-            raise ConfigError(f"{source}: [exceptions] {key}: {error}") from None
-    return exceptions
+            raise ConfigError(f"{source}: [{section}] {key}: {error}") from None
+    return dated
 
 
 def load_config(path=None, environ=None, overrides=None):
@@ -373,7 +406,9 @@ def help_for_config():
         lines.append(f"[{section}]")
         lines += [f"  {key} = {option.default:<14} {option.help}" for key, option in options.items()]
     lines += ["[users]", "  NAME = ROLE:HASH  role admin, gate or visitor; hash from 'museum hash-password'",
-              "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]"]
+              "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]",
+              "[capacity_dates]", "  YYYY-MM-DD = PLACES | unlimited  dated exceptions to "
+              "[capacity] general_per_day"]
     return "\n".join(lines)
 
 

@@ -12,12 +12,14 @@ from http import HTTPStatus
 from museum import (
     ADMIN_ROLE,
     BODY_LIMIT,
+    CAPACITY_MAX,
     CONFIRMATION_CODE,
     DESCRIPTION_MAX,
     DOOR_FIELDS,
     DOOR_OUTCOMES,
     EMAIL_MAX,
     EVENT_DATES_MAX,
+    EVENT_REQUIRED,
     HOURS_HORIZON_DAYS,
     IDEMPOTENCY_KEY,
     NAME_MAX,
@@ -51,13 +53,14 @@ _EVENT_EXAMPLE = {
     "dates": ["2030-10-30", "2030-10-31"],
     "price": 25,
 }
-# The five writable fields of an event: the create and update bodies and the event itself.
+# The writable fields of an event: the create and update bodies and the event itself.
 _EVENT_FIELDS = {
     "name": {"$ref": _SCHEMAS + "EventName"},
     "location": {"$ref": _SCHEMAS + "EventLocation"},
     "eventDescription": {"$ref": _SCHEMAS + "EventDescription"},
     "dates": {"$ref": _SCHEMAS + "EventDates"},
     "price": {"$ref": _SCHEMAS + "EventPrice"},
+    "capacity": {"$ref": _SCHEMAS + "EventCapacity"},
 }
 # What a ticket's receipt and the door show of it: never the buyer's email or phone.
 _TICKET_FIELDS = {
@@ -90,7 +93,7 @@ _DOOR_REFUSAL_EXAMPLES = {
 # The names under components/responses of the error responses, by status.
 _ERROR_NAMES = {
     400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
-    409: "Conflict", 410: "Gone", 413: "ContentTooLarge", 415: "UnsupportedMediaType",
+    410: "Gone", 413: "ContentTooLarge", 415: "UnsupportedMediaType",
     429: "TooManyRequests", 431: "RequestHeaderFieldsTooLarge", 503: "ServiceUnavailable",
 }
 # What any API operation may answer: a bad parameter or request, no credentials, a locked-out
@@ -146,6 +149,12 @@ def _door_problem(description, *results):
         examples[result] = {"value": body}
     return _response(description, "application/problem+json",
                      {"$ref": _SCHEMAS + "DoorProblem"}, examples, named=True)
+
+
+def _named_problems(description, schema_name, examples):
+    """A problem+json response with named examples ({name: the service's problem body})."""
+    return _response(description, "application/problem+json", {"$ref": _SCHEMAS + schema_name},
+                     {name: {"value": body} for name, body in examples.items()}, named=True)
 
 
 def _trimmed_text(max_length, what=""):
@@ -286,7 +295,8 @@ DOCUMENT = {
                     "Each field follows the same rules as on creation. The body is a JSON "
                     "merge patch (RFC 7396) without nulls, so it may also be sent as "
                     "`application/merge-patch+json`. Dates for which tickets were sold "
-                    "cannot be removed (409); cancel the event instead."
+                    "cannot be removed (409); cancel the event instead. A `capacity` below "
+                    "the tickets already sold for one of its dates is refused too (409)."
                 ),
                 "tags": ["Events"],
                 # One media type: several for one body defeat some client generators.
@@ -301,7 +311,7 @@ DOCUMENT = {
                 },
                 "responses": {
                     "200": {"$ref": "#/components/responses/SpecialEvent"},
-                    **_errors(403, 404, 413, 415, names={409: "DatesSold"}),
+                    **_errors(403, 404, 413, 415, names={409: "EventChangeRefused"}),
                 },
             },
             "delete": {
@@ -328,8 +338,12 @@ DOCUMENT = {
                     "for an event one of its dates. Repeating a request with the same "
                     "`Idempotency-Key` and body buys nothing new: it answers the ticket "
                     "bought first, before any rule on the date or the hours is checked "
-                    "again, so a retry after midnight still gets it. The same key with a "
-                    "different body is a conflict."
+                    "again, so a retry after midnight still gets it, and a retry after the "
+                    "day sold out too. The same key with a different body is a conflict. "
+                    "A sale past a capacity (the day's general entry, `[capacity]` in the "
+                    "server's configuration, or the event's `capacity` on that date) is "
+                    "refused with 409 and `\"reason\": \"sold-out\"`, naming the `date` "
+                    "and, for an event, its `eventId`; nothing is sold then."
                 ),
                 "tags": ["Tickets"],
                 "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}],
@@ -372,7 +386,7 @@ DOCUMENT = {
                          "price": 25, "currency": "EUR",
                          "eventName": "Pirate Coding Workshop", "eventId": _EVENT_ID_EXAMPLE},
                         _CREATED),
-                    **_errors(404, 409, 413, 415),
+                    **_errors(404, 413, 415, names={409: "PurchaseConflict"}),
                 },
             }
         },
@@ -712,9 +726,18 @@ DOCUMENT = {
                 "pattern": _anchored(CURRENCY),
                 "examples": ["EUR"],
             },
+            "EventCapacity": {
+                "type": "integer",
+                "description": (
+                    "Places on each of the event's dates; without it, unlimited. Returned "
+                    "only when set."
+                ),
+                "minimum": 1,
+                "maximum": CAPACITY_MAX,
+            },
             "SpecialEventCreate": {
                 "type": "object",
-                "required": ["name", "location", "eventDescription", "dates", "price"],
+                "required": list(EVENT_REQUIRED),
                 "properties": _EVENT_FIELDS,
                 "additionalProperties": False,
             },
@@ -866,6 +889,24 @@ DOCUMENT = {
                     },
                 },
             },
+            "PurchaseProblem": {
+                "description": (
+                    "Problem details; a sale refused for want of places has `reason` "
+                    "`sold-out` and names what is full."
+                ),
+                "allOf": [
+                    {"$ref": _SCHEMAS + "Problem"},
+                    {
+                        "type": "object",
+                        "properties": {
+                            "reason": {"type": "string", "const": "sold-out"},
+                            "date": {"$ref": _SCHEMAS + "Date"},
+                            "eventId": {"type": "string", "format": "uuid",
+                                        "description": "Only when an event date is full."},
+                        },
+                    },
+                ],
+            },
             "FieldError": {
                 "type": "object",
                 "required": ["field", "message"],
@@ -902,16 +943,31 @@ DOCUMENT = {
             "UnknownTicket": _door_problem(
                 "No ticket was sold with this genuine QR code or typed confirmation code.",
                 "unknown"),
-            "Conflict": _problem(
-                409, "The `Idempotency-Key` was used before with a different body.",
-                "This Idempotency-Key was already used with a different request."),
-            "DatesSold": _problem(
-                409, "The new dates leave out dates for which tickets were sold; nothing "
-                "was changed. `errors` names each such date.",
-                "Tickets were sold for dates this change removes: 2030-10-31 (2 sold). "
-                "Keep those dates, or cancel the event.",
-                errors=[{"field": "dates",
-                         "message": "must keep 2030-10-31: 2 ticket(s) sold for it"}]),
+            "PurchaseConflict": _named_problems(
+                "The `Idempotency-Key` was used before with a different body, or the "
+                "ticket's day or event date is sold out; nothing was sold.",
+                "PurchaseProblem", {
+                    "key-reused": _problem_body(
+                        409, "This Idempotency-Key was already used with a different request."),
+                    "sold-out": _problem_body(
+                        409, "Sold out: no places are left for this event on 2030-10-30.",
+                        reason="sold-out", date="2030-10-30", eventId=_EVENT_ID_EXAMPLE),
+                }),
+            "EventChangeRefused": _named_problems(
+                "The new dates leave out dates for which tickets were sold, or the new "
+                "capacity is below the tickets sold for a date; nothing was changed. "
+                "`errors` names each such date.", "Problem", {
+                    "dates-sold": _problem_body(
+                        409, "Tickets were sold for dates this change removes: 2030-10-31 "
+                        "(2 sold). Keep those dates, or cancel the event.",
+                        errors=[{"field": "dates",
+                                 "message": "must keep 2030-10-31: 2 ticket(s) sold for it"}]),
+                    "capacity-below-sold": _problem_body(
+                        409, "More tickets were sold than this capacity allows: 2030-10-31 "
+                        "(2 sold). Keep a capacity of at least the tickets sold.",
+                        errors=[{"field": "capacity", "message": "must be at least 2: 2 "
+                                 "ticket(s) sold for 2030-10-31"}]),
+                }),
             "NotAdmittable": _door_problem(
                 "The ticket was admitted before (and when, by whom), or is for another day.",
                 "already-admitted", "wrong-date"),

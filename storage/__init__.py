@@ -4,6 +4,7 @@ The app module talks only to `Store`; it holds no SQL, and storage knows no HTTP
 Records cross the interface as plain dicts shaped like the API's JSON:
 
 event:  {"eventId", "name", "location", "eventDescription", "dates": [YYYY-MM-DD, ...], "price"}
+        and "capacity" (places on each of its dates) when it has one: absent is unlimited
 ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmationCode",
          "email", "phone" (or None), "price", "currency"}; as read back also "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
@@ -62,6 +63,25 @@ class DuplicateCode(StorageError):
 class DatesSold(StorageError):
     """A change would remove dates that tickets were sold for; `sold` maps each such date
     to its number of tickets."""
+
+    def __init__(self, sold):
+        super().__init__(", ".join(f"{day}: {count}" for day, count in sold.items()))
+        self.sold = sold
+
+
+class SoldOut(StorageError):
+    """A sale would take more places than there are: `date`, and `event_id` (None for
+    general entry) name what is full."""
+
+    def __init__(self, date, event_id=None):
+        super().__init__(f"{date}: {event_id or 'general entry'} is sold out")
+        self.date = date
+        self.event_id = event_id
+
+
+class CapacityBelowSold(StorageError):
+    """A new capacity is below the places already sold; `sold` maps each such date to its
+    number of tickets."""
 
     def __init__(self, sold):
         super().__init__(", ".join(f"{day}: {count}" for day, count in sold.items()))
@@ -142,7 +162,8 @@ class Store(ABC):
     def update_event(self, event_id, changes):
         """Apply `changes` (a subset of the event's fields) in one transaction; return the
         event after the update. `NotFound` if unknown or cancelled; `DatesSold` if the new
-        dates leave out a date that tickets were sold for (nothing changes then)."""
+        dates leave out a date that tickets were sold for, `CapacityBelowSold` if a new
+        capacity is below the tickets sold for one of its dates (nothing changes then)."""
 
     @abstractmethod
     def cancel_event(self, event_id):
@@ -150,8 +171,12 @@ class Store(ABC):
         or already cancelled."""
 
     @abstractmethod
-    def create_ticket(self, ticket, idempotency=None):
+    def create_ticket(self, ticket, idempotency=None, general_capacity=None):
         """Store a ticket and return `(ticket, created)`.
+
+        Its place is counted in the same transaction: past the event's capacity on that
+        date, or past `general_capacity` (None: unlimited) for a general ticket, nothing is
+        written and `SoldOut` is raised. Sales on any instances are counted in turn.
 
         For an event ticket the event must be listed (`NotFound`) and the date one of its
         dates (`DateNotOffered`), checked in the same transaction as the insert; it is sold

@@ -128,6 +128,26 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN price_minor bigint",
         "ALTER TABLE tickets ADD COLUMN currency text",
     ],
+    [
+        # Capacity: an event's places per date (NULL: unlimited), and the places taken,
+        # counted in the transaction of each sale, so a sale past the capacity is refused
+        # without counting tickets, and availability is read from the counts.
+        "ALTER TABLE events ADD COLUMN capacity integer",
+        """CREATE TABLE general_places (
+            date date PRIMARY KEY,
+            taken integer NOT NULL
+        )""",
+        """CREATE TABLE event_places (
+            event_id uuid NOT NULL REFERENCES events (id),
+            date date NOT NULL,
+            taken integer NOT NULL,
+            PRIMARY KEY (event_id, date)
+        )""",
+        "INSERT INTO general_places (date, taken) "
+        "SELECT date, count(*) FROM tickets WHERE event_id IS NULL GROUP BY date",
+        "INSERT INTO event_places (event_id, date, taken) SELECT event_id, date, count(*) "
+        "FROM tickets WHERE event_id IS NOT NULL GROUP BY event_id, date",
+    ],
 ]
 
 

@@ -16,10 +16,12 @@ from storage import (
     DateNotOffered,
     DatesSold,
     DuplicateCode,
+    CapacityBelowSold,
     IdempotencyConflict,
     NotFound,
     SchemaBehind,
     SchemaTooNew,
+    SoldOut,
     StorageError,
     Store,
     Unavailable,
@@ -30,7 +32,7 @@ from storage import (
 # The open end of a listing window: later than any date the service accepts.
 LAST_DATE = "9999-12-31"
 
-EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price_minor"
+EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price_minor, e.capacity"
 
 TICKET_QUERY = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
@@ -82,11 +84,27 @@ COUNT_LAST_DATE = """
     ON CONFLICT (date) DO UPDATE SET events = listed_last_dates.events + excluded.events"""
 
 
+# A sale takes a place: the counter row of its day (and event) is created or counted up, and
+# read back, in the sale's transaction. On PostgreSQL the row stays locked until the commit,
+# so sales of one day, on any instances, count in turn.
+TAKE_GENERAL_PLACE = """
+    INSERT INTO general_places (date, taken) VALUES (?, 1)
+    ON CONFLICT (date) DO UPDATE SET taken = general_places.taken + 1
+    RETURNING taken"""
+TAKE_EVENT_PLACE = """
+    INSERT INTO event_places (event_id, date, taken) VALUES (?, ?, 1)
+    ON CONFLICT (event_id, date) DO UPDATE SET taken = event_places.taken + 1
+    RETURNING taken"""
+
+
 def event_record(row):
-    event_id, name, location, description, dates, price = row[:6]
-    return {"eventId": event_id, "name": name, "location": location,
-            "eventDescription": description, "dates": json.loads(dates),
-            "price": price_value(price)}
+    event_id, name, location, description, dates, price, capacity = row[:7]
+    event = {"eventId": event_id, "name": name, "location": location,
+             "eventDescription": description, "dates": json.loads(dates),
+             "price": price_value(price)}
+    if capacity is not None:
+        event["capacity"] = capacity
+    return event
 
 
 def ticket_record(row):
@@ -230,11 +248,11 @@ class SQLStore(Store):
             self._count_event_change(conn)
             for event in events:
                 conn.execute(
-                    "INSERT INTO events (id, name, location, description, dates, price_minor) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO events (id, name, location, description, dates, price_minor, "
+                    "capacity) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (event["eventId"], event["name"], event["location"],
                      event["eventDescription"], json.dumps(event["dates"]),
-                     minor_units(event["price"])))
+                     minor_units(event["price"]), event.get("capacity")))
                 self._index_dates(conn, event)
 
     def get_event(self, event_id):
@@ -261,17 +279,21 @@ class SQLStore(Store):
         with self._writing() as conn:
             self._count_event_change(conn)
             event = self._listed_event(conn, event_id, self.UPDATE_LOCK)
+            sold = self._sold_by_date(conn, event_id)
             if "dates" in changes:
-                self._refuse_removing_sold_dates(conn, event_id, set(changes["dates"]))
+                self._refuse_removing_sold_dates(sold, set(changes["dates"]))
+            if "capacity" in changes:
+                self._refuse_capacity_below_sold(sold, changes["capacity"])
             if "dates" in changes or "name" in changes:  # what the listing index holds
                 self._unindex_dates(conn, event_id, event["dates"])
                 self._index_dates(conn, {**event, **changes})
             event.update(changes)
             conn.execute(
                 "UPDATE events SET name = ?, location = ?, description = ?, dates = ?, "
-                "price_minor = ? WHERE id = ?",
+                "price_minor = ?, capacity = ? WHERE id = ?",
                 (event["name"], event["location"], event["eventDescription"],
-                 json.dumps(event["dates"]), minor_units(event["price"]), event_id))
+                 json.dumps(event["dates"]), minor_units(event["price"]),
+                 event.get("capacity"), event_id))
         return event
 
     def cancel_event(self, event_id):
@@ -287,14 +309,24 @@ class SQLStore(Store):
             self._unindex_dates(conn, event_id, json.loads(row[0]))
 
     @staticmethod
-    def _refuse_removing_sold_dates(conn, event_id, kept):
-        """Sales hold the event's row, so no ticket is sold between this count and the
-        change it guards."""
-        sold = conn.execute("SELECT date, count(*) FROM tickets WHERE event_id = ? "
-                            "GROUP BY date ORDER BY date", (event_id,)).fetchall()
+    def _sold_by_date(conn, event_id):
+        """[(date, places taken)] of the event's dates with tickets, in date order. Sales
+        hold the event's row, so no ticket is sold between this count and the change it
+        guards."""
+        return conn.execute("SELECT date, taken FROM event_places WHERE event_id = ? "
+                            "AND taken > 0 ORDER BY date", (event_id,)).fetchall()
+
+    @staticmethod
+    def _refuse_removing_sold_dates(sold, kept):
         removed = {day: count for day, count in sold if day not in kept}
         if removed:
             raise DatesSold(removed)
+
+    @staticmethod
+    def _refuse_capacity_below_sold(sold, capacity):
+        over = {day: count for day, count in sold if count > capacity}
+        if over:
+            raise CapacityBelowSold(over)
 
     @staticmethod
     def _count_event_change(conn):
@@ -325,7 +357,7 @@ class SQLStore(Store):
 
     # -- tickets --------------------------------------------------------------------------
 
-    def create_ticket(self, ticket, idempotency=None):
+    def create_ticket(self, ticket, idempotency=None, general_capacity=None):
         with self._writing() as conn:
             # The key is claimed before the sale: a retry on another instance waits on it
             # until this transaction ends, then replays, and a failed sale frees the key.
@@ -338,6 +370,14 @@ class SQLStore(Store):
                     raise DateNotOffered(event["dates"])
                 # The event's price as it stands at the sale: a later change leaves it.
                 event_name, price = event["name"], event["price"]
+                taken = conn.execute(TAKE_EVENT_PLACE,
+                                     (event["eventId"], ticket["ticketDate"])).fetchone()[0]
+                capacity = event.get("capacity")
+            else:
+                taken = conn.execute(TAKE_GENERAL_PLACE, (ticket["ticketDate"],)).fetchone()[0]
+                capacity = general_capacity
+            if capacity is not None and taken > capacity:
+                raise SoldOut(ticket["ticketDate"], ticket.get("eventId"))  # rolled back
             inserted = conn.execute(
                 "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
                 "phone, price_minor, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "

@@ -123,6 +123,26 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN price_minor INTEGER",
         "ALTER TABLE tickets ADD COLUMN currency TEXT",
     ],
+    [
+        # Capacity: an event's places per date (NULL: unlimited), and the places taken,
+        # counted in the transaction of each sale, so a sale past the capacity is refused
+        # without counting tickets, and availability is read from the counts.
+        "ALTER TABLE events ADD COLUMN capacity INTEGER",
+        """CREATE TABLE general_places (
+            date TEXT PRIMARY KEY,
+            taken INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        """CREATE TABLE event_places (
+            event_id TEXT NOT NULL REFERENCES events (id),
+            date TEXT NOT NULL,
+            taken INTEGER NOT NULL,
+            PRIMARY KEY (event_id, date)
+        ) WITHOUT ROWID""",
+        "INSERT INTO general_places (date, taken) "
+        "SELECT date, count(*) FROM tickets WHERE event_id IS NULL GROUP BY date",
+        "INSERT INTO event_places (event_id, date, taken) SELECT event_id, date, count(*) "
+        "FROM tickets WHERE event_id IS NOT NULL GROUP BY event_id, date",
+    ],
 ]
 
 

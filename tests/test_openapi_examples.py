@@ -21,7 +21,8 @@ ADMISSIONS = "/v1.1/admissions"
 EVENT = {"name": "Night Tour", "location": "Great Hall", "eventDescription": "Torches.",
          "dates": [OPEN_DAY], "price": 25}
 # Members of the door's problems that name the particular ticket and moment.
-PARTICULAR = {"ticketId", "confirmationCode", "ticketDate", "eventName", "admittedAt"}
+PARTICULAR = {"ticketId", "confirmationCode", "ticketDate", "eventName", "admittedAt",
+              "eventId"}
 
 
 def sell(client, day, event=None):
@@ -64,6 +65,24 @@ def conflict(client, store):
     client.post_json(TICKETS, ticket, headers=key, status=201)
     return client.post_json(TICKETS, {**ticket, "email": "bob@example.org"}, headers=key,
                             status=409)
+
+
+def sold_out(client, store):
+    event = client.post_json(EVENTS, {**EVENT, "dates": ["2030-10-30"], "capacity": 1},
+                             headers=ADMIN, status=201).json
+    sell(client, "2030-10-30", event)
+    ticket = {"ticketType": "event", "ticketDate": "2030-10-30", "email": "ada@example.org",
+              "eventId": event["eventId"]}
+    return client.post_json(TICKETS, ticket, headers=VISITOR, status=409)
+
+
+def capacity_below_sold(client, store):
+    event = client.post_json(EVENTS, {**EVENT, "dates": ["2030-10-30", "2030-10-31"]},
+                             headers=ADMIN, status=201).json
+    for _ in range(2):
+        sell(client, "2030-10-31", event)
+    return client.patch_json(f"{EVENTS}/{event['eventId']}", {"capacity": 1},
+                             headers=ADMIN, status=409)
 
 
 def not_admitted(client, store):
@@ -149,8 +168,10 @@ CASES = {
     "NotFound": not_found,
     "NotAdmitted": not_admitted,
     "UnknownTicket/unknown": unknown_ticket,
-    "Conflict": conflict,
-    "DatesSold": dates_sold,
+    "PurchaseConflict/key-reused": conflict,
+    "PurchaseConflict/sold-out": sold_out,
+    "EventChangeRefused/dates-sold": dates_sold,
+    "EventChangeRefused/capacity-below-sold": capacity_below_sold,
     "NotAdmittable/already-admitted": already_admitted,
     "NotAdmittable/wrong-date": wrong_date,
     "Gone": gone,

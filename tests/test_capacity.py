@@ -1,0 +1,259 @@
+"""Capacity: no day and no event date is sold past its places, on every backend.
+
+First the storage contract, over sqlite and PostgreSQL (the `backend` fixture
+of test_storage), with a property test that the kept counts always equal the tickets
+counted one by one; then the same rules read as HTTP exchanges under WebTest.
+"""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import museum
+import storage
+from conftest import ADMIN, VISITOR, assert_problem
+from test_storage import at_once, backend, event, event_ticket, ticket  # noqa: F401
+from ticketing import EVENTS, OPEN_DAY, body, buy, create_event, query, ticket_count
+
+# -- the store -----------------------------------------------------------------------------
+
+@pytest.fixture
+def seller(backend):
+    """A store on the backend (`store` is the WebTest tests' sqlite store)."""
+    return backend.open()
+
+
+
+def kept_counts(backend):
+    """{(event_id or None, date): places taken} as the store keeps them, zeros left out."""
+    general = backend.rows("SELECT date, taken FROM general_places WHERE taken > 0")
+    events = backend.rows("SELECT event_id, date, taken FROM event_places WHERE taken > 0")
+    return {**{(None, str(day)): taken for day, taken in general},
+            **{(str(event_id), str(day)): taken for event_id, day, taken in events}}
+
+
+def counted_tickets(backend):
+    """The same counts, brute force: every ticket that holds a place, one by one."""
+    counts = {}
+    for event_id, day in backend.rows("SELECT event_id, date FROM tickets"):
+        key = (event_id and str(event_id), str(day))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_general_entry_is_sold_up_to_its_capacity_and_no_further(seller, backend):
+    for _ in range(3):
+        seller.create_ticket(ticket(), general_capacity=3)
+    with pytest.raises(storage.SoldOut) as raised:
+        seller.create_ticket(ticket(), general_capacity=3)
+    assert (raised.value.date, raised.value.event_id) == ("2026-12-01", None)
+    assert backend.rows("SELECT count(*) FROM tickets") == [(3,)]
+    seller.create_ticket(ticket(ticketDate="2026-12-02"), general_capacity=3)  # another day
+    seller.create_ticket(ticket(), general_capacity=4)  # a larger capacity that day
+    assert kept_counts(backend) == counted_tickets(backend) == {
+        (None, "2026-12-01"): 4, (None, "2026-12-02"): 1}
+
+
+def test_an_event_is_sold_up_to_its_capacity_on_each_date(seller, backend):
+    created = seller.create_event(event(capacity=2))
+    assert seller.get_event(created["eventId"])["capacity"] == 2
+    for _ in range(2):
+        seller.create_ticket(event_ticket(created["eventId"]))
+    with pytest.raises(storage.SoldOut) as raised:
+        seller.create_ticket(event_ticket(created["eventId"]))
+    assert (raised.value.date, raised.value.event_id) == ("2026-12-01", created["eventId"])
+    seller.create_ticket(event_ticket(created["eventId"], ticketDate="2026-12-05"))
+    # General entry has its own places: a full event leaves the day's general entry free.
+    seller.create_ticket(ticket(), general_capacity=1)
+    assert kept_counts(backend) == counted_tickets(backend)
+
+
+def test_an_event_without_capacity_is_unlimited_and_shows_none(seller):
+    created = seller.create_event(event())
+    assert "capacity" not in seller.get_event(created["eventId"])
+    for _ in range(5):
+        seller.create_ticket(event_ticket(created["eventId"]))
+
+
+def test_a_sold_out_sale_writes_nothing_and_frees_its_key(seller, backend):
+    seller.create_ticket(ticket(), general_capacity=1)
+    with pytest.raises(storage.SoldOut):
+        seller.create_ticket(ticket(), ("visitor", "key-1", "body-a"), general_capacity=1)
+    assert backend.rows("SELECT count(*) FROM idempotency_keys") == [(0,)]
+    assert kept_counts(backend) == {(None, "2026-12-01"): 1}
+
+
+def test_a_ticket_sold_under_a_key_is_replayed_after_the_day_sells_out(seller):
+    sold, _ = seller.create_ticket(ticket(), ("visitor", "key-1", "body-a"), general_capacity=1)
+    replayed, created = seller.create_ticket(ticket(), ("visitor", "key-1", "body-a"),
+                                            general_capacity=1)
+    assert (replayed, created) == (sold, False)
+
+
+def test_a_capacity_below_the_tickets_sold_is_refused_naming_each_date(seller):
+    created = seller.create_event(event(capacity=10))
+    for day in ("2026-12-01", "2026-12-01", "2026-12-01", "2026-12-05", "2026-12-05"):
+        seller.create_ticket(event_ticket(created["eventId"], ticketDate=day))
+    with pytest.raises(storage.CapacityBelowSold) as raised:
+        seller.update_event(created["eventId"], {"capacity": 1, "name": "Renamed"})
+    assert raised.value.sold == {"2026-12-01": 3, "2026-12-05": 2}
+    assert seller.get_event(created["eventId"]) == created
+    assert seller.update_event(created["eventId"], {"capacity": 3})["capacity"] == 3
+    with pytest.raises(storage.SoldOut):
+        seller.create_ticket(event_ticket(created["eventId"]))
+
+
+def test_the_last_places_are_sold_once_across_instances(backend):
+    """Sixteen sales at once on two instances for the last five places of a day and of an
+    event date: exactly five of each."""
+    instances = [backend.open(), backend.open()]
+    created = instances[0].create_event(event(capacity=10))
+    for _ in range(5):
+        instances[0].create_ticket(ticket(), general_capacity=10)
+        instances[0].create_ticket(event_ticket(created["eventId"]))
+
+    def sell(sale):
+        try:
+            return instances[sale % 2].create_ticket(sale_of(sale), general_capacity=10)[1]
+        except storage.SoldOut:
+            return False
+
+    for sale_of in (lambda _: ticket(), lambda _: event_ticket(created["eventId"])):
+        assert sum(at_once(16, sell)) == 5
+    assert kept_counts(backend) == counted_tickets(backend) == {
+        (None, "2026-12-01"): 10, (created["eventId"], "2026-12-01"): 10}
+
+
+DAYS = ["2026-12-01", "2026-12-05", "2026-12-06"]
+operations = st.lists(st.one_of(
+    st.tuples(st.just("general"), st.sampled_from(DAYS), st.integers(1, 4)),
+    st.tuples(st.just("event"), st.integers(0, 2), st.sampled_from(DAYS)),
+    st.tuples(st.just("cancel"), st.integers(0, 2)),
+    st.tuples(st.just("patch"), st.integers(0, 2), st.lists(st.sampled_from(DAYS), min_size=1,
+                                                            unique=True), st.integers(1, 4)),
+), max_size=25)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=operations)
+def test_the_kept_counts_equal_the_tickets_after_any_mix_of_changes(backend, steps):
+    """Sales, sold-out sales, cancellations and changes of dates and capacity, refused or
+    not, in any order: the counts kept with each sale are the tickets counted one by one.
+    The database grows over the examples, so each one starts from the others' state."""
+    opened = backend.open()
+    events = [opened.create_event(event(dates=DAYS, capacity=3)) for _ in range(3)]
+    for step in steps:
+        try:
+            if step[0] == "general":
+                opened.create_ticket(ticket(ticketDate=step[1]), general_capacity=step[2])
+            elif step[0] == "event":
+                opened.create_ticket(event_ticket(events[step[1]]["eventId"],
+                                                  ticketDate=step[2]))
+            elif step[0] == "cancel":
+                opened.cancel_event(events[step[1]]["eventId"])
+            else:
+                opened.update_event(events[step[1]]["eventId"],
+                                    {"dates": sorted(step[2]), "capacity": step[3]})
+        except (storage.SoldOut, storage.NotFound, storage.DateNotOffered, storage.DatesSold,
+                storage.CapacityBelowSold):
+            pass
+    assert kept_counts(backend) == counted_tickets(backend)
+    for each in events:
+        capacity = backend.rows(f"SELECT capacity FROM events WHERE id = '{each['eventId']}'")
+        taken = [count for (event_id, _), count in kept_counts(backend).items()
+                 if event_id == each["eventId"]]
+        assert all(count <= capacity[0][0] for count in taken)
+
+
+# -- over HTTP -------------------------------------------------------------------------------
+
+@pytest.fixture
+def limited(make_client, config_text):
+    """A client of a museum selling 2 general entries a day, and 1 on 2026-11-25."""
+    return make_client(museum.parse_config(
+        config_text + "[capacity]\ngeneral_per_day = 2\n[capacity_dates]\n2026-11-25 = 1\n"))
+
+
+def test_general_entry_sells_out_with_a_problem_naming_the_day(limited, db_path):
+    for _ in range(2):
+        buy(limited, body(), headers=VISITOR)
+    problem = assert_problem(buy(limited, body(), status=409, headers=VISITOR), 409)
+    assert (problem["reason"], problem["date"]) == ("sold-out", OPEN_DAY)
+    assert "eventId" not in problem and "general entry" in problem["detail"]
+    assert ticket_count(db_path) == 2
+    buy(limited, body(ticketDate="2026-11-25"))
+    assert_problem(buy(limited, body(ticketDate="2026-11-25"), status=409), 409)
+
+
+def test_a_replay_after_the_day_sold_out_is_still_answered_201(limited):
+    first = buy(limited, body(), key="order-1").json
+    buy(limited, body())
+    assert_problem(buy(limited, body(), status=409), 409)
+    assert buy(limited, body(), key="order-1", status=201).json == first
+
+
+def test_an_event_sells_out_naming_the_event_and_date(client, db_path):
+    event_id = client.post_json(EVENTS, {**event_fields(), "capacity": 1}, headers=ADMIN,
+                                status=201).json["eventId"]
+    buy(client, body("event", eventId=event_id))
+    problem = assert_problem(buy(client, body("event", eventId=event_id), status=409), 409)
+    assert problem["reason"] == "sold-out"
+    assert (problem["date"], problem["eventId"]) == ("2026-12-05", event_id)
+    assert ticket_count(db_path) == 1
+
+
+def event_fields(**changes):
+    return {"name": "Tour", "location": "Hall", "eventDescription": "Small groups.",
+            "dates": ["2026-12-05", "2026-12-06"], "price": 10, **changes}
+
+
+def test_capacity_is_returned_when_set_and_absent_otherwise(client):
+    unlimited = create_event(client)
+    assert "capacity" not in unlimited
+    limited = client.post_json(EVENTS, event_fields(capacity=20), headers=ADMIN,
+                               status=201).json
+    assert limited["capacity"] == 20
+    path = f"{EVENTS}/{limited['eventId']}"
+    assert client.get(path, headers=VISITOR, status=200).json["capacity"] == 20
+    assert client.patch_json(path, {"capacity": 1_000_000}, headers=ADMIN,
+                             status=200).json["capacity"] == 1_000_000
+    patched = client.patch_json(f"{EVENTS}/{unlimited['eventId']}", {"capacity": 5},
+                                headers=ADMIN, status=200).json
+    assert patched["capacity"] == 5
+
+
+@pytest.mark.parametrize("value", [0, -1, 1_000_001, "5", True, 2.5, [5], None, 10**400])
+@pytest.mark.parametrize("method", ["post", "patch"])
+def test_a_capacity_out_of_range_is_refused_naming_it(client, db_path, method, value):
+    if method == "post":
+        res = client.post_json(EVENTS, event_fields(capacity=value), headers=ADMIN, status=400)
+    else:
+        path = f"{EVENTS}/{create_event(client)['eventId']}"
+        res = client.patch_json(path, {"capacity": value}, headers=ADMIN, status=400)
+    assert_problem(res, 400, "capacity")
+    assert query(db_path, "SELECT count(*) FROM events WHERE capacity IS NOT NULL") == [(0,)]
+
+
+def test_lowering_capacity_below_the_tickets_sold_is_a_409_naming_each_date(client):
+    created = client.post_json(EVENTS, event_fields(capacity=5), headers=ADMIN,
+                               status=201).json
+    for day in ("2026-12-05", "2026-12-05", "2026-12-06", "2026-12-06", "2026-12-06"):
+        buy(client, body("event", eventId=created["eventId"], ticketDate=day))
+    path = f"{EVENTS}/{created['eventId']}"
+    problem = assert_problem(client.patch_json(path, {"capacity": 1, "price": 99},
+                                               headers=ADMIN, status=409), 409, "capacity")
+    assert [error["message"] for error in problem["errors"]] == [
+        "must be at least 2: 2 ticket(s) sold for 2026-12-05",
+        "must be at least 3: 3 ticket(s) sold for 2026-12-06"]
+    assert client.get(path, headers=ADMIN, status=200).json == created
+    assert client.patch_json(path, {"capacity": 3}, headers=ADMIN, status=200)
+
+
+def test_concurrent_purchases_in_one_process_never_oversell(limited, db_path):
+    """The app shared by eight threads: the day's last place goes to one of them."""
+    buy(limited, body())
+    statuses = at_once(8, lambda _: limited.post_json(
+        "/v1.1/tickets", body(), headers=VISITOR, expect_errors=True).status_int)
+    assert sorted(statuses) == [201] + [409] * 7
+    assert ticket_count(db_path) == 2
