@@ -861,6 +861,55 @@ class Tickets:
         return receipt
 
 
+class Ticket:
+    """One ticket: read at the door or the desk, and voided (a refund) by an admin."""
+
+    needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
+
+    def __init__(self, store, clock):
+        self.store = store
+        self.clock = clock
+
+    def on_get(self, req, resp, ticket_id):
+        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        json_response(resp, ticket_view(ticket, contacts=req.context.user.role == ADMIN_ROLE))
+
+    def on_delete(self, req, resp, ticket_id):
+        # A second void answers 204 too: the ticket is void, as asked.
+        self.store.void_ticket(_path_uuid(ticket_id, "ticketId"), rfc3339(self.clock()))
+        resp.status = 204
+
+
+TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
+                      "currency")
+TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
+
+
+def ticket_view(ticket, contacts=False):
+    """A ticket as it is read back: with its buyer's email and phone only for `contacts`
+    (an admin), and only until they are erased."""
+    view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
+    view["status"] = ticket_status(ticket)
+    if ticket["eventId"]:
+        view.update(eventId=ticket["eventId"], eventName=ticket["eventName"])
+    if ticket["admittedAt"]:
+        view.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
+    if contacts and ticket["email"]:
+        view["email"] = ticket["email"]
+    if contacts and ticket["phone"]:
+        view["phone"] = ticket["phone"]
+    return view
+
+
+def ticket_status(ticket):
+    """One of TICKET_STATUSES: a void ticket is void whatever else happened to it."""
+    if ticket["voidedAt"]:
+        return "void"
+    if ticket["cancelled"]:
+        return "cancelled"
+    return "admitted" if ticket["admittedAt"] else "valid"
+
+
 def _fingerprint(body):
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8", "surrogatepass")) \
         .hexdigest()
@@ -908,8 +957,10 @@ class TicketImage:
 
     def on_get(self, req, resp, ticket_id):
         ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        if ticket["voidedAt"]:
+            raise Problem(410, DOOR_OUTCOMES["void"][1])
         if ticket["cancelled"]:
-            raise Problem(410, "The event of this ticket was cancelled.")
+            raise Problem(410, DOOR_OUTCOMES["cancelled"][1])
         png, etag = self._image(ticket)
         resp.etag = etag
         resp.cache_control = ["private", "max-age=86400"]
@@ -965,6 +1016,7 @@ DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the a
     "already-admitted": (409, "This ticket was admitted before."),
     "wrong-date": (409, "This ticket is for another day."),
     "cancelled": (410, "The event of this ticket was cancelled."),
+    "void": (410, "This ticket was voided."),
     "forged": (422, "This is not a genuine ticket of this museum."),
     "unknown": (404, "No ticket with this code was sold."),
 }
@@ -974,7 +1026,7 @@ DOOR_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode")
 def door_check(store, secret, today, qr_text=None, code=None):
     """What the door makes of a presented ticket, from its QR text or its typed confirmation
     code: `(result, ticket)`, result one of `admittable`, `already-admitted`, `wrong-date`,
-    `cancelled` (with the ticket), `forged` or `unknown` (ticket None). Reads only."""
+    `cancelled`, `void` (with the ticket), `forged` or `unknown` (ticket None). Reads only."""
     if qr_text is not None:
         genuine = read_qr_text(secret, qr_text)
         if genuine is None:
@@ -989,6 +1041,8 @@ def door_check(store, secret, today, qr_text=None, code=None):
         return "unknown", None
     if ticket["confirmationCode"] != code:
         return "forged", None
+    if ticket["voidedAt"]:
+        return "void", ticket
     if ticket["cancelled"]:
         return "cancelled", ticket
     if ticket["admittedAt"]:
@@ -1241,6 +1295,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
     app.add_route(f"{API}/tickets", Tickets(store, config, today, new_id, public_url))
     secret = qr_secret(config, store)
+    app.add_route(f"{API}/tickets/{{ticket_id}}", Ticket(store, clock))
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock))
     app.add_route(f"{API}/admissions/summary", AdmissionSummary(store, today))

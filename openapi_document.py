@@ -29,7 +29,9 @@ from museum import (
     PHONE,
     PRICE_MAX,
     QR_TEXT_LIMIT,
+    TICKET_STATUSES,
     TICKET_TYPES,
+    TICKET_VIEW_FIELDS,
     TYPED_CODE_LIMIT,
     __version__,
     qr_text,
@@ -80,13 +82,14 @@ _COUNT = {"type": "integer", "minimum": 0}
 _DOOR_TICKET_EXAMPLE = {"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "general",
                         "ticketDate": "2030-10-29", "confirmationCode": _CODE_EXAMPLE}
 _ADMITTED_EXAMPLE = {"admittedAt": "2030-10-29T09:14:05Z", "admittedBy": "gate"}
-# The ticket members of each refusal's example; only the three that find a ticket show it.
+# The ticket members of each refusal's example; only those that find a ticket show it.
 _DOOR_REFUSAL_EXAMPLES = {
     "already-admitted": {**_DOOR_TICKET_EXAMPLE, **_ADMITTED_EXAMPLE},
     "wrong-date": _DOOR_TICKET_EXAMPLE,
     "cancelled": {**_DOOR_TICKET_EXAMPLE, "ticketType": "event",
                   "confirmationCode": "ticket-event-a1b2c3-d4e5f",
                   "eventName": "Pirate Coding Workshop"},
+    "void": _DOOR_TICKET_EXAMPLE,
     "forged": {},
     "unknown": {},
 }
@@ -430,7 +433,7 @@ DOCUMENT = {
                         {"result": "admitted", **_DOOR_TICKET_EXAMPLE, **_ADMITTED_EXAMPLE}),
                     **_errors(413, 415, names={
                         403: "NeedsGateRole", 404: "UnknownTicket", 409: "NotAdmittable",
-                        410: "CancelledTicket", 422: "ForgedTicket"}),
+                        410: "DeadTicket", 422: "ForgedTicket"}),
                 },
             }
         },
@@ -479,6 +482,45 @@ DOCUMENT = {
                     **_errors(403, names={404: "NotAdmitted"}),
                 },
             }
+        },
+        "/tickets/{ticketId}": {
+            "parameters": [{"$ref": "#/components/parameters/TicketId"}],
+            "get": {
+                "operationId": "getTicket",
+                "summary": "Read a ticket",
+                "description": (
+                    f"{_GATE_OR_ADMIN} The ticket as sold, its `status` and its admission; "
+                    f"the {ADMIN_ROLE} role also sees the buyer's `email` and `phone` "
+                    "until they are erased."
+                ),
+                "tags": ["Tickets"],
+                "responses": {
+                    "200": _response(
+                        "The ticket.", "application/json", {"$ref": _SCHEMAS + "Ticket"},
+                        {"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
+                         "ticketDate": "2030-10-30",
+                         "confirmationCode": "ticket-event-a1b2c3-d4e5f", "price": 25,
+                         "currency": "EUR", "status": "admitted", "eventId": _EVENT_ID_EXAMPLE,
+                         "eventName": "Pirate Coding Workshop", **_ADMITTED_EXAMPLE,
+                         "email": "visitor@example.com", "phone": "+1 555-0100"}),
+                    **_errors(404, names={403: "NeedsGateRole"}),
+                },
+            },
+            "delete": {
+                "operationId": "voidTicket",
+                "summary": "Void a ticket",
+                "description": (
+                    f"{_ADMIN_ONLY} A refund at the desk: the ticket's place is free again "
+                    "at once, its image answers 410 and the door refuses it (`void`). It "
+                    "stays stored, reads as `status: void` and is counted in the sales "
+                    "report. Voiding a void ticket answers 204 again."
+                ),
+                "tags": ["Tickets"],
+                "responses": {
+                    "204": {"description": "The ticket is void."},
+                    **_errors(403, 404),
+                },
+            },
         },
         "/tickets/{ticketId}/qr": {
             "get": {
@@ -800,6 +842,30 @@ DOCUMENT = {
                     },
                 },
             },
+            "Ticket": {
+                "type": "object",
+                "required": [*TICKET_VIEW_FIELDS, "status"],
+                "properties": {
+                    **_TICKET_FIELDS,
+                    "price": {"$ref": _SCHEMAS + "TicketPrice"},
+                    "currency": {"$ref": _SCHEMAS + "Currency"},
+                    "status": {
+                        "type": "string", "enum": list(TICKET_STATUSES),
+                        "description": (
+                            "`void` once voided, whatever else happened; `cancelled` when "
+                            "its event was; `admitted` once admitted at the door."
+                        ),
+                    },
+                    "eventId": {"type": "string", "format": "uuid",
+                                "description": "Only on event tickets."},
+                    **_ADMISSION_FIELDS,
+                    "email": {"type": "string", "format": "email",
+                              "description": f"Only for the {ADMIN_ROLE} role, until erased."},
+                    "phone": {"type": "string",
+                              "description": f"Only for the {ADMIN_ROLE} role, when given, "
+                                             "until erased."},
+                },
+            },
             "ConfirmationCode": {
                 "type": "string",
                 "pattern": _anchored(CONFIRMATION_CODE),
@@ -828,7 +894,7 @@ DOCUMENT = {
             "DoorProblem": {
                 "description": (
                     "Problem details with the door's `result`. Where a ticket was found "
-                    "(`already-admitted`, `wrong-date`, `cancelled`) they show it, and for "
+                    "(`already-admitted`, `wrong-date`, `cancelled`, `void`) they show it, and for "
                     "`already-admitted` when and by whom it was first admitted; never the "
                     "buyer's email or phone."
                 ),
@@ -971,13 +1037,16 @@ DOCUMENT = {
             "NotAdmittable": _door_problem(
                 "The ticket was admitted before (and when, by whom), or is for another day.",
                 "already-admitted", "wrong-date"),
-            "CancelledTicket": _door_problem("The ticket's event was cancelled.", "cancelled"),
+            "DeadTicket": _door_problem("The ticket's event was cancelled, or the ticket was "
+                                        "voided.", "cancelled", "void"),
             "ForgedTicket": _door_problem(
                 "The QR text is not one this museum made, or is not a ticket's at all.",
                 "forged"),
-            "Gone": _problem(
-                410, "The ticket's event was cancelled.",
-                "The event of this ticket was cancelled."),
+            "Gone": _named_problems(
+                "The ticket's event was cancelled, or the ticket was voided.", "Problem", {
+                    "cancelled": _problem_body(410, DOOR_OUTCOMES["cancelled"][1]),
+                    "void": _problem_body(410, DOOR_OUTCOMES["void"][1]),
+                }),
             "ContentTooLarge": _problem(
                 413, f"The body is larger than {BODY_LIMIT} bytes. Bodies over the HTTP "
                 "server's buffer get its text/plain answer instead.",

@@ -9,8 +9,8 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          "email", "phone" (or None), "price", "currency"}; as read back also "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
-         UTC text); once its contacts are erased (`erase_contacts`), "email" is "" and
-         "phone" None. "price" and "currency" are None for tickets sold before prices were
+         UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
+         contacts are erased (`erase_contacts`), "email" is "" and "phone" None. "price" and "currency" are None for tickets sold before prices were
          kept.
 
 Prices cross as the API shows them (an int, or a float of at most 2 decimals, checked
@@ -197,6 +197,13 @@ class Store(ABC):
         """Return the ticket as read back (see above); `NotFound` if unknown."""
 
     @abstractmethod
+    def void_ticket(self, ticket_id, voided_at):
+        """Void the ticket (a refund at the desk) at `voided_at` (RFC 3339 UTC text) and give
+        its place back, in one transaction; return whether this call voided it (False: it
+        was void already, nothing changes). The ticket stays stored, for the sales report.
+        `NotFound` if unknown."""
+
+    @abstractmethod
     def get_ticket_by_code(self, code):
         """Return the ticket with that confirmation code, as `get_ticket` does."""
 
@@ -214,7 +221,7 @@ class Store(ABC):
 
     @abstractmethod
     def door_summary(self, day):
-        """Tickets sold and admitted for `day`, leaving out cancelled events:
+        """Tickets sold and admitted for `day`, leaving out void tickets and cancelled events:
         `{"sold": {"general": n, "event": n}, "admitted": {...}, "events": [{"eventId",
         "name", "sold", "admitted"}, ...]}`, events ordered by name, then eventId."""
 

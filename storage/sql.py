@@ -37,20 +37,21 @@ EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price_minor
 TICKET_QUERY = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
            t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
-           a.admitted_by
+           a.admitted_by, t.voided_at
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
                    LEFT JOIN admissions a ON a.ticket_id = t.id
     WHERE t.{} = ?"""
 TICKET_BY_ID = TICKET_QUERY.format("id")
 TICKET_BY_CODE = TICKET_QUERY.format("confirmation_code")
 
-# The door's counts for one day, one row per event (event_id NULL: general tickets), from
+# The door's counts for one day, one row per event (event_id NULL: general tickets), of the
+# tickets that are valid or admitted (not void, not of a cancelled event), from
 # the index of tickets by date and the admissions' primary key.
 SUMMARY_QUERY = """
     SELECT t.event_id, e.name, count(*), count(a.ticket_id)
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
                    LEFT JOIN admissions a ON a.ticket_id = t.id
-    WHERE t.date = ? AND e.cancelled IS NOT TRUE
+    WHERE t.date = ? AND e.cancelled IS NOT TRUE AND t.voided_at IS NULL
     GROUP BY t.event_id, e.name
     ORDER BY e.name, t.event_id"""
 
@@ -95,6 +96,9 @@ TAKE_EVENT_PLACE = """
     INSERT INTO event_places (event_id, date, taken) VALUES (?, ?, 1)
     ON CONFLICT (event_id, date) DO UPDATE SET taken = event_places.taken + 1
     RETURNING taken"""
+# A voided ticket gives its place back.
+FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - 1 WHERE date = ?"
+FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - 1 WHERE event_id = ? AND date = ?"
 
 
 def event_record(row):
@@ -109,12 +113,12 @@ def event_record(row):
 
 def ticket_record(row):
     (ticket_id, kind, date, event_id, code, email, phone, price, currency, event_name,
-     cancelled, admitted_at, admitted_by) = row
+     cancelled, admitted_at, admitted_by, voided_at) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
             "price": None if price is None else price_value(price), "currency": currency,
             "eventName": event_name, "cancelled": bool(cancelled),
-            "admittedAt": admitted_at, "admittedBy": admitted_by}
+            "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at}
 
 
 def one_line(error):
@@ -391,7 +395,7 @@ class SQLStore(Store):
         return ticket_record((ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                               ticket.get("eventId"), ticket["confirmationCode"],
                               ticket["email"], ticket.get("phone"), minor_units(price),
-                              ticket["currency"], event_name, False, None, None)), True
+                              ticket["currency"], event_name, False, None, None, None)), True
 
     @staticmethod
     def _claim(conn, idempotency, ticket):
@@ -425,6 +429,23 @@ class SQLStore(Store):
         if row is None:
             raise NotFound(key)
         return ticket_record(row)
+
+    def void_ticket(self, ticket_id, voided_at):
+        with self._writing() as conn:
+            # Of two voids at once, the second waits for the first's row lock (PostgreSQL)
+            # and then finds the ticket void: one place is given back.
+            row = conn.execute("UPDATE tickets SET voided_at = ? WHERE id = ? AND voided_at "
+                               "IS NULL RETURNING event_id, date", (voided_at, ticket_id)
+                               ).fetchone()
+            if row is None:
+                self._ticket(conn, TICKET_BY_ID, ticket_id)  # NotFound, or void already
+                return False
+            event_id, day = row
+            if event_id is None:
+                conn.execute(FREE_GENERAL_PLACE, (day,))
+            else:
+                conn.execute(FREE_EVENT_PLACE, (event_id, day))
+        return True
 
     # -- the door -------------------------------------------------------------------------
 

@@ -143,6 +143,11 @@ MIGRATIONS = [
         "INSERT INTO event_places (event_id, date, taken) SELECT event_id, date, count(*) "
         "FROM tickets WHERE event_id IS NOT NULL GROUP BY event_id, date",
     ],
+    [
+        # A ticket voided at the desk (a refund) keeps its row, for the sales report, and
+        # gives its place back.
+        "ALTER TABLE tickets ADD COLUMN voided_at TEXT",
+    ],
 ]
 
 

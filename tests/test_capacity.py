@@ -5,6 +5,8 @@ of test_storage), with a property test that the kept counts always equal the tic
 counted one by one; then the same rules read as HTTP exchanges under WebTest.
 """
 
+import uuid
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -33,9 +35,10 @@ def kept_counts(backend):
 
 
 def counted_tickets(backend):
-    """The same counts, brute force: every ticket that holds a place, one by one."""
+    """The same counts, brute force: every ticket that holds a place (not void), one by one."""
     counts = {}
-    for event_id, day in backend.rows("SELECT event_id, date FROM tickets"):
+    for event_id, day in backend.rows("SELECT event_id, date FROM tickets "
+                                      "WHERE voided_at IS NULL"):
         key = (event_id and str(event_id), str(day))
         counts[key] = counts.get(key, 0) + 1
     return counts
@@ -124,11 +127,50 @@ def test_the_last_places_are_sold_once_across_instances(backend):
         (None, "2026-12-01"): 10, (created["eventId"], "2026-12-01"): 10}
 
 
+def test_a_voided_ticket_gives_its_place_back_once(seller, backend):
+    created = seller.create_event(event(capacity=1))
+    general, _ = seller.create_ticket(ticket(), general_capacity=1)
+    entry, _ = seller.create_ticket(event_ticket(created["eventId"]))
+    with pytest.raises(storage.SoldOut):
+        seller.create_ticket(ticket(), general_capacity=1)
+    assert seller.void_ticket(general["ticketId"], "2026-11-30T10:00:00Z") is True
+    assert seller.void_ticket(general["ticketId"], "2026-11-30T10:05:00Z") is False
+    assert seller.get_ticket(general["ticketId"])["voidedAt"] == "2026-11-30T10:00:00Z"
+    seller.void_ticket(entry["ticketId"], "2026-11-30T10:00:00Z")
+    seller.create_ticket(ticket(), general_capacity=1)
+    seller.create_ticket(event_ticket(created["eventId"]))
+    assert kept_counts(backend) == counted_tickets(backend) == {
+        (None, "2026-12-01"): 1, (created["eventId"], "2026-12-01"): 1}
+    assert backend.rows("SELECT count(*) FROM tickets") == [(4,)]  # the void ones stay
+    with pytest.raises(storage.NotFound):
+        seller.void_ticket(str(uuid.uuid4()), "2026-11-30T10:00:00Z")
+
+
+def test_the_door_summary_leaves_out_void_tickets(seller):
+    sold = [seller.create_ticket(ticket())[0] for _ in range(3)]
+    seller.admit(sold[0]["ticketId"], "gate", "2026-12-01T09:00:00Z")
+    seller.admit(sold[1]["ticketId"], "gate", "2026-12-01T09:01:00Z")
+    seller.void_ticket(sold[1]["ticketId"], "2026-12-01T09:02:00Z")
+    seller.void_ticket(sold[2]["ticketId"], "2026-12-01T09:03:00Z")
+    summary = seller.door_summary("2026-12-01")
+    assert (summary["sold"]["general"], summary["admitted"]["general"]) == (1, 1)
+
+
+def test_two_voids_at_once_across_instances_give_one_place_back(backend):
+    instances = [backend.open(), backend.open()]
+    sold = [instances[0].create_ticket(ticket())[0] for _ in range(2)]
+    voided = at_once(8, lambda n: instances[n % 2].void_ticket(sold[0]["ticketId"],
+                                                               "2026-11-30T10:00:00Z"))
+    assert voided.count(True) == 1
+    assert kept_counts(backend) == counted_tickets(backend) == {(None, "2026-12-01"): 1}
+
+
 DAYS = ["2026-12-01", "2026-12-05", "2026-12-06"]
 operations = st.lists(st.one_of(
     st.tuples(st.just("general"), st.sampled_from(DAYS), st.integers(1, 4)),
     st.tuples(st.just("event"), st.integers(0, 2), st.sampled_from(DAYS)),
     st.tuples(st.just("cancel"), st.integers(0, 2)),
+    st.tuples(st.just("void"), st.integers(0, 30)),
     st.tuples(st.just("patch"), st.integers(0, 2), st.lists(st.sampled_from(DAYS), min_size=1,
                                                             unique=True), st.integers(1, 4)),
 ), max_size=25)
@@ -138,18 +180,24 @@ operations = st.lists(st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=operations)
 def test_the_kept_counts_equal_the_tickets_after_any_mix_of_changes(backend, steps):
-    """Sales, sold-out sales, cancellations and changes of dates and capacity, refused or
+    """Sales, sold-out sales, voids, cancellations and changes of dates and capacity, refused or
     not, in any order: the counts kept with each sale are the tickets counted one by one.
     The database grows over the examples, so each one starts from the others' state."""
     opened = backend.open()
     events = [opened.create_event(event(dates=DAYS, capacity=3)) for _ in range(3)]
+    sold = []
     for step in steps:
         try:
             if step[0] == "general":
-                opened.create_ticket(ticket(ticketDate=step[1]), general_capacity=step[2])
+                sold.append(opened.create_ticket(ticket(ticketDate=step[1]),
+                                                 general_capacity=step[2])[0])
             elif step[0] == "event":
-                opened.create_ticket(event_ticket(events[step[1]]["eventId"],
-                                                  ticketDate=step[2]))
+                sold.append(opened.create_ticket(event_ticket(events[step[1]]["eventId"],
+                                                              ticketDate=step[2]))[0])
+            elif step[0] == "void":
+                if sold:  # any ticket sold, voided again or not
+                    opened.void_ticket(sold[step[1] % len(sold)]["ticketId"],
+                                       "2026-11-30T10:00:00Z")
             elif step[0] == "cancel":
                 opened.cancel_event(events[step[1]]["eventId"])
             else:

@@ -24,7 +24,7 @@ METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 API_OPERATIONS = {
     "getMuseumHours", "createSpecialEvent", "listSpecialEvents", "getSpecialEvent",
     "updateSpecialEvent", "deleteSpecialEvent", "buyMuseumTickets", "getTicketCode",
-    "admitTicket", "getAdmissionSummary", "undoAdmission",
+    "admitTicket", "getAdmissionSummary", "undoAdmission", "getTicket", "voidTicket",
 }
 PROBLEM_REF = "#/components/schemas/Problem"
 DOOR_PROBLEM_REF = "#/components/schemas/DoorProblem"

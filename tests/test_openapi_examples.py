@@ -121,6 +121,18 @@ def cancelled_ticket(client, store):
     return present(client, ticket, 410)
 
 
+def void_ticket(client, store):
+    ticket = sell(client, TODAY)
+    client.delete(f"{TICKETS}/{ticket['ticketId']}", headers=ADMIN, status=204)
+    return present(client, ticket, 410)
+
+
+def void_image(client, store):
+    ticket = sell(client, TODAY)
+    client.delete(f"{TICKETS}/{ticket['ticketId']}", headers=ADMIN, status=204)
+    return client.get(f"{TICKETS}/{ticket['ticketId']}/qr", headers=ADMIN, status=410)
+
+
 def forged_ticket(client, store):
     return client.post_json(ADMISSIONS, {"code": "hello, world"}, headers=GATE, status=422)
 
@@ -174,8 +186,10 @@ CASES = {
     "EventChangeRefused/capacity-below-sold": capacity_below_sold,
     "NotAdmittable/already-admitted": already_admitted,
     "NotAdmittable/wrong-date": wrong_date,
-    "Gone": gone,
-    "CancelledTicket/cancelled": cancelled_ticket,
+    "Gone/cancelled": gone,
+    "Gone/void": void_image,
+    "DeadTicket/cancelled": cancelled_ticket,
+    "DeadTicket/void": void_ticket,
     "ForgedTicket/forged": forged_ticket,
     "ContentTooLarge": content_too_large,
     "UnsupportedMediaType": unsupported_media_type,
