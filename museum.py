@@ -658,6 +658,14 @@ class OpenAPIDocument:
         json_response(resp, openapi_description())
 
 
+def sales():
+    """The module of the availability and the sales report, imported when the app is built:
+    it builds on this one."""
+    import museum_sales
+
+    return museum_sales
+
+
 def openapi_description():
     """The OpenAPI document. Imported on first use, not at the top: it is built from this
     module's limits, patterns and version."""
@@ -1296,6 +1304,8 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route(f"{API}/tickets", Tickets(store, config, today, new_id, public_url))
     secret = qr_secret(config, store)
     app.add_route(f"{API}/tickets/{{ticket_id}}", Ticket(store, clock))
+    app.add_route(f"{API}/availability",
+                  sales().Availability(store, config.schedule, config.capacity, today))
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock))
     app.add_route(f"{API}/admissions/summary", AdmissionSummary(store, today))

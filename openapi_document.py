@@ -37,6 +37,7 @@ from museum import (
     qr_text,
 )
 from museum_config import CURRENCY, DATE, GATE_ROLE, ROLES, SCHEMA
+from museum_sales import AVAILABILITY_DAYS_DEFAULT, AVAILABILITY_DAYS_MAX
 
 _SCHEMAS = "#/components/schemas/"
 _NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
@@ -483,6 +484,44 @@ DOCUMENT = {
                 },
             }
         },
+        "/availability": {
+            "get": {
+                "operationId": "getAvailability",
+                "summary": "Places left each day",
+                "description": (
+                    "For each day from `startDate` (default today) to `endDate` (default "
+                    f"{AVAILABILITY_DAYS_DEFAULT - 1} days later; at most "
+                    f"{AVAILABILITY_DAYS_MAX} days in all): whether the museum is open, the "
+                    "general entry places (`null` when closed) and each event taking place "
+                    "that day, with their capacity, the tickets sold (void ones give their "
+                    "place back) and the places left; `capacity` and `available` are `null` "
+                    "when unlimited."
+                ),
+                "tags": ["Tickets"],
+                "parameters": [
+                    {"$ref": "#/components/parameters/StartDate"},
+                    {"name": "endDate", "in": "query", "required": False,
+                     "description": (
+                         f"Last day to include; defaults to {AVAILABILITY_DAYS_DEFAULT - 1} "
+                         f"days after `startDate`, at most {AVAILABILITY_DAYS_MAX - 1} days "
+                         "after it."),
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-31"},
+                ],
+                "responses": {
+                    "200": _response(
+                        "One entry per day.", "application/json",
+                        {"type": "array", "maxItems": AVAILABILITY_DAYS_MAX,
+                         "items": {"$ref": _SCHEMAS + "DayAvailability"}},
+                        [{"date": "2030-10-28", "open": False, "general": None, "events": []},
+                         {"date": "2030-10-29", "open": True,
+                          "general": {"capacity": 500, "sold": 120, "available": 380},
+                          "events": [{"eventId": _EVENT_ID_EXAMPLE,
+                                      "name": "Pirate Coding Workshop", "capacity": 20,
+                                      "sold": 20, "available": 0}]}]),
+                    **_errors(),
+                },
+            }
+        },
         "/tickets/{ticketId}": {
             "parameters": [{"$ref": "#/components/parameters/TicketId"}],
             "get": {
@@ -864,6 +903,39 @@ DOCUMENT = {
                     "phone": {"type": "string",
                               "description": f"Only for the {ADMIN_ROLE} role, when given, "
                                              "until erased."},
+                },
+            },
+            "Places": {
+                "type": "object",
+                "required": ["capacity", "sold", "available"],
+                "properties": {
+                    "capacity": {"type": ["integer", "null"], "minimum": 1,
+                                 "description": "`null`: unlimited."},
+                    "sold": _COUNT,
+                    "available": {"type": ["integer", "null"], "minimum": 0,
+                                  "description": "`null`: unlimited."},
+                },
+            },
+            "DayAvailability": {
+                "type": "object",
+                "required": ["date", "open", "general", "events"],
+                "properties": {
+                    "date": {"$ref": _SCHEMAS + "Date"},
+                    "open": {"type": "boolean"},
+                    "general": {"oneOf": [{"$ref": _SCHEMAS + "Places"}, {"type": "null"}],
+                                "description": "General entry; `null` when closed."},
+                    "events": {
+                        "type": "array",
+                        "description": "The events taking place that day, by name.",
+                        "items": {
+                            "allOf": [
+                                {"$ref": _SCHEMAS + "Places"},
+                                {"type": "object", "required": ["eventId", "name"],
+                                 "properties": {"eventId": {"type": "string", "format": "uuid"},
+                                                "name": {"type": "string"}}},
+                            ],
+                        },
+                    },
                 },
             },
             "ConfirmationCode": {

@@ -204,6 +204,14 @@ class Store(ABC):
         `NotFound` if unknown."""
 
     @abstractmethod
+    def places_taken(self, start, end):
+        """The places taken on each day of [start, end] (ISO dates), from the counts kept
+        with each sale and void, read at one moment: `{"general": {date: taken}, "events":
+        [{"date", "eventId", "name", "capacity" (None: unlimited), "sold"}, ...]}`, with one
+        entry for each date of every listed event in the window, ordered by date, name,
+        eventId. Days without general tickets are left out of "general"."""
+
+    @abstractmethod
     def get_ticket_by_code(self, code):
         """Return the ticket with that confirmation code, as `get_ticket` does."""
 

@@ -96,6 +96,14 @@ TAKE_EVENT_PLACE = """
     INSERT INTO event_places (event_id, date, taken) VALUES (?, ?, 1)
     ON CONFLICT (event_id, date) DO UPDATE SET taken = event_places.taken + 1
     RETURNING taken"""
+# The events taking place each day of a window, in the listing's order, with the places
+# taken on that date; read from the listing index and the counts, never from the tickets.
+EVENT_PLACES_QUERY = """
+    SELECT d.date, d.event_id, d.name, e.capacity, coalesce(p.taken, 0)
+    FROM event_dates d JOIN events e ON e.id = d.event_id
+                       LEFT JOIN event_places p ON p.event_id = d.event_id AND p.date = d.date
+    WHERE d.date >= ? AND d.date <= ?
+    ORDER BY d.date, d.name, d.event_id"""
 # A voided ticket gives its place back.
 FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - 1 WHERE date = ?"
 FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - 1 WHERE event_id = ? AND date = ?"
@@ -446,6 +454,16 @@ class SQLStore(Store):
             else:
                 conn.execute(FREE_EVENT_PLACE, (event_id, day))
         return True
+
+    def places_taken(self, start, end):
+        with self._reading_one_snapshot() as conn:
+            general = conn.execute("SELECT date, taken FROM general_places "
+                                   "WHERE date >= ? AND date <= ?", (start, end)).fetchall()
+            events = conn.execute(EVENT_PLACES_QUERY, (start, end)).fetchall()
+        return {"general": dict(general),
+                "events": [{"date": day, "eventId": event_id, "name": name,
+                            "capacity": capacity, "sold": taken}
+                           for day, event_id, name, capacity, taken in events]}
 
     # -- the door -------------------------------------------------------------------------
 

@@ -165,6 +165,24 @@ def test_two_voids_at_once_across_instances_give_one_place_back(backend):
     assert kept_counts(backend) == counted_tickets(backend) == {(None, "2026-12-01"): 1}
 
 
+def test_places_taken_are_read_from_the_counts_of_a_window(seller):
+    limited = seller.create_event(event(name="Limited", capacity=2))
+    gone = seller.create_event(event(name="Gone"))
+    for _ in range(2):
+        seller.create_ticket(ticket())
+    seller.create_ticket(ticket(ticketDate="2026-12-09"))
+    seller.create_ticket(event_ticket(limited["eventId"], ticketDate="2026-12-05"))
+    seller.create_ticket(event_ticket(gone["eventId"]))
+    seller.cancel_event(gone["eventId"])
+    assert seller.places_taken("2026-12-01", "2026-12-05") == {
+        "general": {"2026-12-01": 2},
+        "events": [
+            {"date": "2026-12-01", "eventId": limited["eventId"], "name": "Limited",
+             "capacity": 2, "sold": 0},
+            {"date": "2026-12-05", "eventId": limited["eventId"], "name": "Limited",
+             "capacity": 2, "sold": 1}]}
+
+
 DAYS = ["2026-12-01", "2026-12-05", "2026-12-06"]
 operations = st.lists(st.one_of(
     st.tuples(st.just("general"), st.sampled_from(DAYS), st.integers(1, 4)),

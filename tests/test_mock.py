@@ -107,6 +107,8 @@ def walk_every_operation(walk, today):
         "ticketType": "event", "eventId": event["eventId"], "ticketDate": DAY.isoformat(),
         "email": "bob@example.org"})
     walk("getTicket", "GET", f"/tickets/{ticket['ticketId']}")
+    walk("getAvailability", "GET", f"/availability?startDate={DAY}")
+    walk("getAvailability", "GET", f"/availability?startDate={DAY}&endDate=2000-01-01")
     walk("getTicket", "GET", f"/tickets/{uuid.uuid4()}")
     presented = {"confirmationCode": tonight["confirmationCode"]}
     walk("admitTicket", "POST", "/admissions", presented)

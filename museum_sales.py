@@ -1,0 +1,66 @@
+"""What the museum has sold: the places left each day (the availability) and the sales
+report, as HTTP resources of the museum service.
+
+Both read counts the store keeps, never the configuration's rules twice: the opening hours
+and the general entry capacity come from the config, the places taken from the store.
+"""
+
+from datetime import timedelta
+
+from museum import Validator, json_response, parse_query
+
+AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
+AVAILABILITY_DAYS_MAX = 31
+
+
+def date_window(req, today, default_days, max_days):
+    """The `startDate` and `endDate` query parameters as dates: by default `default_days`
+    from today, at most `max_days` (400 naming the parameter otherwise)."""
+    validator = Validator()
+    start = parse_query(req, validator, "startDate", Validator.date, None) or today
+    end = parse_query(req, validator, "endDate", Validator.date, None)
+    if start and end is None:
+        end = start + timedelta(days=default_days - 1)
+    if start and end and end < start:
+        validator.error("endDate", "must not be before startDate")
+    elif start and end and (end - start).days >= max_days:
+        validator.error("endDate", f"must be at most {max_days} days from startDate, "
+                                   f"counting both")
+    validator.raise_if_invalid("A query parameter is not valid; see errors.")
+    return start, end
+
+
+def places(capacity, sold):
+    """The counts of one kind of place; capacity None is unlimited."""
+    available = None if capacity is None else max(capacity - sold, 0)
+    return {"capacity": capacity, "sold": sold, "available": available}
+
+
+class Availability:
+    """The places left on each day of a window: general entry and each event's."""
+
+    def __init__(self, store, schedule, capacity, today):
+        self.store = store
+        self.schedule = schedule
+        self.capacity = capacity
+        self.today = today
+
+    def on_get(self, req, resp):
+        start, end = date_window(req, self.today(), AVAILABILITY_DAYS_DEFAULT,
+                                 AVAILABILITY_DAYS_MAX)
+        taken = self.store.places_taken(start.isoformat(), end.isoformat())
+        events = {}
+        for entry in taken["events"]:
+            events.setdefault(entry["date"], []).append(
+                {"eventId": entry["eventId"], "name": entry["name"],
+                 **places(entry["capacity"], entry["sold"])})
+        days = []
+        for offset in range((end - start).days + 1):
+            day = start + timedelta(days=offset)
+            key = day.isoformat()
+            is_open = self.schedule.hours_on(day) is not None
+            general = places(self.capacity.on(day), taken["general"].get(key, 0)) \
+                if is_open else None
+            days.append({"date": key, "open": is_open, "general": general,
+                         "events": events.get(key, [])})
+        json_response(resp, days)
