@@ -471,7 +471,9 @@ class Authenticator:
         if user is None:
             self._count_failure(address)
             raise Problem(401, "Valid credentials are required.", headers=self.CHALLENGE)
-        needed = getattr(resource, "needed_roles", {}).get(req.method, VISITOR_ROLE)
+        # HEAD is answered by on_get (see App), so it needs what GET needs.
+        method = "GET" if req.method == "HEAD" else req.method
+        needed = getattr(resource, "needed_roles", {}).get(method, VISITOR_ROLE)
         if ROLES.index(user.role) < ROLES.index(needed):
             raise Problem(403, f"This needs the {needed} role.")
         req.context.user = user
@@ -739,10 +741,15 @@ class SpecialEvents:
         validator.raise_if_invalid("A query parameter is not valid; see errors.")
         resp.data, total = self.listings.page(
             start.isoformat(), end and end.isoformat(), (page - 1) * limit, limit)
-        resp.set_header("X-Total-Count", str(total))
-        links = _page_links(req, self.public_url or req.prefix, page, limit, total)
-        if links:
-            resp.set_header("Link", links)
+        set_paging_headers(req, resp, self.public_url, page, limit, total)
+
+
+def set_paging_headers(req, resp, public_url, page, limit, total):
+    """`X-Total-Count` and, where there are other pages, `Link` (on public_url when set)."""
+    resp.set_header("X-Total-Count", str(total))
+    links = _page_links(req, public_url or req.prefix, page, limit, total)
+    if links:
+        resp.set_header("Link", links)
 
 
 def _page_links(req, base_url, page, limit, total):
@@ -790,8 +797,11 @@ def _path_uuid(value, name):
 
 
 class Tickets:
+    """Buying a ticket (any role), and the list of an event's buyers (admin)."""
+
     MESSAGES = {"general": "Museum general entry ticket purchased",
                 "event": "Museum special event ticket purchased"}
+    needed_roles = {"GET": ADMIN_ROLE}
 
     def __init__(self, store, config, today, new_id, public_url):
         self.store = store
@@ -828,6 +838,20 @@ class Tickets:
             raise Problem(503, "Could not draw a unique confirmation code; try again.",
                           headers={"Retry-After": "1"})
         self._answer(resp, stored)
+
+    def on_get(self, req, resp):
+        """An event's tickets with their buyers' contacts, to tell them of a change."""
+        validator = Validator()
+        if req.params.get("eventId") is None:
+            validator.error("eventId", "is required")
+        event_id = parse_query(req, validator, "eventId", Validator.uuid, None)
+        day = parse_query(req, validator, "date", Validator.date, None)
+        page, limit = paging(req, validator)
+        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        tickets, total = self.store.list_tickets(event_id, day and day.isoformat(),
+                                                 (page - 1) * limit, limit)
+        json_response(resp, [ticket_view(ticket, contacts=True) for ticket in tickets])
+        set_paging_headers(req, resp, self.public_url, page, limit, total)
 
     def _answer(self, resp, ticket):
         json_response(resp, self._receipt(ticket), 201)

@@ -392,7 +392,43 @@ DOCUMENT = {
                         _CREATED),
                     **_errors(404, 413, 415, names={409: "PurchaseConflict"}),
                 },
-            }
+            },
+            "get": {
+                "operationId": "listEventTickets",
+                "summary": "List an event's buyers",
+                "description": (
+                    f"{_ADMIN_ONLY} The tickets of one event (a cancelled one too), with "
+                    "their buyers' email and phone, to tell them of a cancellation or a "
+                    "change: by date, then in the order they were sold, in pages like the "
+                    "event listing."
+                ),
+                "tags": ["Tickets"],
+                "parameters": [
+                    {"name": "eventId", "in": "query", "required": True,
+                     "description": "The event.", "schema": {"type": "string", "format": "uuid"},
+                     "example": _EVENT_ID_EXAMPLE},
+                    {"name": "date", "in": "query", "required": False,
+                     "description": "Only the tickets for this date.",
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-30"},
+                    {"$ref": "#/components/parameters/Page"},
+                    {"$ref": "#/components/parameters/Limit"},
+                ],
+                "responses": {
+                    "200": _response(
+                        "One page of tickets.", "application/json",
+                        {"type": "array", "maxItems": PAGE_SIZE_MAX,
+                         "items": {"$ref": _SCHEMAS + "Ticket"}},
+                        [{"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
+                          "ticketDate": "2030-10-30",
+                          "confirmationCode": "ticket-event-a1b2c3-d4e5f", "price": 25,
+                          "currency": "EUR", "status": "valid", "eventId": _EVENT_ID_EXAMPLE,
+                          "eventName": "Pirate Coding Workshop",
+                          "email": "visitor@example.com"}],
+                        {"X-Total-Count": {"$ref": "#/components/headers/XTotalCount"},
+                         "Link": {"$ref": "#/components/headers/Link"}}),
+                    **_errors(403, 404),
+                },
+            },
         },
         "/admissions": {
             "post": {

@@ -204,6 +204,13 @@ class Store(ABC):
         `NotFound` if unknown."""
 
     @abstractmethod
+    def list_tickets(self, event_id, day, offset, limit):
+        """Return `(tickets, total)`: a page of the event's tickets as read back, on `day`
+        (None: every date), in the order of their dates, then of their sales; cancelled
+        events included. `total` counts every match, read at the same moment as the page.
+        `NotFound` if the event never existed."""
+
+    @abstractmethod
     def places_taken(self, start, end):
         """The places taken on each day of [start, end] (ISO dates), from the counts kept
         with each sale and void, read at one moment: `{"general": {date: taken}, "events":

@@ -29,20 +29,27 @@ from storage import (
     price_value,
 )
 
-# The open end of a listing window: later than any date the service accepts.
+# The open ends of a window: earlier and later than any date the service accepts.
+FIRST_DATE = "0001-01-01"
 LAST_DATE = "9999-12-31"
 
 EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price_minor, e.capacity"
 
-TICKET_QUERY = """
+TICKETS_READ_BACK = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
            t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
            a.admitted_by, t.voided_at
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
-                   LEFT JOIN admissions a ON a.ticket_id = t.id
-    WHERE t.{} = ?"""
-TICKET_BY_ID = TICKET_QUERY.format("id")
-TICKET_BY_CODE = TICKET_QUERY.format("confirmation_code")
+                   LEFT JOIN admissions a ON a.ticket_id = t.id"""
+TICKET_BY_ID = TICKETS_READ_BACK + " WHERE t.id = ?"
+TICKET_BY_CODE = TICKETS_READ_BACK + " WHERE t.confirmation_code = ?"
+# A page of an event's buyers, in the order they bought, on the index by event and date.
+EVENT_TICKETS = TICKETS_READ_BACK + """
+    WHERE t.event_id = ? AND t.date >= ? AND t.date <= ?
+    ORDER BY t.date, t.created_at, t.id
+    LIMIT ? OFFSET ?"""
+EVENT_TICKETS_COUNT = """
+    SELECT count(*) FROM tickets WHERE event_id = ? AND date >= ? AND date <= ?"""
 
 # The door's counts for one day, one row per event (event_id NULL: general tickets), of the
 # tickets that are valid or admitted (not void, not of a cancelled event), from
@@ -454,6 +461,16 @@ class SQLStore(Store):
             else:
                 conn.execute(FREE_EVENT_PLACE, (event_id, day))
         return True
+
+    def list_tickets(self, event_id, day, offset, limit):
+        window = (day or FIRST_DATE, day or LAST_DATE)
+        with self._reading_one_snapshot() as conn:
+            if conn.execute("SELECT count(*) FROM events WHERE id = ?",
+                            (event_id,)).fetchone()[0] == 0:
+                raise NotFound(event_id)
+            rows = conn.execute(EVENT_TICKETS, (event_id, *window, limit, offset)).fetchall()
+            total = conn.execute(EVENT_TICKETS_COUNT, (event_id, *window)).fetchone()[0]
+        return [ticket_record(row) for row in rows], total
 
     def places_taken(self, start, end):
         with self._reading_one_snapshot() as conn:

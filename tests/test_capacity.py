@@ -183,6 +183,21 @@ def test_places_taken_are_read_from_the_counts_of_a_window(seller):
              "capacity": 2, "sold": 1}]}
 
 
+def test_an_events_tickets_are_listed_in_pages_with_their_total(seller):
+    created = seller.create_event(event())
+    sold = [seller.create_ticket(event_ticket(created["eventId"], ticketDate=day))[0]
+            for day in ("2026-12-05", "2026-12-01", "2026-12-05")]
+    seller.create_ticket(ticket())
+    seller.cancel_event(created["eventId"])
+    page, total = seller.list_tickets(created["eventId"], None, 1, 2)
+    assert total == 3
+    assert [each["ticketId"] for each in page] == [sold[0]["ticketId"], sold[2]["ticketId"]]
+    assert page[0]["cancelled"] and page[0]["email"] == "visitor@example.org"
+    assert seller.list_tickets(created["eventId"], "2026-12-01", 0, 10)[1] == 1
+    with pytest.raises(storage.NotFound):
+        seller.list_tickets(str(uuid.uuid4()), None, 0, 10)
+
+
 DAYS = ["2026-12-01", "2026-12-05", "2026-12-06"]
 operations = st.lists(st.one_of(
     st.tuples(st.just("general"), st.sampled_from(DAYS), st.integers(1, 4)),

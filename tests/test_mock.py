@@ -110,6 +110,8 @@ def walk_every_operation(walk, today):
     walk("getAvailability", "GET", f"/availability?startDate={DAY}")
     walk("getAvailability", "GET", f"/availability?startDate={DAY}&endDate=2000-01-01")
     walk("getTicket", "GET", f"/tickets/{uuid.uuid4()}")
+    walk("listEventTickets", "GET", f"/tickets?eventId={event['eventId']}&limit=1")
+    walk("listEventTickets", "GET", f"/tickets?eventId={uuid.uuid4()}")
     presented = {"confirmationCode": tonight["confirmationCode"]}
     walk("admitTicket", "POST", "/admissions", presented)
     walk("admitTicket", "POST", "/admissions", presented)

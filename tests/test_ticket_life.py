@@ -118,3 +118,60 @@ def test_the_verdict_of_verify_ticket_on_a_void_ticket(client, store):
     text = museum.qr_text(secret, sold["ticketId"], sold["confirmationCode"])
     assert museum.verify_ticket(text, secret, store, date.fromisoformat(TODAY)) == "void"
 
+
+
+# -- the buyers of an event ----------------------------------------------------------------
+
+def buyers(client, status=200, headers=ADMIN, **params):
+    return client.get(TICKETS, params=params, headers=headers, status=status)
+
+
+def test_an_events_buyers_are_listed_with_their_contacts_in_pages(client):
+    event = create_event(client)
+    sold = [buy(client, body("event", eventId=event["eventId"], ticketDate=day,
+                             email=f"buyer.{number}@example.org")).json
+            for number, day in enumerate(["2026-12-06", "2026-12-05", "2026-12-05"])]
+    buy(client, body())  # general entry: not the event's
+    first = buyers(client, eventId=event["eventId"], limit="2")
+    assert first.headers["X-Total-Count"] == "3"
+    assert [ticket["ticketId"] for ticket in first.json] == [sold[1]["ticketId"],
+                                                             sold[2]["ticketId"]]
+    assert first.json[0]["email"] == "buyer.1@example.org"
+    assert first.json[0]["status"] == "valid" and first.json[0]["eventName"] == event["name"]
+    assert 'rel="next"' in first.headers["Link"] and "page=2" in first.headers["Link"]
+    second = buyers(client, eventId=event["eventId"], limit="2", page="2")
+    assert [ticket["ticketId"] for ticket in second.json] == [sold[0]["ticketId"]]
+    assert "Link" in second.headers and 'rel="prev"' in second.headers["Link"]
+    one_day = buyers(client, eventId=event["eventId"], date="2026-12-06")
+    assert (one_day.headers["X-Total-Count"], len(one_day.json)) == ("1", 1)
+
+
+def test_a_cancelled_events_buyers_are_still_listed(client):
+    event = create_event(client)
+    sold = buy(client, body("event", eventId=event["eventId"])).json
+    cancel_event(client, event["eventId"])
+    listed = buyers(client, eventId=event["eventId"]).json
+    assert [(ticket["ticketId"], ticket["status"]) for ticket in listed] == [
+        (sold["ticketId"], "cancelled")]
+
+
+@pytest.mark.parametrize("headers", [VISITOR, GATE])
+def test_only_admins_list_buyers(client, headers):
+    event = create_event(client)
+    assert_problem(buyers(client, 403, headers, eventId=event["eventId"]), 403)
+    res = client.head(TICKETS, params={"eventId": event["eventId"]}, headers=headers,
+                      status=403)
+    assert "X-Total-Count" not in res.headers
+
+
+@pytest.mark.parametrize("params, field", [
+    ({}, "eventId"), ({"eventId": "x"}, "eventId"),
+    ({"eventId": UNKNOWN_ID, "date": "soon"}, "date"),
+    ({"eventId": UNKNOWN_ID, "limit": "31"}, "limit"),
+])
+def test_a_bad_buyers_query_is_refused_naming_it(client, params, field):
+    assert_problem(buyers(client, 400, **params), 400, field)
+
+
+def test_the_buyers_of_an_unknown_event_are_not_found(client):
+    assert_problem(buyers(client, 404, eventId=UNKNOWN_ID), 404)
