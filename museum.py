@@ -1330,6 +1330,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route(f"{API}/tickets/{{ticket_id}}", Ticket(store, clock))
     app.add_route(f"{API}/availability",
                   sales().Availability(store, config.schedule, config.capacity, today))
+    app.add_route(f"{API}/reports/sales", sales().SalesReport(store, today))
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock))
     app.add_route(f"{API}/admissions/summary", AdmissionSummary(store, today))

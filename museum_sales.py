@@ -5,12 +5,18 @@ Both read counts the store keeps, never the configuration's rules twice: the ope
 and the general entry capacity come from the config, the places taken from the store.
 """
 
+import csv
+import io
 from datetime import timedelta
 
-from museum import Validator, json_response, parse_query
+from museum import ADMIN_ROLE, Validator, json_response, parse_query
 
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31
+REPORT_DAYS_MAX = 366
+REPORT_COLUMNS = ("date", "ticketType", "eventId", "eventName", "sold", "void", "admitted",
+                  "revenue", "currency")
+CSV = "text/csv"
 
 
 def date_window(req, today, default_days, max_days):
@@ -64,3 +70,57 @@ class Availability:
             days.append({"date": key, "open": is_open, "general": general,
                          "events": events.get(key, [])})
         json_response(resp, days)
+
+
+# -- the sales report ---------------------------------------------------------------------
+
+class SalesReport:
+    """What was sold for each day of a window (at most REPORT_DAYS_MAX days, by default
+    today alone): JSON, or CSV when the client prefers `text/csv`."""
+
+    needed_roles = {"GET": ADMIN_ROLE}
+
+    def __init__(self, store, today):
+        self.store = store
+        self.today = today
+
+    def on_get(self, req, resp):
+        start, end = date_window(req, self.today(), 1, REPORT_DAYS_MAX)
+        rows = report_rows(self.store, start, end)
+        if req.client_prefers(["application/json", CSV]) == CSV:
+            resp.content_type = f"{CSV}; charset=utf-8"
+            resp.downloadable_as = f"sales-{start}-{end}.csv"
+            resp.data = report_csv(rows).encode()
+        else:
+            json_response(resp, rows)
+
+
+def report_rows(store, start, end):
+    """The report's rows for [start, end] (dates), in REPORT_COLUMNS' terms."""
+    return [{"date": row["date"], "ticketType": "event" if row["eventId"] else "general",
+             "eventId": row["eventId"], "eventName": row["eventName"], "sold": row["sold"],
+             "void": row["void"], "admitted": row["admitted"], "revenue": row["revenue"],
+             "currency": row["currency"]}
+            for row in store.sales(start.isoformat(), end.isoformat())]
+
+
+# A cell a spreadsheet would take for a formula (OWASP, CSV injection) is kept as text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def report_csv(rows):
+    """The rows as CSV (RFC 4180, CRLF line ends) under a header of REPORT_COLUMNS."""
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow(REPORT_COLUMNS)
+    for row in rows:
+        writer.writerow([_neutralised(row[name]) for name in REPORT_COLUMNS])
+    return text.getvalue()
+
+
+def _neutralised(value):
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value

@@ -37,7 +37,12 @@ from museum import (
     qr_text,
 )
 from museum_config import CURRENCY, DATE, GATE_ROLE, ROLES, SCHEMA
-from museum_sales import AVAILABILITY_DAYS_DEFAULT, AVAILABILITY_DAYS_MAX
+from museum_sales import (
+    AVAILABILITY_DAYS_DEFAULT,
+    AVAILABILITY_DAYS_MAX,
+    REPORT_COLUMNS,
+    REPORT_DAYS_MAX,
+)
 
 _SCHEMAS = "#/components/schemas/"
 _NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
@@ -79,6 +84,9 @@ _ADMISSION_FIELDS = {
     "admittedBy": {"type": "string", "description": "The user who admitted it."},
 }
 _COUNT = {"type": "integer", "minimum": 0}
+_SALES_ROW_EXAMPLE = {"date": "2030-10-30", "ticketType": "event", "eventId": _EVENT_ID_EXAMPLE,
+                      "eventName": "Pirate Coding Workshop", "sold": 20, "void": 2,
+                      "admitted": 15, "revenue": 450, "currency": "EUR"}
 # A general ticket at the door, and what the door adds to it: the examples of its answers.
 _DOOR_TICKET_EXAMPLE = {"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "general",
                         "ticketDate": "2030-10-29", "confirmationCode": _CODE_EXAMPLE}
@@ -204,6 +212,7 @@ DOCUMENT = {
         {"name": "Events", "description": "Special events and their dates."},
         {"name": "Tickets", "description": "Buying tickets and fetching their codes."},
         {"name": "Door", "description": "Admitting tickets at the entrance; the day's counts."},
+        {"name": "Reports", "description": "What was sold."},
         {"name": "Description", "description": "This OpenAPI description."},
     ],
     "paths": {
@@ -555,6 +564,54 @@ DOCUMENT = {
                                       "name": "Pirate Coding Workshop", "capacity": 20,
                                       "sold": 20, "available": 0}]}]),
                     **_errors(),
+                },
+            }
+        },
+        "/reports/sales": {
+            "get": {
+                "operationId": "getSalesReport",
+                "summary": "The sales report",
+                "description": (
+                    f"{_ADMIN_ONLY} For each day from `startDate` to `endDate` (both default "
+                    f"to today; at most {REPORT_DAYS_MAX} days), general entry and then each "
+                    "event by name: the tickets sold for that day (void ones too), those "
+                    "voided, those admitted, and the revenue (the prices of those not void), "
+                    "per currency they were sold in. Days without tickets are left out. "
+                    "With `Accept: text/csv` the same rows come as CSV, with a header "
+                    "line; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage "
+                    "return is prefixed with `'` so that no spreadsheet runs it."
+                ),
+                "tags": ["Reports"],
+                "parameters": [
+                    {"name": "startDate", "in": "query", "required": False,
+                     "description": "First day; defaults to today at the museum.",
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-01"},
+                    {"name": "endDate", "in": "query", "required": False,
+                     "description": (
+                         f"Last day; defaults to `startDate`, at most {REPORT_DAYS_MAX - 1} "
+                         "days after it."),
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-31"},
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The report's rows.",
+                        "headers": {"Cache-Control": _NO_STORE},
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "array",
+                                           "items": {"$ref": _SCHEMAS + "SalesRow"}},
+                                "example": [_SALES_ROW_EXAMPLE],
+                            },
+                            "text/csv": {
+                                "schema": {"type": "string"},
+                                "example": (
+                                    ",".join(REPORT_COLUMNS) + "\r\n" + ",".join(
+                                        str(_SALES_ROW_EXAMPLE[name])
+                                        for name in REPORT_COLUMNS) + "\r\n"),
+                            },
+                        },
+                    },
+                    **_errors(403),
                 },
             }
         },
@@ -972,6 +1029,24 @@ DOCUMENT = {
                             ],
                         },
                     },
+                },
+            },
+            "SalesRow": {
+                "type": "object",
+                "required": list(REPORT_COLUMNS),
+                "properties": {
+                    "date": {"$ref": _SCHEMAS + "Date"},
+                    "ticketType": {"$ref": _SCHEMAS + "TicketType"},
+                    "eventId": {"type": ["string", "null"], "format": "uuid",
+                                "description": "`null` for general entry."},
+                    "eventName": {"type": ["string", "null"],
+                                  "description": "`null` for general entry."},
+                    "sold": {**_COUNT, "description": "Tickets sold, void ones too."},
+                    "void": {**_COUNT, "description": "Of those, voided."},
+                    "admitted": {**_COUNT, "description": "Of those, admitted at the door."},
+                    "revenue": {"type": "number", "minimum": 0,
+                                "description": "The prices of the tickets not void."},
+                    "currency": {"$ref": _SCHEMAS + "Currency"},
                 },
             },
             "ConfirmationCode": {

@@ -211,6 +211,14 @@ class Store(ABC):
         `NotFound` if the event never existed."""
 
     @abstractmethod
+    def sales(self, start, end):
+        """The sales report of the tickets dated in [start, end]: one row per day, then
+        general entry before each event (by name), then currency: `{"date", "eventId" (None
+        for general entry), "eventName", "currency" (None: sold before prices were kept),
+        "sold" (every ticket, void ones too), "void", "admitted", "revenue" (the prices of
+        those not void, as the API shows prices)}`; days without tickets are left out."""
+
+    @abstractmethod
     def places_taken(self, start, end):
         """The places taken on each day of [start, end] (ISO dates), from the counts kept
         with each sale and void, read at one moment: `{"general": {date: taken}, "events":

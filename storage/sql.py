@@ -111,6 +111,17 @@ EVENT_PLACES_QUERY = """
                        LEFT JOIN event_places p ON p.event_id = d.event_id AND p.date = d.date
     WHERE d.date >= ? AND d.date <= ?
     ORDER BY d.date, d.name, d.event_id"""
+# The sales report: per day, general entry (event_id NULL) first, then each event by name,
+# and per currency the tickets were sold in; revenue sums the prices of those not void.
+SALES_QUERY = """
+    SELECT t.date, t.event_id, e.name, t.currency, count(*), count(t.voided_at),
+           count(a.ticket_id),
+           coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_minor END), 0)
+    FROM tickets t LEFT JOIN events e ON e.id = t.event_id
+                   LEFT JOIN admissions a ON a.ticket_id = t.id
+    WHERE t.date >= ? AND t.date <= ?
+    GROUP BY t.date, t.event_id, e.name, t.currency
+    ORDER BY t.date, t.event_id IS NOT NULL, e.name, t.event_id, t.currency"""
 # A voided ticket gives its place back.
 FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - 1 WHERE date = ?"
 FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - 1 WHERE event_id = ? AND date = ?"
@@ -471,6 +482,14 @@ class SQLStore(Store):
             rows = conn.execute(EVENT_TICKETS, (event_id, *window, limit, offset)).fetchall()
             total = conn.execute(EVENT_TICKETS_COUNT, (event_id, *window)).fetchone()[0]
         return [ticket_record(row) for row in rows], total
+
+    def sales(self, start, end):
+        with self._reading() as conn:
+            rows = conn.execute(SALES_QUERY, (start, end)).fetchall()
+        return [{"date": day, "eventId": event_id, "eventName": name, "currency": currency,
+                 "sold": sold, "void": void, "admitted": admitted,
+                 "revenue": price_value(revenue)}
+                for day, event_id, name, currency, sold, void, admitted, revenue in rows]
 
     def places_taken(self, start, end):
         with self._reading_one_snapshot() as conn:

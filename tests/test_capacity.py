@@ -198,6 +198,25 @@ def test_an_events_tickets_are_listed_in_pages_with_their_total(seller):
         seller.list_tickets(str(uuid.uuid4()), None, 0, 10)
 
 
+def test_the_sales_report_counts_sold_void_admitted_and_revenue(seller):
+    later = seller.create_event(event(name="Zoo night", price=10))
+    early = seller.create_event(event(name="Art night", price=2.5))
+    general = [seller.create_ticket(ticket(price=8.5))[0] for _ in range(2)]
+    seller.void_ticket(general[0]["ticketId"], "2026-11-30T10:00:00Z")
+    seller.admit(general[1]["ticketId"], "gate", "2026-12-01T09:00:00Z")
+    for each in (later, early, early):
+        seller.create_ticket(event_ticket(each["eventId"]))
+    seller.update_event(early["eventId"], {"price": 99})  # sold tickets keep their price
+    assert seller.sales("2026-12-01", "2026-12-01") == [
+        {"date": "2026-12-01", "eventId": None, "eventName": None, "currency": "EUR",
+         "sold": 2, "void": 1, "admitted": 1, "revenue": 8.5},
+        {"date": "2026-12-01", "eventId": early["eventId"], "eventName": "Art night",
+         "currency": "EUR", "sold": 2, "void": 0, "admitted": 0, "revenue": 5},
+        {"date": "2026-12-01", "eventId": later["eventId"], "eventName": "Zoo night",
+         "currency": "EUR", "sold": 1, "void": 0, "admitted": 0, "revenue": 10}]
+    assert seller.sales("2026-12-02", "2026-12-31") == []
+
+
 DAYS = ["2026-12-01", "2026-12-05", "2026-12-06"]
 operations = st.lists(st.one_of(
     st.tuples(st.just("general"), st.sampled_from(DAYS), st.integers(1, 4)),

@@ -108,6 +108,9 @@ def walk_every_operation(walk, today):
         "email": "bob@example.org"})
     walk("getTicket", "GET", f"/tickets/{ticket['ticketId']}")
     walk("getAvailability", "GET", f"/availability?startDate={DAY}")
+    walk("getSalesReport", "GET", f"/reports/sales?startDate={today}&endDate={DAY}")
+    walk("getSalesReport", "GET", f"/reports/sales?startDate={DAY}",
+         headers={"Accept": "text/csv"})
     walk("getAvailability", "GET", f"/availability?startDate={DAY}&endDate=2000-01-01")
     walk("getTicket", "GET", f"/tickets/{uuid.uuid4()}")
     walk("listEventTickets", "GET", f"/tickets?eventId={event['eventId']}&limit=1")

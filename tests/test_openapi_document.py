@@ -25,7 +25,7 @@ API_OPERATIONS = {
     "getMuseumHours", "createSpecialEvent", "listSpecialEvents", "getSpecialEvent",
     "updateSpecialEvent", "deleteSpecialEvent", "buyMuseumTickets", "getTicketCode",
     "admitTicket", "getAdmissionSummary", "undoAdmission", "getTicket", "voidTicket",
-    "getAvailability", "listEventTickets",
+    "getAvailability", "listEventTickets", "getSalesReport",
 }
 PROBLEM_REF = "#/components/schemas/Problem"
 DOOR_PROBLEM_REF = "#/components/schemas/DoorProblem"
