@@ -22,7 +22,12 @@ from psycopg.types.string import TextLoader
 from psycopg_pool import ConnectionPool
 
 from storage import StorageError, Unavailable, display_url
-from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, SQLStore, one_line
+from storage.sql import (
+    DAILY_SALES_FROM_THE_TICKETS,
+    LAST_DATES_FROM_THE_LISTING_INDEX,
+    SQLStore,
+    one_line,
+)
 
 POOL_SIZE = 10  # connections per process at most (size max_connections for N instances)
 POOL_TIMEOUT = 10  # seconds a request waits for a free connection before it gets a 503
@@ -152,6 +157,23 @@ MIGRATIONS = [
         # A ticket voided at the desk (a refund) keeps its row, for the sales report, and
         # gives its place back.
         "ALTER TABLE tickets ADD COLUMN voided_at text",
+    ],
+    [
+        # The sales report's counts, kept in the transaction of each sale, void and
+        # admission, so a year's report reads a row per day and event, not every ticket.
+        # '' stands for general entry, and for the currency of tickets sold before prices
+        # were kept.
+        """CREATE TABLE daily_sales (
+            date date NOT NULL,
+            event_id text NOT NULL,
+            currency text NOT NULL,
+            sold bigint NOT NULL,
+            voided bigint NOT NULL,
+            admitted bigint NOT NULL,
+            revenue bigint NOT NULL,
+            PRIMARY KEY (date, event_id, currency)
+        )""",
+        DAILY_SALES_FROM_THE_TICKETS,
     ],
 ]
 

@@ -111,17 +111,33 @@ EVENT_PLACES_QUERY = """
                        LEFT JOIN event_places p ON p.event_id = d.event_id AND p.date = d.date
     WHERE d.date >= ? AND d.date <= ?
     ORDER BY d.date, d.name, d.event_id"""
-# The sales report: per day, general entry (event_id NULL) first, then each event by name,
-# and per currency the tickets were sold in; revenue sums the prices of those not void.
-SALES_QUERY = """
-    SELECT t.date, t.event_id, e.name, t.currency, count(*), count(t.voided_at),
-           count(a.ticket_id),
+# The sales report's counts per day, event ('' for general entry) and currency ('' when
+# unknown): every ticket sold, those voided and admitted, and the prices of those not void.
+# Fills `daily_sales` from the tickets (used by a migration step of both backends: never
+# change it).
+DAILY_SALES_FROM_THE_TICKETS = """
+    INSERT INTO daily_sales (date, event_id, currency, sold, voided, admitted, revenue)
+    SELECT t.date, coalesce(CAST(t.event_id AS TEXT), ''), coalesce(t.currency, ''),
+           count(*), count(t.voided_at), count(a.ticket_id),
            coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_minor END), 0)
-    FROM tickets t LEFT JOIN events e ON e.id = t.event_id
-                   LEFT JOIN admissions a ON a.ticket_id = t.id
-    WHERE t.date >= ? AND t.date <= ?
-    GROUP BY t.date, t.event_id, e.name, t.currency
-    ORDER BY t.date, t.event_id IS NOT NULL, e.name, t.event_id, t.currency"""
+    FROM tickets t LEFT JOIN admissions a ON a.ticket_id = t.id
+    GROUP BY 1, 2, 3"""
+COUNT_SALE = """
+    INSERT INTO daily_sales (date, event_id, currency, sold, voided, admitted, revenue)
+    VALUES (?, ?, ?, 1, 0, 0, ?)
+    ON CONFLICT (date, event_id, currency) DO UPDATE
+    SET sold = daily_sales.sold + 1, revenue = daily_sales.revenue + excluded.revenue"""
+COUNT_VOID = """
+    UPDATE daily_sales SET voided = voided + 1, revenue = revenue - ?
+    WHERE date = ? AND event_id = ? AND currency = ?"""
+COUNT_ADMISSION = """
+    UPDATE daily_sales SET admitted = admitted + ?
+    WHERE (date, event_id, currency) IN (
+        SELECT date, coalesce(CAST(event_id AS TEXT), ''), coalesce(currency, '')
+        FROM tickets WHERE id = ?)"""
+SALES_QUERY = """
+    SELECT date, event_id, currency, sold, voided, admitted, revenue
+    FROM daily_sales WHERE date >= ? AND date <= ?"""
 # A voided ticket gives its place back.
 FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - 1 WHERE date = ?"
 FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - 1 WHERE event_id = ? AND date = ?"
@@ -417,6 +433,8 @@ class SQLStore(Store):
                  ticket.get("phone"), minor_units(price), ticket["currency"]))
             if inserted.rowcount == 0:
                 raise DuplicateCode(ticket["confirmationCode"])
+            conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
+                                      ticket["currency"], minor_units(price)))
         # The row as inserted, with the name of an event that stayed locked until the commit.
         return ticket_record((ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                               ticket.get("eventId"), ticket["confirmationCode"],
@@ -461,16 +479,19 @@ class SQLStore(Store):
             # Of two voids at once, the second waits for the first's row lock (PostgreSQL)
             # and then finds the ticket void: one place is given back.
             row = conn.execute("UPDATE tickets SET voided_at = ? WHERE id = ? AND voided_at "
-                               "IS NULL RETURNING event_id, date", (voided_at, ticket_id)
-                               ).fetchone()
+                               "IS NULL RETURNING event_id, date, price_minor, currency",
+                               (voided_at, ticket_id)).fetchone()
             if row is None:
                 self._ticket(conn, TICKET_BY_ID, ticket_id)  # NotFound, or void already
                 return False
-            event_id, day = row
+            event_id, day, price, currency = row
+            # The counts in the order a sale takes them (places, then sales): on PostgreSQL
+            # a void and a sale of one day never wait for each other in a circle.
             if event_id is None:
                 conn.execute(FREE_GENERAL_PLACE, (day,))
             else:
                 conn.execute(FREE_EVENT_PLACE, (event_id, day))
+            conn.execute(COUNT_VOID, (price or 0, day, event_id or "", currency or ""))
         return True
 
     def list_tickets(self, event_id, day, offset, limit):
@@ -484,12 +505,21 @@ class SQLStore(Store):
         return [ticket_record(row) for row in rows], total
 
     def sales(self, start, end):
-        with self._reading() as conn:
+        with self._reading_one_snapshot() as conn:
             rows = conn.execute(SALES_QUERY, (start, end)).fetchall()
-        return [{"date": day, "eventId": event_id, "eventName": name, "currency": currency,
-                 "sold": sold, "void": void, "admitted": admitted,
-                 "revenue": price_value(revenue)}
-                for day, event_id, name, currency, sold, void, admitted, revenue in rows]
+            event_ids = sorted({row[1] for row in rows if row[1]})
+            names = dict(conn.execute(
+                f"SELECT id, name FROM events WHERE id IN ({', '.join('?' * len(event_ids))})",
+                event_ids).fetchall()) if event_ids else {}
+        report = [{"date": day, "eventId": event_id or None, "eventName": names.get(event_id),
+                   "currency": currency or None, "sold": sold, "void": voided,
+                   "admitted": admitted, "revenue": price_value(revenue)}
+                  for day, event_id, currency, sold, voided, admitted, revenue in rows]
+        # General entry first, then the events by name (names sort as on both backends).
+        report.sort(key=lambda row: (row["date"], row["eventId"] is not None,
+                                     row["eventName"] or "", row["eventId"] or "",
+                                     row["currency"] or ""))
+        return report
 
     def places_taken(self, start, end):
         with self._reading_one_snapshot() as conn:
@@ -515,6 +545,7 @@ class SQLStore(Store):
                 "INSERT INTO admissions (ticket_id, admitted_at, admitted_by) VALUES (?, ?, ?) "
                 "ON CONFLICT DO NOTHING", (ticket_id, admitted_at, admitted_by))
             if inserted.rowcount == 1:
+                conn.execute(COUNT_ADMISSION, (1, ticket_id))
                 return {"admittedAt": admitted_at, "admittedBy": admitted_by}, True
             first_at, first_by = conn.execute(
                 "SELECT admitted_at, admitted_by FROM admissions WHERE ticket_id = ?",
@@ -526,6 +557,7 @@ class SQLStore(Store):
             if conn.execute("DELETE FROM admissions WHERE ticket_id = ?",
                             (ticket_id,)).rowcount == 0:
                 raise NotFound(ticket_id)
+            conn.execute(COUNT_ADMISSION, (-1, ticket_id))
 
     def door_summary(self, day):
         with self._reading() as conn:

@@ -16,7 +16,12 @@ from contextlib import closing, contextmanager, nullcontext
 from urllib.parse import quote
 
 from storage import InUse, StorageError, Unavailable
-from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, SQLStore, one_line
+from storage.sql import (
+    DAILY_SALES_FROM_THE_TICKETS,
+    LAST_DATES_FROM_THE_LISTING_INDEX,
+    SQLStore,
+    one_line,
+)
 
 BUSY_TIMEOUT_MS = 5000
 log = logging.getLogger("museum.storage")
@@ -147,6 +152,23 @@ MIGRATIONS = [
         # A ticket voided at the desk (a refund) keeps its row, for the sales report, and
         # gives its place back.
         "ALTER TABLE tickets ADD COLUMN voided_at TEXT",
+    ],
+    [
+        # The sales report's counts, kept in the transaction of each sale, void and
+        # admission, so a year's report reads a row per day and event, not every ticket.
+        # '' stands for general entry, and for the currency of tickets sold before prices
+        # were kept.
+        """CREATE TABLE daily_sales (
+            date TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            currency TEXT NOT NULL,
+            sold INTEGER NOT NULL,
+            voided INTEGER NOT NULL,
+            admitted INTEGER NOT NULL,
+            revenue INTEGER NOT NULL,
+            PRIMARY KEY (date, event_id, currency)
+        ) WITHOUT ROWID""",
+        DAILY_SALES_FROM_THE_TICKETS,
     ],
 ]
 

@@ -44,6 +44,48 @@ def counted_tickets(backend):
     return counts
 
 
+# The sales report counted ticket by ticket.
+SALES_BY_TICKET = """
+    SELECT t.date, t.event_id, t.currency, count(*), count(t.voided_at), count(a.ticket_id),
+           coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_minor END), 0)
+    FROM tickets t LEFT JOIN admissions a ON a.ticket_id = t.id
+    GROUP BY t.date, t.event_id, t.currency"""
+
+
+def counted_sales(backend):
+    return {(str(day), event_id and str(event_id), currency): (sold, void, admitted, revenue)
+            for day, event_id, currency, sold, void, admitted, revenue
+            in backend.rows(SALES_BY_TICKET)}
+
+
+def kept_sales(seller):
+    return {(row["date"], row["eventId"], row["currency"]):
+            (row["sold"], row["void"], row["admitted"], storage.minor_units(row["revenue"]))
+            for row in seller.sales("2026-01-01", "2026-12-31")}
+
+
+def test_the_report_counts_of_tickets_sold_before_are_made_by_the_migration(
+        backend, monkeypatch):
+    from test_storage import first_step_mentioning
+
+    every_step = backend.store_class.MIGRATIONS
+    before = first_step_mentioning(every_step, "CREATE TABLE daily_sales")
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step[:before])
+    backend.open()
+    for number, (price, voided) in enumerate([(850, None), (850, "2026-11-30T10:00:00Z"),
+                                              (None, None)]):
+        backend.rows(
+            f"INSERT INTO tickets (id, type, date, confirmation_code, email, price_minor, "
+            f"currency, voided_at) VALUES ('{uuid.uuid4()}', 'general', '2026-12-01', "
+            f"'code-{number}', 'a@example.org', {'NULL' if price is None else price}, "
+            f"{'NULL' if price is None else repr('EUR')}, "
+            f"{'NULL' if voided is None else repr(voided)})")
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step)
+    migrated = backend.open()
+    assert kept_sales(migrated) == counted_sales(backend) == {
+        ("2026-12-01", None, "EUR"): (2, 1, 0, 850), ("2026-12-01", None, None): (1, 0, 0, 0)}
+
+
 def test_general_entry_is_sold_up_to_its_capacity_and_no_further(seller, backend):
     for _ in range(3):
         seller.create_ticket(ticket(), general_capacity=3)
@@ -223,6 +265,8 @@ operations = st.lists(st.one_of(
     st.tuples(st.just("event"), st.integers(0, 2), st.sampled_from(DAYS)),
     st.tuples(st.just("cancel"), st.integers(0, 2)),
     st.tuples(st.just("void"), st.integers(0, 30)),
+    st.tuples(st.just("admit"), st.integers(0, 30)),
+    st.tuples(st.just("undo"), st.integers(0, 30)),
     st.tuples(st.just("patch"), st.integers(0, 2), st.lists(st.sampled_from(DAYS), min_size=1,
                                                             unique=True), st.integers(1, 4)),
 ), max_size=25)
@@ -232,8 +276,9 @@ operations = st.lists(st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=operations)
 def test_the_kept_counts_equal_the_tickets_after_any_mix_of_changes(backend, steps):
-    """Sales, sold-out sales, voids, cancellations and changes of dates and capacity, refused or
-    not, in any order: the counts kept with each sale are the tickets counted one by one.
+    """Sales, sold-out sales, voids, admissions and their undoing, cancellations and changes
+    of dates and capacity, refused or not, in any order: the places and the sales report
+    kept with each change are the tickets counted one by one.
     The database grows over the examples, so each one starts from the others' state."""
     opened = backend.open()
     events = [opened.create_event(event(dates=DAYS, capacity=3)) for _ in range(3)]
@@ -246,10 +291,17 @@ def test_the_kept_counts_equal_the_tickets_after_any_mix_of_changes(backend, ste
             elif step[0] == "event":
                 sold.append(opened.create_ticket(event_ticket(events[step[1]]["eventId"],
                                                               ticketDate=step[2]))[0])
-            elif step[0] == "void":
-                if sold:  # any ticket sold, voided again or not
-                    opened.void_ticket(sold[step[1] % len(sold)]["ticketId"],
-                                       "2026-11-30T10:00:00Z")
+            elif step[0] in ("void", "admit", "undo"):
+                if not sold:
+                    continue
+                # Any ticket sold, whatever happened to it before.
+                ticket_id = sold[step[1] % len(sold)]["ticketId"]
+                if step[0] == "void":
+                    opened.void_ticket(ticket_id, "2026-11-30T10:00:00Z")
+                elif step[0] == "admit":
+                    opened.admit(ticket_id, "gate", "2026-12-01T09:00:00Z")
+                else:
+                    opened.undo_admission(ticket_id)
             elif step[0] == "cancel":
                 opened.cancel_event(events[step[1]]["eventId"])
             else:
@@ -259,6 +311,7 @@ def test_the_kept_counts_equal_the_tickets_after_any_mix_of_changes(backend, ste
                 storage.CapacityBelowSold):
             pass
     assert kept_counts(backend) == counted_tickets(backend)
+    assert kept_sales(opened) == counted_sales(backend)
     for each in events:
         capacity = backend.rows(f"SELECT capacity FROM events WHERE id = '{each['eventId']}'")
         taken = [count for (event_id, _), count in kept_counts(backend).items()
