@@ -10,8 +10,8 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
-         contacts are erased (`erase_contacts`), "email" is "" and "phone" None. "price" and "currency" are None for tickets sold before prices were
-         kept.
+         contacts are erased (`erase_contacts`), "email" is "" and "phone" None; "price"
+         and "currency" are None for tickets sold before prices were kept.
 
 Prices cross as the API shows them (an int, or a float of at most 2 decimals, checked
 by the app) and are stored exactly, as whole minor units (hundredths): `minor_units` and
