@@ -661,8 +661,8 @@ class OpenAPIDocument:
 
 
 def sales():
-    """The module of the availability and the sales report, imported when the app is built:
-    it builds on this one."""
+    """The module of what was sold (a ticket read back or voided, the availability, the
+    sales report), imported when the app is built: it builds on this one."""
     import museum_sales
 
     return museum_sales
@@ -850,7 +850,8 @@ class Tickets:
         validator.raise_if_invalid("A query parameter is not valid; see errors.")
         tickets, total = self.store.list_tickets(event_id, day and day.isoformat(),
                                                  (page - 1) * limit, limit)
-        json_response(resp, [ticket_view(ticket, contacts=True) for ticket in tickets])
+        json_response(resp, [sales().ticket_view(ticket, contacts=True)
+                             for ticket in tickets])
         set_paging_headers(req, resp, self.public_url, page, limit, total)
 
     def _answer(self, resp, ticket):
@@ -891,55 +892,6 @@ class Tickets:
         if ticket["ticketType"] == "event":
             receipt.update(eventName=ticket["eventName"], eventId=ticket["eventId"])
         return receipt
-
-
-class Ticket:
-    """One ticket: read at the door or the desk, and voided (a refund) by an admin."""
-
-    needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
-
-    def __init__(self, store, clock):
-        self.store = store
-        self.clock = clock
-
-    def on_get(self, req, resp, ticket_id):
-        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
-        json_response(resp, ticket_view(ticket, contacts=req.context.user.role == ADMIN_ROLE))
-
-    def on_delete(self, req, resp, ticket_id):
-        # A second void answers 204 too: the ticket is void, as asked.
-        self.store.void_ticket(_path_uuid(ticket_id, "ticketId"), rfc3339(self.clock()))
-        resp.status = 204
-
-
-TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
-                      "currency")
-TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
-
-
-def ticket_view(ticket, contacts=False):
-    """A ticket as it is read back: with its buyer's email and phone only for `contacts`
-    (an admin), and only until they are erased."""
-    view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
-    view["status"] = ticket_status(ticket)
-    if ticket["eventId"]:
-        view.update(eventId=ticket["eventId"], eventName=ticket["eventName"])
-    if ticket["admittedAt"]:
-        view.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
-    if contacts and ticket["email"]:
-        view["email"] = ticket["email"]
-    if contacts and ticket["phone"]:
-        view["phone"] = ticket["phone"]
-    return view
-
-
-def ticket_status(ticket):
-    """One of TICKET_STATUSES: a void ticket is void whatever else happened to it."""
-    if ticket["voidedAt"]:
-        return "void"
-    if ticket["cancelled"]:
-        return "cancelled"
-    return "admitted" if ticket["admittedAt"] else "valid"
 
 
 def _fingerprint(body):
@@ -1327,7 +1279,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
     app.add_route(f"{API}/tickets", Tickets(store, config, today, new_id, public_url))
     secret = qr_secret(config, store)
-    app.add_route(f"{API}/tickets/{{ticket_id}}", Ticket(store, clock))
+    app.add_route(f"{API}/tickets/{{ticket_id}}", sales().Ticket(store, clock))
     app.add_route(f"{API}/availability",
                   sales().Availability(store, config.schedule, config.capacity, today))
     app.add_route(f"{API}/reports/sales", sales().SalesReport(store, today))

@@ -1,15 +1,23 @@
-"""What the museum has sold: the places left each day (the availability) and the sales
-report, as HTTP resources of the museum service.
+"""What the museum has sold, as HTTP resources of the museum service: a sold ticket read
+back or voided, the places left each day (the availability) and the sales report.
 
-Both read counts the store keeps, never the configuration's rules twice: the opening hours
-and the general entry capacity come from the config, the places taken from the store.
+The availability and the report read counts the store keeps with each sale, void and
+admission; the opening hours and the general entry capacity come from the config.
 """
 
 import csv
 import io
 from datetime import timedelta
 
-from museum import ADMIN_ROLE, Validator, json_response, parse_query
+from museum import (
+    ADMIN_ROLE,
+    GATE_ROLE,
+    Validator,
+    _path_uuid,
+    json_response,
+    parse_query,
+    rfc3339,
+)
 
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31
@@ -18,6 +26,59 @@ REPORT_COLUMNS = ("date", "ticketType", "eventId", "eventName", "sold", "void", 
                   "revenue", "currency")
 CSV = "text/csv"
 
+
+# -- a ticket ------------------------------------------------------------------------------
+
+class Ticket:
+    """One ticket: read at the door or the desk, and voided (a refund) by an admin."""
+
+    needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
+
+    def __init__(self, store, clock):
+        self.store = store
+        self.clock = clock
+
+    def on_get(self, req, resp, ticket_id):
+        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        json_response(resp, ticket_view(ticket, contacts=req.context.user.role == ADMIN_ROLE))
+
+    def on_delete(self, req, resp, ticket_id):
+        # A second void answers 204 too: the ticket is void, as asked.
+        self.store.void_ticket(_path_uuid(ticket_id, "ticketId"), rfc3339(self.clock()))
+        resp.status = 204
+
+
+TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
+                      "currency")
+TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
+
+
+def ticket_view(ticket, contacts=False):
+    """A ticket as it is read back: with its buyer's email and phone only for `contacts`
+    (an admin), and only until they are erased."""
+    view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
+    view["status"] = ticket_status(ticket)
+    if ticket["eventId"]:
+        view.update(eventId=ticket["eventId"], eventName=ticket["eventName"])
+    if ticket["admittedAt"]:
+        view.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
+    if contacts and ticket["email"]:
+        view["email"] = ticket["email"]
+    if contacts and ticket["phone"]:
+        view["phone"] = ticket["phone"]
+    return view
+
+
+def ticket_status(ticket):
+    """One of TICKET_STATUSES: a void ticket is void whatever else happened to it."""
+    if ticket["voidedAt"]:
+        return "void"
+    if ticket["cancelled"]:
+        return "cancelled"
+    return "admitted" if ticket["admittedAt"] else "valid"
+
+
+# -- the availability ----------------------------------------------------------------------
 
 def date_window(req, today, default_days, max_days):
     """The `startDate` and `endDate` query parameters as dates: by default `default_days`

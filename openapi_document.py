@@ -29,9 +29,7 @@ from museum import (
     PHONE,
     PRICE_MAX,
     QR_TEXT_LIMIT,
-    TICKET_STATUSES,
     TICKET_TYPES,
-    TICKET_VIEW_FIELDS,
     TYPED_CODE_LIMIT,
     __version__,
     qr_text,
@@ -42,6 +40,8 @@ from museum_sales import (
     AVAILABILITY_DAYS_MAX,
     REPORT_COLUMNS,
     REPORT_DAYS_MAX,
+    TICKET_STATUSES,
+    TICKET_VIEW_FIELDS,
 )
 
 _SCHEMAS = "#/components/schemas/"
