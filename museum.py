@@ -37,8 +37,10 @@ import storage
 import ticket_image
 from museum_config import (
     ADMIN_ROLE,
+    CAPACITY_MAX,
     DATE,
     GATE_ROLE,
+    PRICE_MAX,
     ROLES,
     VISITOR_ROLE,
     ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
@@ -70,7 +72,6 @@ BODY_LIMIT = 64 * 1024
 NAME_MAX = 200  # an event's name and location, after trimming
 DESCRIPTION_MAX = 5000
 EVENT_DATES_MAX = 366
-PRICE_MAX = 1_000_000
 EMAIL_MAX = 254
 PAGE_MAX = 10**6
 PAGE_SIZE_MAX = 30
@@ -129,13 +130,26 @@ class Validator:
         self.error(name, f"must be a whole number from {low} to {high}")
         return None
 
-    def number(self, name, value, low, high):
-        # The range test comes first: isfinite() of a huge JSON integer raises OverflowError.
+    def whole_number(self, name, value, low, high):
+        """A JSON integer from low to high (an integral float such as 5.0 is one too)."""
         if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and low <= value <= high and math.isfinite(value):
-            return float(value)  # as the store gives it back
-        self.error(name, f"must be a number from {low} to {high}")
+                and low <= value <= high and value == int(value):
+            return int(value)
+        self.error(name, f"must be a whole number from {low} to {high}")
         return None
+
+    def price(self, name, value):
+        """A number from 0 to PRICE_MAX of at most 2 decimals, as the store gives it back."""
+        # The range test comes first: isfinite() of a huge JSON integer raises OverflowError.
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and 0 <= value <= PRICE_MAX and math.isfinite(value)):
+            self.error(name, f"must be a number from 0 to {PRICE_MAX}")
+            return None
+        minor = storage.minor_units(value)
+        if minor / 100 != value:  # 9.999: kept in hundredths, it would change
+            self.error(name, "must have at most 2 decimals")
+            return None
+        return storage.price_value(minor)
 
     def choice(self, name, value, choices):
         if value in choices:
@@ -212,8 +226,10 @@ EVENT_RULES = {
     "eventDescription": lambda v, name, value: v.text(name, value, DESCRIPTION_MAX,
                                                       multiline=True),
     "dates": _event_dates,
-    "price": lambda v, name, value: v.number(name, value, 0, PRICE_MAX),
+    "price": Validator.price,
+    "capacity": lambda v, name, value: v.whole_number(name, value, 1, CAPACITY_MAX),
 }
+EVENT_REQUIRED = ("name", "location", "eventDescription", "dates", "price")
 
 TICKET_RULES = {
     "ticketType": lambda v, name, value: v.choice(name, value, TICKET_TYPES),
@@ -296,6 +312,18 @@ def storage_error_as_problem(req, resp, error, params):
                       f"{', '.join(sold)}. Keep those dates, or cancel the event.",
                       errors=[{"field": "dates", "message": f"must keep {day}: {count} "
                                f"ticket(s) sold for it"} for day, count in error.sold.items()])
+    if isinstance(error, storage.SoldOut):
+        what = "this event" if error.event_id else "general entry"
+        full = {"date": error.date, **({"eventId": error.event_id} if error.event_id else {})}
+        raise Problem(409, f"Sold out: no places are left for {what} on {error.date}.",
+                      members={"reason": "sold-out", **full})
+    if isinstance(error, storage.CapacityBelowSold):
+        sold = [f"{day} ({count} sold)" for day, count in error.sold.items()]
+        raise Problem(409, f"More tickets were sold than this capacity allows: "
+                      f"{', '.join(sold)}. Keep a capacity of at least the tickets sold.",
+                      errors=[{"field": "capacity", "message": f"must be at least {count}: "
+                               f"{count} ticket(s) sold for {day}"}
+                              for day, count in error.sold.items()])
     if isinstance(error, storage.IdempotencyConflict):
         raise Problem(409, "This Idempotency-Key was already used with a different request.")
     # Not logged per request: the store logs the outage once, with its reason.
@@ -559,6 +587,14 @@ class OpenAPIDocument:
         json_response(resp, openapi_description())
 
 
+def sales():
+    """The module of what was sold (a ticket read back or voided, the availability, the
+    sales report), imported when the app is built: it builds on this one."""
+    import museum_sales
+
+    return museum_sales
+
+
 def openapi_description():
     """The OpenAPI document. Imported on first use, not at the top: it is built from this
     module's limits, patterns and version."""
@@ -618,7 +654,7 @@ class SpecialEvents:
 
     def on_post(self, req, resp):
         validator = Validator()
-        event = check_fields(read_json(req), EVENT_RULES, EVENT_RULES, validator)
+        event = check_fields(read_json(req), EVENT_RULES, EVENT_REQUIRED, validator)
         validator.raise_if_invalid()
         event = self.store.create_event({"eventId": self.new_id(), **event})
         json_response(resp, event, 201)
@@ -634,10 +670,15 @@ class SpecialEvents:
         validator.raise_if_invalid("A query parameter is not valid; see errors.")
         resp.data, total = self.listings.page(
             start.isoformat(), end and end.isoformat(), (page - 1) * limit, limit)
-        resp.set_header("X-Total-Count", str(total))
-        links = _page_links(req, self.public_url or req.prefix, page, limit, total)
-        if links:
-            resp.set_header("Link", links)
+        set_paging_headers(req, resp, self.public_url, page, limit, total)
+
+
+def set_paging_headers(req, resp, public_url, page, limit, total):
+    """`X-Total-Count` and, where there are other pages, `Link` (on public_url when set)."""
+    resp.set_header("X-Total-Count", str(total))
+    links = _page_links(req, public_url or req.prefix, page, limit, total)
+    if links:
+        resp.set_header("Link", links)
 
 
 def _page_links(req, base_url, page, limit, total):
@@ -690,13 +731,18 @@ SALE_HORIZON_DAYS = 366
 
 
 class Tickets:
-    needed_roles = {"POST": VISITOR_ROLE}
+    """Buying a ticket (any role), and the list of an event's buyers (admin)."""
+
+    needed_roles = {"POST": VISITOR_ROLE, "GET": ADMIN_ROLE}
     MESSAGES = {"general": "Museum general entry ticket purchased",
                 "event": "Museum special event ticket purchased"}
 
-    def __init__(self, store, schedule, today, new_id, public_url):
+    def __init__(self, store, config, today, new_id, public_url):
         self.store = store
-        self.schedule = schedule
+        self.schedule = config.schedule
+        self.capacity = config.capacity
+        self.general_price = storage.price_value(config["tickets"]["general_price"])
+        self.currency = config["museum"]["currency"]
         self.today = today
         self.new_id = new_id
         self.public_url = public_url
@@ -718,7 +764,7 @@ class Tickets:
             try:
                 stored, _ = self.store.create_ticket(
                     {**ticket, "confirmationCode": _confirmation_code(ticket["ticketType"])},
-                    idempotency)
+                    idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])))
                 break
             except storage.DuplicateCode:
                 continue
@@ -726,6 +772,21 @@ class Tickets:
             raise Problem(503, "Could not draw a unique confirmation code; try again.",
                           headers={"Retry-After": "1"})
         self._answer(resp, stored)
+
+    def on_get(self, req, resp):
+        """An event's tickets with their buyers' contacts, to tell them of a change."""
+        validator = Validator()
+        if req.params.get("eventId") is None:
+            validator.error("eventId", "is required")
+        event_id = parse_query(req, validator, "eventId", Validator.uuid, None)
+        day = parse_query(req, validator, "date", Validator.date, None)
+        page, limit = paging(req, validator)
+        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        tickets, total = self.store.list_tickets(event_id, day and day.isoformat(),
+                                                 (page - 1) * limit, limit)
+        json_response(resp, [sales().ticket_view(ticket, contacts=True)
+                             for ticket in tickets])
+        set_paging_headers(req, resp, self.public_url, page, limit, total)
 
     def _answer(self, resp, ticket):
         json_response(resp, self._receipt(ticket), 201)
@@ -756,12 +817,14 @@ class Tickets:
             validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
         validator.raise_if_invalid()
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
-                "eventId": ticket.get("eventId")}
+                "eventId": ticket.get("eventId"), "price": self.general_price,
+                "currency": self.currency}
 
     def _receipt(self, ticket):
         receipt = {"message": self.MESSAGES[ticket["ticketType"]]}
         receipt.update((name, ticket[name]) for name in
-                       ("ticketId", "ticketType", "ticketDate", "confirmationCode"))
+                       ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
+                        "currency"))
         if ticket["ticketType"] == "event":
             receipt.update(eventName=ticket["eventName"], eventId=ticket["eventId"])
         return receipt
@@ -817,8 +880,10 @@ class TicketImage:
 
     def on_get(self, req, resp, ticket_id):
         ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        if ticket["voidedAt"]:
+            raise Problem(410, DOOR_OUTCOMES["void"][1])
         if ticket["cancelled"]:
-            raise Problem(410, "The event of this ticket was cancelled.")
+            raise Problem(410, DOOR_OUTCOMES["cancelled"][1])
         png, etag = self._image(ticket)
         resp.etag = etag
         resp.cache_control = ["private", "max-age=86400"]
@@ -874,6 +939,7 @@ DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the a
     "already-admitted": (409, "This ticket was admitted before."),
     "wrong-date": (409, "This ticket is for another day."),  # detail: see `wrong_date`
     "cancelled": (410, "The event of this ticket was cancelled."),
+    "void": (410, "This ticket was voided."),
     "forged": (422, "This is not a genuine ticket of this museum."),
     "unknown": (404, "No ticket with this code was sold."),
 }
@@ -902,8 +968,8 @@ def _found(find, key):
 def door_check(store, secret, today, qr_text=None, code=None):
     """What the door makes of a presented ticket, from its QR text or its typed confirmation
     code (see `typed_codes`): `(result, ticket)`, result one of `admittable`,
-    `already-admitted`, `wrong-date`, `cancelled` (with the ticket), `forged` or `unknown`
-    (ticket None). Reads only."""
+    `already-admitted`, `wrong-date`, `cancelled`, `void` (with the ticket), `forged` or
+    `unknown` (ticket None). Reads only."""
     if qr_text is not None:
         genuine = read_qr_text(secret, qr_text)
         if genuine is None:
@@ -917,6 +983,8 @@ def door_check(store, secret, today, qr_text=None, code=None):
         ticket = next(filter(None, found), None)
     if ticket is None:
         return "unknown", None
+    if ticket["voidedAt"]:
+        return "void", ticket
     if ticket["cancelled"]:
         return "cancelled", ticket
     if ticket["admittedAt"]:
@@ -1285,8 +1353,12 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     public_url = config["server"]["public_url"]
     app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id, public_url))
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
-    app.add_route(f"{API}/tickets", Tickets(store, config.schedule, today, new_id, public_url))
+    app.add_route(f"{API}/tickets", Tickets(store, config, today, new_id, public_url))
     secret = qr_secret(config, store)
+    app.add_route(f"{API}/tickets/{{ticket_id}}", sales().Ticket(store, clock))
+    app.add_route(f"{API}/availability",
+                  sales().Availability(store, config.schedule, config.capacity, today))
+    app.add_route(f"{API}/reports/sales", sales().SalesReport(store, today))
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     guesses = TypedCodeLimit()
     app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock, guesses))

@@ -1,6 +1,6 @@
 """The `museum` command: serve the service (and its mock), look after its database
 (migrate, backup, restore, check, purge-contacts), and the door and setup helpers
-(verify-ticket, hash-password, add-device, openapi).
+(verify-ticket, hash-password, add-device, openapi), and the sales report.
 
 Exit status: 0 done, 1 a runtime failure (the database), 2 a usage or config error.
 """
@@ -13,6 +13,7 @@ import logging
 import sys
 import threading
 import time
+from datetime import date
 from urllib.parse import quote
 
 import museum_privacy
@@ -214,6 +215,22 @@ def command_verify_ticket(args):
     return 0 if verdict.startswith("valid") else 1
 
 
+def command_report(args):
+    import museum_sales
+
+    if args.to < args.start or (args.to - args.start).days >= museum_sales.REPORT_DAYS_MAX:
+        raise ConfigError(f"--to must be from --from to {museum_sales.REPORT_DAYS_MAX - 1} "
+                          f"days after it")
+    store = storage.open_store(_configured(args)["storage"]["url"], read_only=True)
+    try:
+        rows = museum_sales.report_rows(store, args.start, args.to)
+    finally:
+        store.close()
+    sys.stdout.write(museum_sales.report_csv(rows) if args.csv
+                     else json.dumps(rows, indent=2) + "\n")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="museum", description="The museum service.")
     parser.add_argument("--version", action="version", version=VERSION_LINE)
@@ -285,6 +302,14 @@ def build_parser():
         commands, "check", command_check, "check the database, reading only: sqlite's "
         "integrity and foreign-key checks, the schema version, and every table, column and "
         "index its version should have; one line per finding (exit 0 if none)")
+    report = _database_command(
+        commands, "report", command_report, "print the sales report of the tickets dated "
+        "--from to --to (at most a year), as JSON or CSV, reading the database only")
+    report.add_argument("--from", dest="start", required=True, type=date.fromisoformat,
+                        metavar="YYYY-MM-DD", help="first day")
+    report.add_argument("--to", required=True, type=date.fromisoformat,
+                        metavar="YYYY-MM-DD", help="last day")
+    report.add_argument("--csv", action="store_true", help="CSV instead of JSON")
     _database_command(
         commands, "purge-contacts", command_purge_contacts, "erase the email and phone of "
         "tickets dated more than [privacy] keep_contact_days ago, as the running service "

@@ -18,6 +18,7 @@ import re
 import secrets
 from dataclasses import dataclass, field, fields
 from datetime import date
+from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -159,6 +160,43 @@ def _opening_hours(value):
     return value[:5], value[6:]
 
 
+CURRENCY = re.compile(r"[A-Z]{3}")
+PRICE_MAX = 1_000_000
+
+
+def _currency(value):
+    if not CURRENCY.fullmatch(value):
+        raise ValueError(f"must be an ISO 4217 code of three capital letters such as EUR, "
+                         f"not {value!r}")
+    return value
+
+
+def _price(value):
+    """A price of at most 2 decimals -> whole hundredths, kept exact (never a float)."""
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite() or not 0 <= amount <= PRICE_MAX \
+            or amount.as_tuple().exponent < -2 and amount != round(amount, 2):
+        raise ValueError(f"must be a price from 0 to {PRICE_MAX} with at most 2 decimals, "
+                         f"not {value!r}")
+    return int(amount * 100)
+
+
+CAPACITY_MAX = 1_000_000
+
+
+def _places(value):
+    """A number of places, 1 to CAPACITY_MAX; empty or `unlimited`: None."""
+    if value in ("", "unlimited"):
+        return None
+    if not (value.isascii() and value.isdigit() and 1 <= int(value) <= CAPACITY_MAX):
+        raise ValueError(f"must be a number of places from 1 to {CAPACITY_MAX}, or "
+                         f"'unlimited', not {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Option:
     default: str
@@ -219,10 +257,14 @@ SCHEMA = {
     "museum": {
         "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
                            "server's local zone)"),
+        "currency": Option("EUR", _currency, "ISO 4217 code of the currency prices are in; "
+                           "each ticket keeps the one it was sold in"),
     },
     "tickets": {
         "qr_secret": Option("", _qr_secret, "key that signs ticket QR codes, 32 characters or "
                             "more (empty: generated at first start and kept in the database)"),
+        "general_price": Option("0", _price, "price of a general entry ticket, at most 2 "
+                                "decimals; each ticket keeps the price it was sold at"),
     },
     "privacy": {
         "keep_contact_days": Option("30", _positive_int, "days after a ticket's date that its "
@@ -237,6 +279,10 @@ SCHEMA = {
                                  "and a wrong credential is answered without a new check"),
         "lockout": Option("300", _positive_int, "seconds a locked-out pair or address gets "
                           "429 for passwords not verified before"),
+    },
+    "capacity": {
+        "general_per_day": Option("", _places, "general entry tickets sold for each open day "
+                                  "(empty: unlimited); [capacity_dates] overrides single days"),
     },
     "log": {
         "access": Option("stderr", _text, "where the access log goes: stderr, off, or a file "
@@ -253,7 +299,7 @@ SCHEMA = {
     },
 }
 # Sections whose keys are names or dates chosen by the museum.
-FREE_SECTIONS = ("users", "exceptions")
+FREE_SECTIONS = ("users", "exceptions", "capacity_dates")
 
 
 @dataclass(frozen=True)
@@ -275,11 +321,24 @@ class Schedule:
 
 
 @dataclass(frozen=True)
+class GeneralCapacity:
+    """Places of general entry per day: the usual number plus dated overrides; None is
+    unlimited."""
+
+    per_day: int = None
+    dates: dict = field(default_factory=dict)
+
+    def on(self, day):
+        return self.dates.get(day, self.per_day)
+
+
+@dataclass(frozen=True)
 class Config:
     settings: dict
     users: dict
     schedule: Schedule
     source: str = "built-in defaults"
+    capacity: GeneralCapacity = GeneralCapacity()
 
     def __getitem__(self, section):
         return self.settings[section]
@@ -313,10 +372,11 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
         raise ConfigError(f"{source}: [server] trusted_proxy: leave it empty with unix_socket "
                           f"(whoever may connect to the socket is trusted as the proxy)")
     users = _parse_users(source, parser["users"] if parser.has_section("users") else {})
-    exceptions = _parse_exceptions(
-        source, parser["exceptions"] if parser.has_section("exceptions") else {})
+    exceptions = _parse_dated(source, "exceptions", _opening_hours, parser)
     schedule = Schedule(tuple(settings["hours"][day] for day in WEEKDAYS), exceptions)
-    return Config(settings, users, schedule, source)
+    capacity = GeneralCapacity(settings["capacity"]["general_per_day"],
+                               _parse_dated(source, "capacity_dates", _places, parser))
+    return Config(settings, users, schedule, source, capacity)
 
 
 def _beside(directory, url):
@@ -373,17 +433,19 @@ def _parse_users(source, entries):
     return users
 
 
-def _parse_exceptions(source, entries):
-    exceptions = {}
+def _parse_dated(source, section, parse, parser):
+    """{date: parse(value)} of a section whose keys are dates, such as [exceptions]."""
+    entries = parser[section] if parser.has_section(section) else {}
+    dated = {}
     for key, value in entries.items():
         try:
             day = date.fromisoformat(key) if DATE.fullmatch(key) else None
             if day is None:
                 raise ValueError("is not a date YYYY-MM-DD")
-            exceptions[day] = _opening_hours(value.strip())
+            dated[day] = parse(value.strip())
         except ValueError as error:
-            raise ConfigError(f"{source}: [exceptions] {key}: {error}") from None
-    return exceptions
+            raise ConfigError(f"{source}: [{section}] {key}: {error}") from None
+    return dated
 
 
 def load_config(path=None, environ=None, overrides=None):
@@ -411,7 +473,9 @@ def help_for_config():
         lines += [f"  {key} = {option.default:<14} {option.help}" for key, option in options.items()]
     lines += ["[users]", "  NAME = ROLE:HASH  role admin, gate or visitor; hash from 'museum "
               "hash-password', or a device key's digest from 'museum add-device'",
-              "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]"]
+              "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]",
+              "[capacity_dates]", "  YYYY-MM-DD = PLACES | unlimited  dated exceptions to "
+              "[capacity] general_per_day"]
     return "\n".join(lines)
 
 

@@ -42,6 +42,6 @@ def seed_demo_events(store, today):
     """A handful of realistic events on days after `today`, for the mock."""
     store.create_events([{
         "eventId": new_uuid(), "name": name, "location": location,
-        "eventDescription": description, "price": float(price),
+        "eventDescription": description, "price": price,
         "dates": [(today + timedelta(days=day)).isoformat() for day in days]}
         for name, location, description, days, price in DEMO_EVENTS])

@@ -12,12 +12,14 @@ from http import HTTPStatus
 from museum import (
     ADMIN_ROLE,
     BODY_LIMIT,
+    CAPACITY_MAX,
     CONFIRMATION_CODE,
     DESCRIPTION_MAX,
     DOOR_FIELDS,
     DOOR_OUTCOMES,
     EMAIL_MAX,
     EVENT_DATES_MAX,
+    EVENT_REQUIRED,
     HOURS_HORIZON_DAYS,
     IDEMPOTENCY_KEY,
     INTERFACE_VERSION,
@@ -37,7 +39,15 @@ from museum import (
     TypedCodeLimit,
     qr_text,
 )
-from museum_config import DATE, GATE_ROLE, ROLES, SCHEMA
+from museum_config import CURRENCY, DATE, GATE_ROLE, ROLES, SCHEMA
+from museum_sales import (
+    AVAILABILITY_DAYS_DEFAULT,
+    AVAILABILITY_DAYS_MAX,
+    REPORT_COLUMNS,
+    REPORT_DAYS_MAX,
+    TICKET_STATUSES,
+    TICKET_VIEW_FIELDS,
+)
 
 _SCHEMAS = "#/components/schemas/"
 _NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
@@ -56,13 +66,14 @@ _EVENT_EXAMPLE = {
     "dates": ["2030-10-30", "2030-10-31"],
     "price": 25,
 }
-# The five writable fields of an event: the create and update bodies and the event itself.
+# The writable fields of an event: the create and update bodies and the event itself.
 _EVENT_FIELDS = {
     "name": {"$ref": _SCHEMAS + "EventName"},
     "location": {"$ref": _SCHEMAS + "EventLocation"},
     "eventDescription": {"$ref": _SCHEMAS + "EventDescription"},
     "dates": {"$ref": _SCHEMAS + "EventDates"},
     "price": {"$ref": _SCHEMAS + "EventPrice"},
+    "capacity": {"$ref": _SCHEMAS + "EventCapacity"},
 }
 # What a ticket's receipt and the door show of it: never the buyer's email or phone.
 _TICKET_FIELDS = {
@@ -78,17 +89,21 @@ _ADMISSION_FIELDS = {
     "admittedBy": {"type": "string", "description": "The user who admitted it."},
 }
 _COUNT = {"type": "integer", "minimum": 0}
+_SALES_ROW_EXAMPLE = {"date": "2030-10-30", "ticketType": "event", "eventId": _EVENT_ID_EXAMPLE,
+                      "eventName": "Pirate Coding Workshop", "sold": 20, "void": 2,
+                      "admitted": 15, "revenue": 450, "currency": "EUR"}
 # A general ticket at the door, and what the door adds to it: the examples of its answers.
 _DOOR_TICKET_EXAMPLE = {"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "general",
                         "ticketDate": "2030-10-29", "confirmationCode": _CODE_EXAMPLE}
 _ADMITTED_EXAMPLE = {"admittedAt": "2030-10-29T09:14:05Z", "admittedBy": "gate"}
-# The ticket members of each refusal's example; only the three that find a ticket show it.
+# The ticket members of each refusal's example; only those that find a ticket show it.
 _DOOR_REFUSAL_EXAMPLES = {
     "already-admitted": {**_DOOR_TICKET_EXAMPLE, **_ADMITTED_EXAMPLE},
     "wrong-date": {**_DOOR_TICKET_EXAMPLE, "ticketDate": "2030-10-31", "when": "early"},
     "cancelled": {**_DOOR_TICKET_EXAMPLE, "ticketType": "event",
                   "confirmationCode": "ticket-event-a1b2c3-d4e5f",
                   "eventName": "Pirate Coding Workshop"},
+    "void": _DOOR_TICKET_EXAMPLE,
     "forged": {},
     "unknown": {},
 }
@@ -108,7 +123,7 @@ _UNDO_MINUTES = UNDO_WINDOW.seconds // 60
 # The names under components/responses of the error responses, by status.
 _ERROR_NAMES = {
     400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
-    409: "Conflict", 410: "Gone", 413: "ContentTooLarge", 415: "UnsupportedMediaType",
+    410: "Gone", 413: "ContentTooLarge", 415: "UnsupportedMediaType",
     429: "TooManyRequests", 431: "RequestHeaderFieldsTooLarge", 503: "ServiceUnavailable",
 }
 # What any API operation may answer: a bad parameter or request, no credentials, a locked-out
@@ -167,6 +182,12 @@ def _door_problem(description, *results):
                      {"$ref": _SCHEMAS + "DoorProblem"}, examples, named=True)
 
 
+def _named_problems(description, schema_name, examples):
+    """A problem+json response with named examples ({name: the service's problem body})."""
+    return _response(description, "application/problem+json", {"$ref": _SCHEMAS + schema_name},
+                     {name: {"value": body} for name, body in examples.items()}, named=True)
+
+
 def _trimmed_text(max_length, what=""):
     """A string that is 1..max_length characters once trimmed of surrounding whitespace;
     `what` begins its description."""
@@ -210,6 +231,7 @@ DOCUMENT = {
         {"name": "Events", "description": "Special events and their dates."},
         {"name": "Tickets", "description": "Buying tickets and fetching their codes."},
         {"name": "Door", "description": "Admitting tickets at the entrance; the day's counts."},
+        {"name": "Reports", "description": "What was sold."},
         {"name": "Description", "description": "This OpenAPI description."},
     ],
     "paths": {
@@ -305,7 +327,8 @@ DOCUMENT = {
                     "Each field follows the same rules as on creation. The body is a JSON "
                     "merge patch (RFC 7396) without nulls, so it may also be sent as "
                     "`application/merge-patch+json`. Dates for which tickets were sold "
-                    "cannot be removed (409); cancel the event instead."
+                    "cannot be removed (409); cancel the event instead. A `capacity` below "
+                    "the tickets already sold for one of its dates is refused too (409)."
                 ),
                 "tags": ["Events"],
                 # One media type: several for one body defeat some client generators.
@@ -320,7 +343,7 @@ DOCUMENT = {
                 },
                 "responses": {
                     "200": {"$ref": "#/components/responses/SpecialEvent"},
-                    **_errors(403, 404, 413, 415, names={409: "DatesSold"}),
+                    **_errors(403, 404, 413, 415, names={409: "EventChangeRefused"}),
                 },
             },
             "delete": {
@@ -348,8 +371,12 @@ DOCUMENT = {
                     "dates. Repeating a request with the same "
                     "`Idempotency-Key` and body buys nothing new: it answers the ticket "
                     "bought first, before any rule on the date or the hours is checked "
-                    "again, so a retry after midnight still gets it. The same key with a "
-                    "different body is a conflict."
+                    "again, so a retry after midnight still gets it, and a retry after the "
+                    "day sold out too. The same key with a different body is a conflict. "
+                    "A sale past a capacity (the day's general entry, `[capacity]` in the "
+                    "server's configuration, or the event's `capacity` on that date) is "
+                    "refused with 409 and `\"reason\": \"sold-out\"`, naming the `date` "
+                    "and, for an event, its `eventId`; nothing is sold then."
                 ),
                 "tags": ["Tickets"],
                 "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}],
@@ -389,11 +416,48 @@ DOCUMENT = {
                          "ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
                          "ticketDate": "2030-10-30",
                          "confirmationCode": "ticket-event-a1b2c3-d4e5f",
+                         "price": 25, "currency": "EUR",
                          "eventName": "Pirate Coding Workshop", "eventId": _EVENT_ID_EXAMPLE},
                         _CREATED),
-                    **_errors(404, 409, 413, 415),
+                    **_errors(404, 413, 415, names={409: "PurchaseConflict"}),
                 },
-            }
+            },
+            "get": {
+                "operationId": "listEventTickets",
+                "summary": "List an event's buyers",
+                "description": (
+                    f"{_ADMIN_ONLY} The tickets of one event (a cancelled one too), with "
+                    "their buyers' email and phone, to tell them of a cancellation or a "
+                    "change: by date, then in the order they were sold, in pages like the "
+                    "event listing."
+                ),
+                "tags": ["Tickets"],
+                "parameters": [
+                    {"name": "eventId", "in": "query", "required": True,
+                     "description": "The event.", "schema": {"type": "string", "format": "uuid"},
+                     "example": _EVENT_ID_EXAMPLE},
+                    {"name": "date", "in": "query", "required": False,
+                     "description": "Only the tickets for this date.",
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-30"},
+                    {"$ref": "#/components/parameters/Page"},
+                    {"$ref": "#/components/parameters/Limit"},
+                ],
+                "responses": {
+                    "200": _response(
+                        "One page of tickets.", "application/json",
+                        {"type": "array", "maxItems": PAGE_SIZE_MAX,
+                         "items": {"$ref": _SCHEMAS + "Ticket"}},
+                        [{"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
+                          "ticketDate": "2030-10-30",
+                          "confirmationCode": "ticket-event-a1b2c3-d4e5f", "price": 25,
+                          "currency": "EUR", "status": "valid", "eventId": _EVENT_ID_EXAMPLE,
+                          "eventName": "Pirate Coding Workshop",
+                          "email": "visitor@example.com"}],
+                        {"X-Total-Count": {"$ref": "#/components/headers/XTotalCount"},
+                         "Link": {"$ref": "#/components/headers/Link"}}),
+                    **_errors(403, 404),
+                },
+            },
         },
         "/admissions": {
             "post": {
@@ -435,7 +499,7 @@ DOCUMENT = {
                         {"result": "admitted", **_DOOR_TICKET_EXAMPLE, **_ADMITTED_EXAMPLE}),
                     **_errors(413, 415, names={
                         403: "NeedsGateRole", 404: "UnknownTicket", 409: "NotAdmittable",
-                        410: "CancelledTicket", 422: "ForgedTicket"}),
+                        410: "DeadTicket", 422: "ForgedTicket"}),
                 },
             }
         },
@@ -554,6 +618,131 @@ DOCUMENT = {
                 "responses": {
                     "204": {"description": "The admission was undone."},
                     **_errors(names={403: "UndoNotAllowed", 404: "NotAdmitted"}),
+                },
+            },
+        },
+        "/availability": {
+            "get": {
+                "operationId": "getAvailability",
+                "summary": "Places left each day",
+                "description": (
+                    "For each day from `startDate` (default today) to `endDate` (default "
+                    f"{AVAILABILITY_DAYS_DEFAULT - 1} days later; at most "
+                    f"{AVAILABILITY_DAYS_MAX} days in all): whether the museum is open, the "
+                    "general entry places (`null` when closed) and each event taking place "
+                    "that day, with their capacity, the tickets sold (void ones give their "
+                    "place back) and the places left; `capacity` and `available` are `null` "
+                    "when unlimited."
+                ),
+                "tags": ["Tickets"],
+                "parameters": [
+                    {"$ref": "#/components/parameters/StartDate"},
+                    {"name": "endDate", "in": "query", "required": False,
+                     "description": (
+                         f"Last day to include; defaults to {AVAILABILITY_DAYS_DEFAULT - 1} "
+                         f"days after `startDate`, at most {AVAILABILITY_DAYS_MAX - 1} days "
+                         "after it."),
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-31"},
+                ],
+                "responses": {
+                    "200": _response(
+                        "One entry per day.", "application/json",
+                        {"type": "array", "maxItems": AVAILABILITY_DAYS_MAX,
+                         "items": {"$ref": _SCHEMAS + "DayAvailability"}},
+                        [{"date": "2030-10-28", "open": False, "general": None, "events": []},
+                         {"date": "2030-10-29", "open": True,
+                          "general": {"capacity": 500, "sold": 120, "available": 380},
+                          "events": [{"eventId": _EVENT_ID_EXAMPLE,
+                                      "name": "Pirate Coding Workshop", "capacity": 20,
+                                      "sold": 20, "available": 0}]}]),
+                    **_errors(),
+                },
+            }
+        },
+        "/reports/sales": {
+            "get": {
+                "operationId": "getSalesReport",
+                "summary": "The sales report",
+                "description": (
+                    f"{_ADMIN_ONLY} For each day from `startDate` to `endDate` (both default "
+                    f"to today; at most {REPORT_DAYS_MAX} days), general entry and then each "
+                    "event by name: the tickets sold for that day (void ones too), those "
+                    "voided, those admitted, and the revenue (the prices of those not void), "
+                    "per currency they were sold in. Days without tickets are left out. "
+                    "With `Accept: text/csv` the same rows come as CSV, with a header "
+                    "line; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage "
+                    "return is prefixed with `'` so that no spreadsheet runs it."
+                ),
+                "tags": ["Reports"],
+                "parameters": [
+                    {"name": "startDate", "in": "query", "required": False,
+                     "description": "First day; defaults to today at the museum.",
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-01"},
+                    {"name": "endDate", "in": "query", "required": False,
+                     "description": (
+                         f"Last day; defaults to `startDate`, at most {REPORT_DAYS_MAX - 1} "
+                         "days after it."),
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-31"},
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The report's rows.",
+                        "headers": {"Cache-Control": _NO_STORE},
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "array",
+                                           "items": {"$ref": _SCHEMAS + "SalesRow"}},
+                                "example": [_SALES_ROW_EXAMPLE],
+                            },
+                            "text/csv": {
+                                "schema": {"type": "string"},
+                                "example": (
+                                    ",".join(REPORT_COLUMNS) + "\r\n" + ",".join(
+                                        str(_SALES_ROW_EXAMPLE[name])
+                                        for name in REPORT_COLUMNS) + "\r\n"),
+                            },
+                        },
+                    },
+                    **_errors(403),
+                },
+            }
+        },
+        "/tickets/{ticketId}": {
+            "parameters": [{"$ref": "#/components/parameters/TicketId"}],
+            "get": {
+                "operationId": "getTicket",
+                "summary": "Read a ticket",
+                "description": (
+                    f"{_GATE_OR_ADMIN} The ticket as sold, its `status` and its admission; "
+                    f"the {ADMIN_ROLE} role also sees the buyer's `email` and `phone` "
+                    "until they are erased."
+                ),
+                "tags": ["Tickets"],
+                "responses": {
+                    "200": _response(
+                        "The ticket.", "application/json", {"$ref": _SCHEMAS + "Ticket"},
+                        {"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
+                         "ticketDate": "2030-10-30",
+                         "confirmationCode": "ticket-event-a1b2c3-d4e5f", "price": 25,
+                         "currency": "EUR", "status": "admitted", "eventId": _EVENT_ID_EXAMPLE,
+                         "eventName": "Pirate Coding Workshop", **_ADMITTED_EXAMPLE,
+                         "email": "visitor@example.com", "phone": "+1 555-0100"}),
+                    **_errors(404, names={403: "NeedsGateRole"}),
+                },
+            },
+            "delete": {
+                "operationId": "voidTicket",
+                "summary": "Void a ticket",
+                "description": (
+                    f"{_ADMIN_ONLY} A refund at the desk: the ticket's place is free again "
+                    "at once, its image answers 410 and the door refuses it (`void`). It "
+                    "stays stored, reads as `status: void` and is counted in the sales "
+                    "report. Voiding a void ticket answers 204 again."
+                ),
+                "tags": ["Tickets"],
+                "responses": {
+                    "204": {"description": "The ticket is void."},
+                    **_errors(403, 404),
                 },
             },
         },
@@ -777,13 +966,44 @@ DOCUMENT = {
             },
             "EventPrice": {
                 "type": "number",
-                "description": "Price of one event ticket.",
+                "description": (
+                    "Price of one event ticket in the museum's currency, with at most 2 "
+                    "decimals (more is refused, 400); kept exactly. A ticket keeps the "
+                    "price it was sold at when the event's price changes later."
+                ),
                 "minimum": 0,
                 "maximum": PRICE_MAX,
             },
+            "TicketPrice": {
+                "type": ["number", "null"],
+                "description": (
+                    "What the ticket was sold at: the event's price then, or the museum's "
+                    "general entry price; null for tickets sold before prices were kept."
+                ),
+                "minimum": 0,
+                "maximum": PRICE_MAX,
+                "examples": [25],
+            },
+            "Currency": {
+                "type": ["string", "null"],
+                "description": (
+                    "ISO 4217 code of the currency of `price`; null when `price` is."
+                ),
+                "pattern": _anchored(CURRENCY),
+                "examples": ["EUR"],
+            },
+            "EventCapacity": {
+                "type": "integer",
+                "description": (
+                    "Places on each of the event's dates; without it, unlimited. Returned "
+                    "only when set."
+                ),
+                "minimum": 1,
+                "maximum": CAPACITY_MAX,
+            },
             "SpecialEventCreate": {
                 "type": "object",
-                "required": ["name", "location", "eventDescription", "dates", "price"],
+                "required": list(EVENT_REQUIRED),
                 "properties": _EVENT_FIELDS,
                 "additionalProperties": False,
             },
@@ -832,15 +1052,93 @@ DOCUMENT = {
             },
             "TicketPurchase": {
                 "type": "object",
-                "required": ["message", "ticketId", "ticketType", "ticketDate", "confirmationCode"],
+                "required": ["message", "ticketId", "ticketType", "ticketDate", "confirmationCode",
+                             "price", "currency"],
                 "properties": {
                     "message": {"type": "string"},
                     **_TICKET_FIELDS,
+                    "price": {"$ref": _SCHEMAS + "TicketPrice"},
+                    "currency": {"$ref": _SCHEMAS + "Currency"},
                     "eventId": {
                         "type": "string",
                         "format": "uuid",
                         "description": "Only on event tickets.",
                     },
+                },
+            },
+            "Ticket": {
+                "type": "object",
+                "required": [*TICKET_VIEW_FIELDS, "status"],
+                "properties": {
+                    **_TICKET_FIELDS,
+                    "price": {"$ref": _SCHEMAS + "TicketPrice"},
+                    "currency": {"$ref": _SCHEMAS + "Currency"},
+                    "status": {
+                        "type": "string", "enum": list(TICKET_STATUSES),
+                        "description": (
+                            "`void` once voided, whatever else happened; `cancelled` when "
+                            "its event was; `admitted` once admitted at the door."
+                        ),
+                    },
+                    "eventId": {"type": "string", "format": "uuid",
+                                "description": "Only on event tickets."},
+                    **_ADMISSION_FIELDS,
+                    "email": {"type": "string", "format": "email",
+                              "description": f"Only for the {ADMIN_ROLE} role, until erased."},
+                    "phone": {"type": "string",
+                              "description": f"Only for the {ADMIN_ROLE} role, when given, "
+                                             "until erased."},
+                },
+            },
+            "Places": {
+                "type": "object",
+                "required": ["capacity", "sold", "available"],
+                "properties": {
+                    "capacity": {"type": ["integer", "null"], "minimum": 1,
+                                 "description": "`null`: unlimited."},
+                    "sold": _COUNT,
+                    "available": {"type": ["integer", "null"], "minimum": 0,
+                                  "description": "`null`: unlimited."},
+                },
+            },
+            "DayAvailability": {
+                "type": "object",
+                "required": ["date", "open", "general", "events"],
+                "properties": {
+                    "date": {"$ref": _SCHEMAS + "Date"},
+                    "open": {"type": "boolean"},
+                    "general": {"oneOf": [{"$ref": _SCHEMAS + "Places"}, {"type": "null"}],
+                                "description": "General entry; `null` when closed."},
+                    "events": {
+                        "type": "array",
+                        "description": "The events taking place that day, by name.",
+                        "items": {
+                            "allOf": [
+                                {"$ref": _SCHEMAS + "Places"},
+                                {"type": "object", "required": ["eventId", "name"],
+                                 "properties": {"eventId": {"type": "string", "format": "uuid"},
+                                                "name": {"type": "string"}}},
+                            ],
+                        },
+                    },
+                },
+            },
+            "SalesRow": {
+                "type": "object",
+                "required": list(REPORT_COLUMNS),
+                "properties": {
+                    "date": {"$ref": _SCHEMAS + "Date"},
+                    "ticketType": {"$ref": _SCHEMAS + "TicketType"},
+                    "eventId": {"type": ["string", "null"], "format": "uuid",
+                                "description": "`null` for general entry."},
+                    "eventName": {"type": ["string", "null"],
+                                  "description": "`null` for general entry."},
+                    "sold": {**_COUNT, "description": "Tickets sold, void ones too."},
+                    "void": {**_COUNT, "description": "Of those, voided."},
+                    "admitted": {**_COUNT, "description": "Of those, admitted at the door."},
+                    "revenue": {"type": "number", "minimum": 0,
+                                "description": "The prices of the tickets not void."},
+                    "currency": {"$ref": _SCHEMAS + "Currency"},
                 },
             },
             "ConfirmationCode": {
@@ -871,7 +1169,7 @@ DOCUMENT = {
             "DoorProblem": {
                 "description": (
                     "Problem details with the door's `result`. Where a ticket was found "
-                    "(`already-admitted`, `wrong-date`, `cancelled`) they show it, for "
+                    "(`already-admitted`, `wrong-date`, `cancelled`, `void`) they show it, for "
                     "`already-admitted` when and by whom it was first admitted, and for "
                     "`wrong-date` whether it is `early` or `past` (the detail says its day); "
                     "never the buyer's email or phone."
@@ -1006,6 +1304,24 @@ DOCUMENT = {
                     },
                 },
             },
+            "PurchaseProblem": {
+                "description": (
+                    "Problem details; a sale refused for want of places has `reason` "
+                    "`sold-out` and names what is full."
+                ),
+                "allOf": [
+                    {"$ref": _SCHEMAS + "Problem"},
+                    {
+                        "type": "object",
+                        "properties": {
+                            "reason": {"type": "string", "const": "sold-out"},
+                            "date": {"$ref": _SCHEMAS + "Date"},
+                            "eventId": {"type": "string", "format": "uuid",
+                                        "description": "Only when an event date is full."},
+                        },
+                    },
+                ],
+            },
             "FieldError": {
                 "type": "object",
                 "required": ["field", "message"],
@@ -1046,26 +1362,44 @@ DOCUMENT = {
             "UnknownTicket": _door_problem(
                 "No ticket was sold with this genuine QR code or typed confirmation code.",
                 "unknown"),
-            "Conflict": _problem(
-                409, "The `Idempotency-Key` was used before with a different body.",
-                "This Idempotency-Key was already used with a different request."),
-            "DatesSold": _problem(
-                409, "The new dates leave out dates for which tickets were sold; nothing "
-                "was changed. `errors` names each such date.",
-                "Tickets were sold for dates this change removes: 2030-10-31 (2 sold). "
-                "Keep those dates, or cancel the event.",
-                errors=[{"field": "dates",
-                         "message": "must keep 2030-10-31: 2 ticket(s) sold for it"}]),
+            "PurchaseConflict": _named_problems(
+                "The `Idempotency-Key` was used before with a different body, or the "
+                "ticket's day or event date is sold out; nothing was sold.",
+                "PurchaseProblem", {
+                    "key-reused": _problem_body(
+                        409, "This Idempotency-Key was already used with a different request."),
+                    "sold-out": _problem_body(
+                        409, "Sold out: no places are left for this event on 2030-10-30.",
+                        reason="sold-out", date="2030-10-30", eventId=_EVENT_ID_EXAMPLE),
+                }),
+            "EventChangeRefused": _named_problems(
+                "The new dates leave out dates for which tickets were sold, or the new "
+                "capacity is below the tickets sold for a date; nothing was changed. "
+                "`errors` names each such date.", "Problem", {
+                    "dates-sold": _problem_body(
+                        409, "Tickets were sold for dates this change removes: 2030-10-31 "
+                        "(2 sold). Keep those dates, or cancel the event.",
+                        errors=[{"field": "dates",
+                                 "message": "must keep 2030-10-31: 2 ticket(s) sold for it"}]),
+                    "capacity-below-sold": _problem_body(
+                        409, "More tickets were sold than this capacity allows: 2030-10-31 "
+                        "(2 sold). Keep a capacity of at least the tickets sold.",
+                        errors=[{"field": "capacity", "message": "must be at least 2: 2 "
+                                 "ticket(s) sold for 2030-10-31"}]),
+                }),
             "NotAdmittable": _door_problem(
                 "The ticket was admitted before (and when, by whom), or is for another day.",
                 "already-admitted", "wrong-date"),
-            "CancelledTicket": _door_problem("The ticket's event was cancelled.", "cancelled"),
+            "DeadTicket": _door_problem("The ticket's event was cancelled, or the ticket was "
+                                        "voided.", "cancelled", "void"),
             "ForgedTicket": _door_problem(
                 "The QR text is not one this museum made, or is not a ticket's at all.",
                 "forged"),
-            "Gone": _problem(
-                410, "The ticket's event was cancelled.",
-                "The event of this ticket was cancelled."),
+            "Gone": _named_problems(
+                "The ticket's event was cancelled, or the ticket was voided.", "Problem", {
+                    "cancelled": _problem_body(410, DOOR_OUTCOMES["cancelled"][1]),
+                    "void": _problem_body(410, DOOR_OUTCOMES["void"][1]),
+                }),
             "ContentTooLarge": _problem(
                 413, f"The body is larger than {BODY_LIMIT} bytes. Bodies over the HTTP "
                 "server's buffer get its text/plain answer instead.",

@@ -41,17 +41,21 @@ import psycopg  # noqa: E402
 import pg_cluster  # noqa: E402
 import storage  # noqa: E402
 from conftest import basic  # noqa: E402
+from storage.sqlite import SQLiteStore  # noqa: E402
 from serving import start_process, start_server  # noqa: E402
 
 CONNECTIONS = 16  # wrk's connections in all, split evenly over a setup's instances
 THREADS = 4  # waitress threads of every server, the service's default
 WINDOW = 200  # events inside the ceiling case's listing window
-SMALL, LARGE = 1_000, 100_000  # events in the scale cases' databases
+SMALL, LARGE = 1_000, 100_000  # events in the scale cases' databases, tickets in the sales case's
+SALES_EVENTS = 20  # the sales case's events, each once a week over its year: 3 a day
+GENERAL_CAPACITY = 1_000_000  # places a day: capacity is on, and the buy-ticket runs fit in it
 UPCOMING_DAYS = 1_000  # the scale cases' events start on one of the next 1,000 days
 ADMITS_PER_SECOND = 5_000  # tickets sold beforehand per second of admit runs: more than admitted
 EVENTS, TICKETS, ADMISSIONS = "/v1.1/special-events", "/v1.1/tickets", "/v1.1/admissions"
 PASSWORD = "benchmark-password"
-USER = basic("scanner", PASSWORD)  # the gate role: reads, buys and admits, as a door's device
+# The admin role: reads, buys, admits and reads the sales report; as cheap to check as a gate.
+USER = basic("scanner", PASSWORD)
 QR_SECRET = "benchmark-qr-secret-of-at-least-32-characters"
 
 
@@ -82,6 +86,12 @@ SCENARIOS = {
     "qr": Scenario(lambda data: [("GET", f"{TICKETS}/{ticket_id}/qr", "")
                                  for ticket_id in data.buy(200)]),
     "buy-ticket": Scenario(lambda data: [("POST", TICKETS, json.dumps(data.ticket))]),
+    # The places left on each of the next 31 days, read from the kept counts.
+    "availability-31": Scenario(lambda data: [("GET", data.availability(31), "")],
+                                connections=THREADS),
+    # A year of sales, every ticket of it grouped by day, kind and event.
+    "sales-report-year": Scenario(lambda data: [("GET", data.sales_report(365), "")],
+                                  connections=THREADS),
     # A door: 8 scanners, each scan a ticket for today never admitted before.
     "admit": Scenario(lambda data: [("POST", ADMISSIONS, json.dumps({"code": code}))
                                     for code in data.door_codes], connections=8, fresh=True),
@@ -134,6 +144,14 @@ CASES = {
                                            uncached=True)] for count in (SMALL, LARGE)),
         SCALE_SCENARIOS, f"PostgreSQL (fsync on, statistics up to date: ANALYZE after "
                          f"seeding), on the servers' core. {SCALE_ABOUT} {PG_CPU}"),
+    "sales": Case(
+        f"{SMALL:,} tickets", f"{LARGE:,} tickets",
+        lambda bench: tuple([bench.service(bench.sqlite_sales(count))] for count in (SMALL, LARGE)),
+        {"availability-31": None, "sales-report-year": None},
+        f"sqlite. Tickets sold over the year that ends 30 days from today, half general entry "
+        f"(capacity {GENERAL_CAPACITY:,} a day), half for {SALES_EVENTS} events taking place "
+        f"once a week (capacity 1,000 each date).",
+        p50_targets={"availability-31": 10, "sales-report-year": 100}),
     "scale-out": Case(
         "1 instance", "2 instances", lambda bench: (bench.postgres(1), bench.postgres(2)),
         {"buy-ticket": None},
@@ -155,8 +173,9 @@ class Bench:
         self.pg_dir = self.pg_url = None
         # A realistic hash (N=2^17): each server checks it once, when `warm` logs in.
         self.config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n"
-                       f"[tickets]\nqr_secret = {QR_SECRET}\n[users]\n"
-                       f"scanner = gate:{museum_config.hash_password(PASSWORD)}\n")
+                       f"[tickets]\nqr_secret = {QR_SECRET}\n"
+                       f"[capacity]\ngeneral_per_day = {GENERAL_CAPACITY}\n[users]\n"
+                       f"scanner = admin:{museum_config.hash_password(PASSWORD)}\n")
         self.today = datetime.now(timezone.utc).date()
         self.window = [{"eventId": str(uuid.uuid4()), "name": f"Exhibition {number:03d}",
                         "location": f"Gallery {number % 12 + 1}",
@@ -197,6 +216,31 @@ class Bench:
         seed(path, events, self.door_tickets() if door else [])
         return path
 
+    def sqlite_sales(self, count):
+        """A fresh sqlite file with `count` tickets sold over the year that ends 30 days from
+        today: every other one general entry, the others for SALES_EVENTS weekly events."""
+        first = self.today - timedelta(days=334)
+        events = [{"eventId": str(uuid.uuid4()), "name": f"Weekly tour {number:03d}",
+                   "location": "Gallery 1", "eventDescription": "Every week.", "price": 15,
+                   "capacity": 1000,
+                   "dates": [(first + timedelta(days=number % 7 + 7 * week)).isoformat()
+                             for week in range(52)]} for number in range(SALES_EVENTS)]
+        tickets = []
+        for n in range(count):
+            ticket = {"ticketId": str(uuid.uuid4()), "ticketType": "general",
+                      "ticketDate": (first + timedelta(days=n % 365)).isoformat(),
+                      "email": "visitor@example.org", "price": 8.5, "currency": "EUR",
+                      "confirmationCode": f"ticket-general-{n:06x}-{n % 2**20:05x}"}
+            if n % 2:
+                event = events[n // 2 % SALES_EVENTS]
+                ticket.update(ticketType="event", eventId=event["eventId"],
+                              ticketDate=event["dates"][n // 200 % 52],
+                              confirmationCode=f"ticket-event-{n:06x}-{n % 2**20:05x}")
+            tickets.append(ticket)
+        path = str(self.directory(f"sales-{count}") / "museum.sqlite3")
+        seed(path, events, tickets, general_capacity=GENERAL_CAPACITY)
+        return path
+
     def postgres_db(self, name, events):
         """A fresh database holding `events` on this case's durable PostgreSQL cluster."""
         self.start_postgres()
@@ -216,7 +260,8 @@ class Bench:
         event_id = self.window[0]["eventId"]
         tickets = [{"ticketId": str(uuid.uuid4()), "ticketType": "event", "eventId": event_id,
                     "ticketDate": self.today.isoformat(), "email": "visitor@example.org",
-                    "phone": None, "confirmationCode": f"ticket-event-{n:06x}-{n % 2**20:05x}"}
+                    "phone": None, "confirmationCode": f"ticket-event-{n:06x}-{n % 2**20:05x}",
+                    "currency": "EUR"}
                    for n in range(ADMITS_PER_SECOND * self.admit_seconds + 1)]
         self.door_codes = [museum.qr_text(QR_SECRET, ticket["ticketId"],
                                           ticket["confirmationCode"]) for ticket in tickets]
@@ -263,14 +308,18 @@ class Bench:
             pg_cluster.stop(self.pg_dir)
 
 
-def seed(url, events, tickets):
+def seed(url, events, tickets, general_capacity=None):
     """Store `events` in one transaction (one fsynced transaction each would take minutes
-    for 100,000), then `tickets`, each its own sale."""
+    for 100,000), then `tickets`, each its own sale; on sqlite without waiting for the disk
+    at each sale (a seed is made again if the machine fails)."""
     store = storage.open_store(url)
     try:
         store.create_events(list(events))
+        if tickets and isinstance(store, SQLiteStore):
+            with store._connection() as conn:
+                conn.execute("PRAGMA synchronous = OFF")
         for ticket in tickets:
-            store.create_ticket(ticket)
+            store.create_ticket(ticket, general_capacity=general_capacity)
     finally:
         store.close()
 
@@ -309,6 +358,16 @@ class Data:
         """The listing of `days` days from today."""
         end = self.today + timedelta(days=days - 1)
         return f"{EVENTS}?startDate={self.today}&endDate={end}"
+
+    def availability(self, days):
+        return f"/v1.1/availability?startDate={self.today}&endDate=" \
+               f"{self.today + timedelta(days=days - 1)}"
+
+    def sales_report(self, days):
+        """The report of the `days` days that end 30 days from today, as the sales case
+        sold them."""
+        end = self.today + timedelta(days=30)
+        return f"/v1.1/reports/sales?startDate={end - timedelta(days=days - 1)}&endDate={end}"
 
     def buy(self, count):
         answers = [self.server.request("POST", TICKETS, self.ticket, USER)

@@ -91,6 +91,7 @@ const OUTCOMES = {
     [`at ${localTime(a.admittedAt)} by ${a.admittedBy}`, ticketKind(a)]],
   "wrong-date": (a) => ["warn", "Wrong date", [wrongDate(a), ticketKind(a)]],
   "cancelled": (a) => ["bad", "Cancelled", ["the event was cancelled", ticketKind(a)]],
+  "void": (a) => ["bad", "Void", ["the ticket was voided (refunded)", ticketKind(a)]],
   "forged": () => ["bad", "Forged", ["not a ticket of this museum"]],
   "unknown": () => ["bad", "Unknown", ["no ticket with this code was sold"]],
 };

@@ -4,11 +4,18 @@ The app module talks only to `Store`; it holds no SQL, and storage knows no HTTP
 Records cross the interface as plain dicts shaped like the API's JSON:
 
 event:  {"eventId", "name", "location", "eventDescription", "dates": [YYYY-MM-DD, ...], "price"}
+        and "capacity" (places on each of its dates) when it has one: absent is unlimited
 ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmationCode",
-         "email", "phone" (or None)}; as read back also "eventName" (None for general
-         tickets), "cancelled" (its event was), "admittedAt" and "admittedBy" (None until
-         the ticket is admitted at the door; admittedAt is RFC 3339 UTC text); once its
-         contacts are erased (`erase_contacts`), "email" is "" and "phone" None
+         "email", "phone" (or None), "price", "currency"}; as read back also "eventName"
+         (None for general tickets), "cancelled" (its event was), "admittedAt" and
+         "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
+         UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
+         contacts are erased (`erase_contacts`), "email" is "" and "phone" None; "price"
+         and "currency" are None for tickets sold before prices were kept.
+
+Prices cross as the API shows them (an int, or a float of at most 2 decimals, checked
+by the app) and are stored exactly, as whole minor units (hundredths): `minor_units` and
+`price_value` convert.
 
 Ids and dates are strings (UUID text, ISO dates); validation happens before a call, in the
 app. Domain errors are the exceptions below; backends raise nothing else on ordinary failures.
@@ -21,6 +28,17 @@ from dataclasses import dataclass
 # A password in a url: `scheme://user:PASSWORD@host` or `?password=PASSWORD`.
 USER_PASSWORD = re.compile(r"(://[^/?#@:]*:)[^/?#@]*(?=@)")
 QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
+def minor_units(price):
+    """The whole hundredths of a price of at most 2 decimals."""
+    return round(price * 100)
+
+
+def price_value(minor):
+    """A price in hundredths as the API shows it: 2500 is 25, 1250 is 12.5 (the nearest
+    float to a 2-decimal number prints as that number)."""
+    return minor // 100 if minor % 100 == 0 else minor / 100
 
 
 class StorageError(Exception):
@@ -50,6 +68,25 @@ class DuplicateCode(StorageError):
 class DatesSold(StorageError):
     """A change would remove dates that tickets were sold for; `sold` maps each such date
     to its number of tickets."""
+
+    def __init__(self, sold):
+        super().__init__(", ".join(f"{day}: {count}" for day, count in sold.items()))
+        self.sold = sold
+
+
+class SoldOut(StorageError):
+    """A sale would take more places than there are: `date`, and `event_id` (None for
+    general entry) name what is full."""
+
+    def __init__(self, date, event_id=None):
+        super().__init__(f"{date}: {event_id or 'general entry'} is sold out")
+        self.date = date
+        self.event_id = event_id
+
+
+class CapacityBelowSold(StorageError):
+    """A new capacity is below the places already sold; `sold` maps each such date to its
+    number of tickets."""
 
     def __init__(self, sold):
         super().__init__(", ".join(f"{day}: {count}" for day, count in sold.items()))
@@ -156,7 +193,8 @@ class Store(ABC):
     def update_event(self, event_id, changes):
         """Apply `changes` (a subset of the event's fields) in one transaction; return the
         event after the update. `NotFound` if unknown or cancelled; `DatesSold` if the new
-        dates leave out a date that tickets were sold for (nothing changes then)."""
+        dates leave out a date that tickets were sold for, `CapacityBelowSold` if a new
+        capacity is below the tickets sold for one of its dates (nothing changes then)."""
 
     @abstractmethod
     def cancel_event(self, event_id):
@@ -164,11 +202,16 @@ class Store(ABC):
         or already cancelled."""
 
     @abstractmethod
-    def create_ticket(self, ticket, idempotency=None):
+    def create_ticket(self, ticket, idempotency=None, general_capacity=None):
         """Store a ticket and return `(ticket, created)`.
 
+        Its place is counted in the same transaction: past the event's capacity on that
+        date, or past `general_capacity` (None: unlimited) for a general ticket, nothing is
+        written and `SoldOut` is raised. Sales on any instances are counted in turn.
+
         For an event ticket the event must be listed (`NotFound`) and the date one of its
-        dates (`DateNotOffered`), checked in the same transaction as the insert.
+        dates (`DateNotOffered`), checked in the same transaction as the insert; it is sold
+        at the event's price of that moment, a general ticket at the ticket's "price".
         `idempotency` is `(user, key, fingerprint)` or None: when that user's key was used
         before with the same fingerprint, nothing is written and the stored ticket is
         returned with `created` False; with another fingerprint, `IdempotencyConflict`.
@@ -183,6 +226,36 @@ class Store(ABC):
     @abstractmethod
     def get_ticket(self, ticket_id):
         """Return the ticket as read back (see above); `NotFound` if unknown."""
+
+    @abstractmethod
+    def void_ticket(self, ticket_id, voided_at):
+        """Void the ticket (a refund at the desk) at `voided_at` (RFC 3339 UTC text) and give
+        its place back, in one transaction; return whether this call voided it (False: it
+        was void already, nothing changes). The ticket stays stored, for the sales report.
+        `NotFound` if unknown."""
+
+    @abstractmethod
+    def list_tickets(self, event_id, day, offset, limit):
+        """Return `(tickets, total)`: a page of the event's tickets as read back, on `day`
+        (None: every date), in the order of their dates, then of their sales; cancelled
+        events included. `total` counts every match, read at the same moment as the page.
+        `NotFound` if the event never existed."""
+
+    @abstractmethod
+    def sales(self, start, end):
+        """The sales report of the tickets dated in [start, end]: one row per day, then
+        general entry before each event (by name), then currency: `{"date", "eventId" (None
+        for general entry), "eventName", "currency" (None: sold before prices were kept),
+        "sold" (every ticket, void ones too), "void", "admitted", "revenue" (the prices of
+        those not void, as the API shows prices)}`; days without tickets are left out."""
+
+    @abstractmethod
+    def places_taken(self, start, end):
+        """The places taken on each day of [start, end] (ISO dates), from the counts kept
+        with each sale and void, read at one moment: `{"general": {date: taken}, "events":
+        [{"date", "eventId", "name", "capacity" (None: unlimited), "sold"}, ...]}`, with one
+        entry for each date of every listed event in the window, ordered by date, name,
+        eventId. Days without general tickets are left out of "general"."""
 
     @abstractmethod
     def get_ticket_by_code(self, code):
@@ -216,7 +289,7 @@ class Store(ABC):
 
     @abstractmethod
     def door_summary(self, day):
-        """Tickets sold and admitted for `day`, leaving out cancelled events:
+        """Tickets sold and admitted for `day`, leaving out void tickets and cancelled events:
         `{"sold": {"general": n, "event": n}, "admitted": {...}, "events": [{"eventId",
         "name", "sold", "admitted"}, ...], "devices": [{"name", "admitted"}, ...]}`, events
         ordered by name, then eventId; devices (the users who admitted) by name."""

@@ -31,6 +31,7 @@ from psycopg_pool import ConnectionPool
 from storage import Limits, StorageError, Unavailable, display_url
 from storage.sql import (
     ADMISSION_EVENTS_FROM_ADMISSIONS,
+    DAILY_SALES_FROM_THE_TICKETS,
     LAST_DATES_FROM_THE_LISTING_INDEX,
     SQLStore,
     one_line,
@@ -161,6 +162,57 @@ MIGRATIONS = [
         ADMISSION_EVENTS_FROM_ADMISSIONS,
         # A lost ticket found by its buyer's email on a day.
         "CREATE INDEX tickets_by_date_and_email ON tickets (date, lower(email))",
+    ],
+    [
+        # Prices kept exactly, in hundredths, never as floats; each ticket keeps the price
+        # and currency it was sold at (NULL: sold before prices were kept).
+        "ALTER TABLE events ADD COLUMN price_minor bigint NOT NULL DEFAULT 0",
+        "UPDATE events SET price_minor = round(price * 100)::bigint",
+        "ALTER TABLE events DROP COLUMN price",
+        "ALTER TABLE tickets ADD COLUMN price_minor bigint",
+        "ALTER TABLE tickets ADD COLUMN currency text",
+    ],
+    [
+        # Capacity: an event's places per date (NULL: unlimited), and the places taken,
+        # counted in the transaction of each sale, so a sale past the capacity is refused
+        # without counting tickets, and availability is read from the counts.
+        "ALTER TABLE events ADD COLUMN capacity integer",
+        """CREATE TABLE general_places (
+            date date PRIMARY KEY,
+            taken integer NOT NULL
+        )""",
+        """CREATE TABLE event_places (
+            event_id uuid NOT NULL REFERENCES events (id),
+            date date NOT NULL,
+            taken integer NOT NULL,
+            PRIMARY KEY (event_id, date)
+        )""",
+        "INSERT INTO general_places (date, taken) "
+        "SELECT date, count(*) FROM tickets WHERE event_id IS NULL GROUP BY date",
+        "INSERT INTO event_places (event_id, date, taken) SELECT event_id, date, count(*) "
+        "FROM tickets WHERE event_id IS NOT NULL GROUP BY event_id, date",
+    ],
+    [
+        # A ticket voided at the desk (a refund) keeps its row, for the sales report, and
+        # gives its place back.
+        "ALTER TABLE tickets ADD COLUMN voided_at text",
+    ],
+    [
+        # The sales report's counts, kept in the transaction of each sale, void and
+        # admission, so a year's report reads a row per day and event, not every ticket.
+        # '' stands for general entry, and for the currency of tickets sold before prices
+        # were kept.
+        """CREATE TABLE daily_sales (
+            date date NOT NULL,
+            event_id text NOT NULL,
+            currency text NOT NULL,
+            sold bigint NOT NULL,
+            voided bigint NOT NULL,
+            admitted bigint NOT NULL,
+            revenue bigint NOT NULL,
+            PRIMARY KEY (date, event_id, currency)
+        )""",
+        DAILY_SALES_FROM_THE_TICKETS,
     ],
 ]
 

@@ -27,14 +27,18 @@ from storage import (
     DateNotOffered,
     DatesSold,
     DuplicateCode,
+    CapacityBelowSold,
     IdempotencyConflict,
     NotAllowed,
     NotFound,
     SchemaBehind,
     SchemaTooNew,
+    SoldOut,
     StorageError,
     Store,
     Unavailable,
+    minor_units,
+    price_value,
 )
 
 log = logging.getLogger("museum.storage")
@@ -51,27 +55,36 @@ WRITE_PROBE = """
 # Held while an outage begins or ends, so each is logged once: both are rare.
 OUTAGE_LOCK = threading.Lock()
 
-# The open end of a listing window: later than any date the service accepts.
+# The open ends of a window: earlier and later than any date the service accepts.
+FIRST_DATE = "0001-01-01"
 LAST_DATE = "9999-12-31"
 
-EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price"
+EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price_minor, e.capacity"
 
-TICKET_QUERY = """
+TICKETS_READ_BACK = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
-           e.name, e.cancelled IS TRUE, a.admitted_at, a.admitted_by
+           t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
+           a.admitted_by, t.voided_at
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
-                   LEFT JOIN admissions a ON a.ticket_id = t.id
-    WHERE t.{} = ?"""
-TICKET_BY_ID = TICKET_QUERY.format("id")
-TICKET_BY_CODE = TICKET_QUERY.format("confirmation_code")
+                   LEFT JOIN admissions a ON a.ticket_id = t.id"""
+TICKET_BY_ID = TICKETS_READ_BACK + " WHERE t.id = ?"
+TICKET_BY_CODE = TICKETS_READ_BACK + " WHERE t.confirmation_code = ?"
+# A page of an event's buyers, in the order they bought, on the index by event and date.
+EVENT_TICKETS = TICKETS_READ_BACK + """
+    WHERE t.event_id = ? AND t.date >= ? AND t.date <= ?
+    ORDER BY t.date, t.created_at, t.id
+    LIMIT ? OFFSET ?"""
+EVENT_TICKETS_COUNT = """
+    SELECT count(*) FROM tickets WHERE event_id = ? AND date >= ? AND date <= ?"""
 
-# The door's counts for one day, one row per event (event_id NULL: general tickets), from
+# The door's counts for one day, one row per event (event_id NULL: general tickets), of the
+# tickets that are valid or admitted (not void, not of a cancelled event), from
 # the index of tickets by date and the admissions' primary key.
 SUMMARY_QUERY = """
     SELECT t.event_id, e.name, count(*), count(a.ticket_id)
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
                    LEFT JOIN admissions a ON a.ticket_id = t.id
-    WHERE t.date = ? AND e.cancelled IS NOT TRUE
+    WHERE t.date = ? AND e.cancelled IS NOT TRUE AND t.voided_at IS NULL
     GROUP BY t.event_id, e.name
     ORDER BY e.name, t.event_id"""
 
@@ -86,10 +99,10 @@ DEVICES_QUERY = """
 
 # A lost ticket, found among one day's tickets by its buyer's email (the index on date and
 # lower(email)) or by its confirmation codes (the unique index on the code).
-LOOKUP_BY_EMAIL = TICKET_QUERY.format("date") + \
-    " AND lower(t.email) = ? ORDER BY t.confirmation_code LIMIT ?"
-LOOKUP_BY_CODES = TICKET_QUERY.format("date") + \
-    " AND t.confirmation_code IN (?, ?) ORDER BY t.confirmation_code LIMIT ?"
+LOOKUP_BY_EMAIL = TICKETS_READ_BACK + \
+    " WHERE t.date = ? AND lower(t.email) = ? ORDER BY t.confirmation_code LIMIT ?"
+LOOKUP_BY_CODES = TICKETS_READ_BACK + \
+    " WHERE t.date = ? AND t.confirmation_code IN (?, ?) ORDER BY t.confirmation_code LIMIT ?"
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 RECORD_ADMISSION_EVENT = """
@@ -131,19 +144,75 @@ COUNT_LAST_DATE = """
     ON CONFLICT (date) DO UPDATE SET events = listed_last_dates.events + excluded.events"""
 
 
+# A sale takes a place: the counter row of its day (and event) is created or counted up, and
+# read back, in the sale's transaction. On PostgreSQL the row stays locked until the commit,
+# so sales of one day, on any instances, count in turn.
+TAKE_GENERAL_PLACE = """
+    INSERT INTO general_places (date, taken) VALUES (?, 1)
+    ON CONFLICT (date) DO UPDATE SET taken = general_places.taken + 1
+    RETURNING taken"""
+TAKE_EVENT_PLACE = """
+    INSERT INTO event_places (event_id, date, taken) VALUES (?, ?, 1)
+    ON CONFLICT (event_id, date) DO UPDATE SET taken = event_places.taken + 1
+    RETURNING taken"""
+# The events taking place each day of a window, in the listing's order, with the places
+# taken on that date; read from the listing index and the counts, never from the tickets.
+EVENT_PLACES_QUERY = """
+    SELECT d.date, d.event_id, d.name, e.capacity, coalesce(p.taken, 0)
+    FROM event_dates d JOIN events e ON e.id = d.event_id
+                       LEFT JOIN event_places p ON p.event_id = d.event_id AND p.date = d.date
+    WHERE d.date >= ? AND d.date <= ?
+    ORDER BY d.date, d.name, d.event_id"""
+# The sales report's counts per day, event ('' for general entry) and currency ('' when
+# unknown): every ticket sold, those voided and admitted, and the prices of those not void.
+# Fills `daily_sales` from the tickets (used by a migration step of both backends: never
+# change it).
+DAILY_SALES_FROM_THE_TICKETS = """
+    INSERT INTO daily_sales (date, event_id, currency, sold, voided, admitted, revenue)
+    SELECT t.date, coalesce(CAST(t.event_id AS TEXT), ''), coalesce(t.currency, ''),
+           count(*), count(t.voided_at), count(a.ticket_id),
+           coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_minor END), 0)
+    FROM tickets t LEFT JOIN admissions a ON a.ticket_id = t.id
+    GROUP BY 1, 2, 3"""
+COUNT_SALE = """
+    INSERT INTO daily_sales (date, event_id, currency, sold, voided, admitted, revenue)
+    VALUES (?, ?, ?, 1, 0, 0, ?)
+    ON CONFLICT (date, event_id, currency) DO UPDATE
+    SET sold = daily_sales.sold + 1, revenue = daily_sales.revenue + excluded.revenue"""
+COUNT_VOID = """
+    UPDATE daily_sales SET voided = voided + 1, revenue = revenue - ?
+    WHERE date = ? AND event_id = ? AND currency = ?"""
+COUNT_ADMISSION = """
+    UPDATE daily_sales SET admitted = admitted + ?
+    WHERE (date, event_id, currency) IN (
+        SELECT date, coalesce(CAST(event_id AS TEXT), ''), coalesce(currency, '')
+        FROM tickets WHERE id = ?)"""
+SALES_QUERY = """
+    SELECT date, event_id, currency, sold, voided, admitted, revenue
+    FROM daily_sales WHERE date >= ? AND date <= ?"""
+# A voided ticket gives its place back.
+FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - 1 WHERE date = ?"
+FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - 1 WHERE event_id = ? AND date = ?"
+
+
 def event_record(row):
-    event_id, name, location, description, dates, price = row[:6]
-    return {"eventId": event_id, "name": name, "location": location,
-            "eventDescription": description, "dates": json.loads(dates), "price": price}
+    event_id, name, location, description, dates, price, capacity = row[:7]
+    event = {"eventId": event_id, "name": name, "location": location,
+             "eventDescription": description, "dates": json.loads(dates),
+             "price": price_value(price)}
+    if capacity is not None:
+        event["capacity"] = capacity
+    return event
 
 
 def ticket_record(row):
-    (ticket_id, kind, date, event_id, code, email, phone, event_name, cancelled,
-     admitted_at, admitted_by) = row
+    (ticket_id, kind, date, event_id, code, email, phone, price, currency, event_name,
+     cancelled, admitted_at, admitted_by, voided_at) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
+            "price": None if price is None else price_value(price), "currency": currency,
             "eventName": event_name, "cancelled": bool(cancelled),
-            "admittedAt": admitted_at, "admittedBy": admitted_by}
+            "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at}
 
 
 def run_step(conn, step):
@@ -398,10 +467,11 @@ class SQLStore(Store):
             self._count_event_change(conn)
             for event in events:
                 conn.execute(
-                    "INSERT INTO events (id, name, location, description, dates, price) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO events (id, name, location, description, dates, price_minor, "
+                    "capacity) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (event["eventId"], event["name"], event["location"],
-                     event["eventDescription"], json.dumps(event["dates"]), event["price"]))
+                     event["eventDescription"], json.dumps(event["dates"]),
+                     minor_units(event["price"]), event.get("capacity")))
                 self._index_dates(conn, event)
 
     def get_event(self, event_id):
@@ -428,17 +498,21 @@ class SQLStore(Store):
         with self._writing() as conn:
             self._count_event_change(conn)
             event = self._listed_event(conn, event_id, self.UPDATE_LOCK)
+            sold = self._sold_by_date(conn, event_id)
             if "dates" in changes:
-                self._refuse_removing_sold_dates(conn, event_id, set(changes["dates"]))
+                self._refuse_removing_sold_dates(sold, set(changes["dates"]))
+            if "capacity" in changes:
+                self._refuse_capacity_below_sold(sold, changes["capacity"])
             if "dates" in changes or "name" in changes:  # what the listing index holds
                 self._unindex_dates(conn, event_id, event["dates"])
                 self._index_dates(conn, {**event, **changes})
             event.update(changes)
             conn.execute(
                 "UPDATE events SET name = ?, location = ?, description = ?, dates = ?, "
-                "price = ? WHERE id = ?",
+                "price_minor = ?, capacity = ? WHERE id = ?",
                 (event["name"], event["location"], event["eventDescription"],
-                 json.dumps(event["dates"]), event["price"], event_id))
+                 json.dumps(event["dates"]), minor_units(event["price"]),
+                 event.get("capacity"), event_id))
         return event
 
     def cancel_event(self, event_id):
@@ -454,14 +528,24 @@ class SQLStore(Store):
             self._unindex_dates(conn, event_id, json.loads(row[0]))
 
     @staticmethod
-    def _refuse_removing_sold_dates(conn, event_id, kept):
-        """Sales hold the event's row, so no ticket is sold between this count and the
-        change it guards."""
-        sold = conn.execute("SELECT date, count(*) FROM tickets WHERE event_id = ? "
-                            "GROUP BY date ORDER BY date", (event_id,)).fetchall()
+    def _sold_by_date(conn, event_id):
+        """[(date, places taken)] of the event's dates with tickets, in date order. Sales
+        hold the event's row, so no ticket is sold between this count and the change it
+        guards."""
+        return conn.execute("SELECT date, taken FROM event_places WHERE event_id = ? "
+                            "AND taken > 0 ORDER BY date", (event_id,)).fetchall()
+
+    @staticmethod
+    def _refuse_removing_sold_dates(sold, kept):
         removed = {day: count for day, count in sold if day not in kept}
         if removed:
             raise DatesSold(removed)
+
+    @staticmethod
+    def _refuse_capacity_below_sold(sold, capacity):
+        over = {day: count for day, count in sold if count > capacity}
+        if over:
+            raise CapacityBelowSold(over)
 
     @staticmethod
     def _count_event_change(conn):
@@ -492,31 +576,43 @@ class SQLStore(Store):
 
     # -- tickets --------------------------------------------------------------------------
 
-    def create_ticket(self, ticket, idempotency=None):
+    def create_ticket(self, ticket, idempotency=None, general_capacity=None):
         with self._writing() as conn:
             # The key is claimed before the sale: a retry on another instance waits on it
             # until this transaction ends, then replays, and a failed sale frees the key.
             if idempotency is not None and not self._claim(conn, idempotency, ticket):
                 return self._replayed(conn, *idempotency), False
-            event_name = None
+            event_name, price = None, ticket.get("price")
             if ticket["ticketType"] == "event":
                 event = self._listed_event(conn, ticket["eventId"], self.SHARE_LOCK)
                 if ticket["ticketDate"] not in event["dates"]:
                     raise DateNotOffered(event["dates"])
-                event_name = event["name"]
+                # The event's price as it stands at the sale: a later change leaves it.
+                event_name, price = event["name"], event["price"]
+                taken = conn.execute(TAKE_EVENT_PLACE,
+                                     (event["eventId"], ticket["ticketDate"])).fetchone()[0]
+                capacity = event.get("capacity")
+            else:
+                taken = conn.execute(TAKE_GENERAL_PLACE, (ticket["ticketDate"],)).fetchone()[0]
+                capacity = general_capacity
+            if capacity is not None and taken > capacity:
+                raise SoldOut(ticket["ticketDate"], ticket.get("eventId"))  # rolled back
             inserted = conn.execute(
                 "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
-                "phone) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (confirmation_code) DO NOTHING",
+                "phone, price_minor, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (confirmation_code) DO NOTHING",
                 (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                  ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
-                 ticket.get("phone")))
+                 ticket.get("phone"), minor_units(price), ticket["currency"]))
             if inserted.rowcount == 0:
                 raise DuplicateCode(ticket["confirmationCode"])
+            conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
+                                      ticket["currency"], minor_units(price)))
         # The row as inserted, with the name of an event that stayed locked until the commit.
         return ticket_record((ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                               ticket.get("eventId"), ticket["confirmationCode"],
-                              ticket["email"], ticket.get("phone"), event_name, False,
-                              None, None)), True
+                              ticket["email"], ticket.get("phone"), minor_units(price),
+                              ticket["currency"], event_name, False, None, None, None)), True
 
     @staticmethod
     def _claim(conn, idempotency, ticket):
@@ -551,6 +647,63 @@ class SQLStore(Store):
             raise NotFound(key)
         return ticket_record(row)
 
+    def void_ticket(self, ticket_id, voided_at):
+        with self._writing() as conn:
+            # Of two voids at once, the second waits for the first's row lock (PostgreSQL)
+            # and then finds the ticket void: one place is given back.
+            row = conn.execute("UPDATE tickets SET voided_at = ? WHERE id = ? AND voided_at "
+                               "IS NULL RETURNING event_id, date, price_minor, currency",
+                               (voided_at, ticket_id)).fetchone()
+            if row is None:
+                self._ticket(conn, TICKET_BY_ID, ticket_id)  # NotFound, or void already
+                return False
+            event_id, day, price, currency = row
+            # The counts in the order a sale takes them (places, then sales): on PostgreSQL
+            # a void and a sale of one day never wait for each other in a circle.
+            if event_id is None:
+                conn.execute(FREE_GENERAL_PLACE, (day,))
+            else:
+                conn.execute(FREE_EVENT_PLACE, (event_id, day))
+            conn.execute(COUNT_VOID, (price or 0, day, event_id or "", currency or ""))
+        return True
+
+    def list_tickets(self, event_id, day, offset, limit):
+        window = (day or FIRST_DATE, day or LAST_DATE)
+        with self._reading_one_snapshot() as conn:
+            if conn.execute("SELECT count(*) FROM events WHERE id = ?",
+                            (event_id,)).fetchone()[0] == 0:
+                raise NotFound(event_id)
+            rows = conn.execute(EVENT_TICKETS, (event_id, *window, limit, offset)).fetchall()
+            total = conn.execute(EVENT_TICKETS_COUNT, (event_id, *window)).fetchone()[0]
+        return [ticket_record(row) for row in rows], total
+
+    def sales(self, start, end):
+        with self._reading_one_snapshot() as conn:
+            rows = conn.execute(SALES_QUERY, (start, end)).fetchall()
+            event_ids = sorted({row[1] for row in rows if row[1]})
+            names = dict(conn.execute(
+                f"SELECT id, name FROM events WHERE id IN ({', '.join('?' * len(event_ids))})",
+                event_ids).fetchall()) if event_ids else {}
+        report = [{"date": day, "eventId": event_id or None, "eventName": names.get(event_id),
+                   "currency": currency or None, "sold": sold, "void": voided,
+                   "admitted": admitted, "revenue": price_value(revenue)}
+                  for day, event_id, currency, sold, voided, admitted, revenue in rows]
+        # General entry first, then the events by name (names sort as on both backends).
+        report.sort(key=lambda row: (row["date"], row["eventId"] is not None,
+                                     row["eventName"] or "", row["eventId"] or "",
+                                     row["currency"] or ""))
+        return report
+
+    def places_taken(self, start, end):
+        with self._reading_one_snapshot() as conn:
+            general = conn.execute("SELECT date, taken FROM general_places "
+                                   "WHERE date >= ? AND date <= ?", (start, end)).fetchall()
+            events = conn.execute(EVENT_PLACES_QUERY, (start, end)).fetchall()
+        return {"general": dict(general),
+                "events": [{"date": day, "eventId": event_id, "name": name,
+                            "capacity": capacity, "sold": taken}
+                           for day, event_id, name, capacity, taken in events]}
+
     # -- the door -------------------------------------------------------------------------
 
     def get_ticket_by_code(self, code):
@@ -567,6 +720,7 @@ class SQLStore(Store):
             if inserted.rowcount == 1:
                 conn.execute(RECORD_ADMISSION_EVENT,
                              (ticket_id, "admitted", admitted_at, admitted_by))
+                conn.execute(COUNT_ADMISSION, (1, ticket_id))
                 return {"admittedAt": admitted_at, "admittedBy": admitted_by}, True
             first_at, first_by = conn.execute(
                 "SELECT admitted_at, admitted_by FROM admissions WHERE ticket_id = ?",
@@ -584,6 +738,7 @@ class SQLStore(Store):
             if may_undo is not None and not may_undo({"admittedAt": row[0],
                                                       "admittedBy": row[1]}):
                 raise NotAllowed(ticket_id)  # rolls the delete back
+            conn.execute(COUNT_ADMISSION, (-1, ticket_id))
             conn.execute(RECORD_ADMISSION_EVENT, (ticket_id, "undone", undone_at, undone_by))
 
     def admission_history(self, ticket_id):

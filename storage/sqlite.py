@@ -18,6 +18,7 @@ from urllib.parse import quote
 from storage import InUse, Limits, StorageError, Unavailable
 from storage.sql import (
     ADMISSION_EVENTS_FROM_ADMISSIONS,
+    DAILY_SALES_FROM_THE_TICKETS,
     LAST_DATES_FROM_THE_LISTING_INDEX,
     SQLStore,
     one_line,
@@ -156,6 +157,57 @@ MIGRATIONS = [
         ADMISSION_EVENTS_FROM_ADMISSIONS,
         # A lost ticket found by its buyer's email on a day.
         "CREATE INDEX tickets_by_date_and_email ON tickets (date, lower(email))",
+    ],
+    [
+        # Prices kept exactly, in hundredths, never as floats; each ticket keeps the price
+        # and currency it was sold at (NULL: sold before prices were kept).
+        "ALTER TABLE events ADD COLUMN price_minor INTEGER NOT NULL DEFAULT 0",
+        "UPDATE events SET price_minor = CAST(round(price * 100) AS INTEGER)",
+        "ALTER TABLE events DROP COLUMN price",
+        "ALTER TABLE tickets ADD COLUMN price_minor INTEGER",
+        "ALTER TABLE tickets ADD COLUMN currency TEXT",
+    ],
+    [
+        # Capacity: an event's places per date (NULL: unlimited), and the places taken,
+        # counted in the transaction of each sale, so a sale past the capacity is refused
+        # without counting tickets, and availability is read from the counts.
+        "ALTER TABLE events ADD COLUMN capacity INTEGER",
+        """CREATE TABLE general_places (
+            date TEXT PRIMARY KEY,
+            taken INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        """CREATE TABLE event_places (
+            event_id TEXT NOT NULL REFERENCES events (id),
+            date TEXT NOT NULL,
+            taken INTEGER NOT NULL,
+            PRIMARY KEY (event_id, date)
+        ) WITHOUT ROWID""",
+        "INSERT INTO general_places (date, taken) "
+        "SELECT date, count(*) FROM tickets WHERE event_id IS NULL GROUP BY date",
+        "INSERT INTO event_places (event_id, date, taken) SELECT event_id, date, count(*) "
+        "FROM tickets WHERE event_id IS NOT NULL GROUP BY event_id, date",
+    ],
+    [
+        # A ticket voided at the desk (a refund) keeps its row, for the sales report, and
+        # gives its place back.
+        "ALTER TABLE tickets ADD COLUMN voided_at TEXT",
+    ],
+    [
+        # The sales report's counts, kept in the transaction of each sale, void and
+        # admission, so a year's report reads a row per day and event, not every ticket.
+        # '' stands for general entry, and for the currency of tickets sold before prices
+        # were kept.
+        """CREATE TABLE daily_sales (
+            date TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            currency TEXT NOT NULL,
+            sold INTEGER NOT NULL,
+            voided INTEGER NOT NULL,
+            admitted INTEGER NOT NULL,
+            revenue INTEGER NOT NULL,
+            PRIMARY KEY (date, event_id, currency)
+        ) WITHOUT ROWID""",
+        DAILY_SALES_FROM_THE_TICKETS,
     ],
 ]
 

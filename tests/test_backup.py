@@ -67,7 +67,8 @@ def sold_tickets(path, count, day="2026-12-01"):
         store.create_ticket({"ticketId": str(uuid.uuid4()), "ticketType": "general",
                              "ticketDate": day, "eventId": None,
                              "confirmationCode": fresh_code("general"),
-                             "email": f"visitor.{number}@example.org", "phone": None})
+                             "email": f"visitor.{number}@example.org", "phone": None,
+                             "price": 0, "currency": "EUR"})
     store.close()
 
 

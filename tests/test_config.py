@@ -43,6 +43,14 @@ def test_defaults_apply_when_nothing_is_configured():
     assert config.users == {}
 
 
+@pytest.mark.parametrize("text, hundredths", [("0", 0), ("12", 1200), ("12.5", 1250),
+                                              ("9.99", 999), ("12.500", 1250)])
+def test_the_general_price_is_kept_in_hundredths(text, hundredths):
+    config = museum.parse_config(f"[tickets]\ngeneral_price = {text}\n")
+    assert config["tickets"]["general_price"] == hundredths
+    assert config["museum"]["currency"] == "EUR"
+
+
 def test_exceptions_override_the_weekly_schedule():
     config = museum.parse_config(
         "[exceptions]\n2026-11-24 = closed\n2026-11-23 = 12:00-15:00\n")
@@ -94,6 +102,11 @@ def test_time_zone_defines_today():
     ("[server]\ntrusted_proxy = 10.0.0.0/8\n", "[server] trusted_proxy:"),
     ("[tickets]\nqr_secret = short-secret\n", "[tickets] qr_secret: must be at least 32"),
     ("[gallery]\nx = 1\n", "unknown section [gallery]"),
+    ("[museum]\ncurrency = euro\n", "[museum] currency: must be an ISO 4217 code"),
+    ("[tickets]\ngeneral_price = 9.999\n", "[tickets] general_price: must be a price"),
+    ("[tickets]\ngeneral_price = -1\n", "[tickets] general_price:"),
+    ("[tickets]\ngeneral_price = NaN\n", "[tickets] general_price:"),
+    ("[tickets]\ngeneral_price = free\n", "[tickets] general_price:"),
     ("[server\n", "site.ini:"),
 ])
 def test_an_invalid_config_names_file_section_and_key(text, named):

@@ -23,7 +23,8 @@ def sell(store, day, number):
     store.create_ticket({"ticketId": str(uuid.uuid4()), "ticketType": "general",
                          "ticketDate": day.isoformat(), "eventId": None,
                          "confirmationCode": fresh_code("general"),
-                         "email": email, "phone": f"+44 20 7946 {number:04d}"},
+                         "email": email, "phone": f"+44 20 7946 {number:04d}",
+                          "price": 0, "currency": "EUR"},
                         ("visitor", f"key-{number}", "fingerprint"))
     return email
 

@@ -113,7 +113,7 @@ def test_the_wrong_date_says_whether_the_ticket_is_early_or_past(door, store):
     past = store.create_ticket({
         "ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": "2026-11-20",
         "eventId": None, "confirmationCode": "ticket-general-abcdef-12345",
-        "email": "ada@example.org"})[0]
+        "email": "ada@example.org", "price": 0, "currency": "EUR"})[0]
     body = assert_outcome(door.type_code(past["confirmationCode"], 409), 409, "wrong-date",
                           past)
     assert (body["when"], body["detail"]) == ("past", "past: ticket was for 2026-11-20")
@@ -123,7 +123,7 @@ def test_the_wrong_date_counts_one_day_in_the_singular(door, store):
     store.create_ticket({
         "ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": "2026-11-23",
         "eventId": None, "confirmationCode": "ticket-general-abcdef-12345",
-        "email": "ada@example.org"})
+        "email": "ada@example.org", "price": 0, "currency": "EUR"})
     body = assert_problem(door.type_code("ticket-general-abcdef-12345", 409), 409)
     assert body["detail"] == "early: ticket for 2026-11-23 (in 1 day)"
 
@@ -353,7 +353,7 @@ def test_verify_ticket_tells_an_admitted_ticket_and_writes_nothing(tmp_path, sto
     ticket = store.create_ticket({
         "ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": today,
         "eventId": None, "confirmationCode": "ticket-general-abcdef-12345",
-        "email": "ada@example.org"})[0]
+        "email": "ada@example.org", "price": 0, "currency": "EUR"})[0]
     text = door.qr(ticket)
     database = tmp_path / "museum.sqlite3"
     store.close()
@@ -377,11 +377,11 @@ def test_verify_ticket_takes_a_typed_code_whole_or_its_random_part(tmp_path, sto
     store.create_ticket({
         "ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": today,
         "eventId": None, "confirmationCode": "ticket-general-13c93e-c9b85",
-        "email": "ada@example.org"})
+        "email": "ada@example.org", "price": 0, "currency": "EUR"})
     store.create_ticket({
         "ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": "2026-01-02",
         "eventId": None, "confirmationCode": "ticket-general-0000aa-00001",
-        "email": "ada@example.org"})
+        "email": "ada@example.org", "price": 0, "currency": "EUR"})
     store.setting("qr_secret", "a secret")  # as once a ticket was sold through the API
     database = tmp_path / "museum.sqlite3"
     store.close()

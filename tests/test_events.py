@@ -156,6 +156,8 @@ INVALID_VALUES = [
     ("price-huge-integer", "price", "1" + "0" * 400, "price"),
     ("price-list", "price", "[25]", "price"),
     ("price-null", "price", "null", "price"),
+    ("price-three-decimals", "price", "9.999", "price"),
+    ("price-a-tenth-of-a-cent", "price", "0.001", "price"),
     ("unknown-field", "colour", '"red"', "colour"),
     ("event-id-in-body", "eventId", json.dumps(UNKNOWN_ID), "eventId"),
 ]
@@ -199,6 +201,9 @@ ACCEPTED = [
     ("price-zero", {"price": 0}, {"price": 0}),
     ("price-one-million", {"price": 1_000_000}, {"price": 1_000_000}),
     ("price-fraction", {"price": 12.5}, {"price": 12.5}),
+    ("price-two-decimals", {"price": 9.99}, {"price": 9.99}),
+    ("price-whole-as-a-fraction", {"price": 25.0}, {"price": 25}),
+    ("price-one-cent", {"price": 0.01}, {"price": 0.01}),
 ]
 
 
@@ -624,3 +629,15 @@ def test_writes_need_the_admin_role(client, event, method, target):
 @pytest.mark.parametrize("method, target", [("GET", "list"), ("GET", "one")])
 def test_visitors_may_read(client, event, method, target):
     call(client, method, target, event, VISITOR, 200)
+
+
+def test_a_price_is_answered_as_sent_not_as_a_float(client):
+    created = post(client, event_body(price=25), 201)
+    assert b'"price":25}' in created.body or b'"price":25,' in created.body
+    assert client.get(f"{EVENTS}/{created.json['eventId']}", headers=ADMIN,
+                      status=200).body.count(b'"price":25') == 1
+
+
+def test_more_than_two_decimals_are_refused_naming_price(client):
+    problem = assert_problem(post(client, event_body(price=9.999), 400), 400, "price")
+    assert {"field": "price", "message": "must have at most 2 decimals"} in problem["errors"]

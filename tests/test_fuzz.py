@@ -61,6 +61,8 @@ huge_numbers = st.one_of(st.integers(min_value=-10**400, max_value=10**400),
                          st.floats(allow_nan=True, allow_infinity=True),
                          st.sampled_from([0, -0.0, 1e-320, 1_000_000, 1_000_000.0001, 2**63,
                                           -1, True, False]))
+# Valid prices have at most 2 decimals: whole hundredths.
+prices = st.integers(0, 100_000_000).map(lambda hundredths: hundredths / 100)
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), huge_numbers, texts),
     lambda inner: st.one_of(st.lists(inner, max_size=5),
@@ -101,7 +103,7 @@ def _mangle(args):
 events = with_odd_fields(st.fixed_dictionaries({
     "name": maybe(texts), "location": maybe(texts), "eventDescription": maybe(texts),
     "dates": maybe(st.lists(maybe(near_days, date_values), min_size=1, max_size=8)),
-    "price": maybe(st.one_of(st.integers(0, 1_000_000), st.floats(0, 1_000_000)), huge_numbers),
+    "price": maybe(st.one_of(st.integers(0, 1_000_000), prices), huge_numbers),
 }))
 # Ids that exist are drawn at request time (see `paths`), so tickets for real events happen.
 tickets = with_odd_fields(st.fixed_dictionaries({
@@ -120,7 +122,7 @@ valid_texts = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size
 valid_events = st.fixed_dictionaries({
     "name": valid_texts, "location": valid_texts, "eventDescription": valid_texts,
     "dates": st.lists(near_days, min_size=1, max_size=5),
-    "price": st.one_of(st.integers(0, 1_000_000), st.floats(0, 1_000_000)),
+    "price": st.one_of(st.integers(0, 1_000_000), prices),
 })
 OPEN_DAYS = ["2026-11-24", "2026-11-25", "2026-11-27", "2026-12-01", "2027-06-05"]
 valid_tickets = st.one_of(

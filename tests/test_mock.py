@@ -94,13 +94,27 @@ def walk_every_operation(walk, today):
         "ticketType": "event", "eventId": event["eventId"], "ticketDate": DAY.isoformat(),
         "email": "ada@example.org"})
     general = {"ticketType": "general", "ticketDate": DAY.isoformat(), "email": "ada@example.org"}
-    walk("buyMuseumTickets", "POST", "/tickets", general, headers={"Idempotency-Key": "walk-1"})
+    general_ticket, _ = walk("buyMuseumTickets", "POST", "/tickets", general,
+                             headers={"Idempotency-Key": "walk-1"})
     walk("buyMuseumTickets", "POST", "/tickets", {**general, "email": "bob@example.org"},
          headers={"Idempotency-Key": "walk-1"})
     tonight, _ = walk("buyMuseumTickets", "POST", "/tickets", {
         "ticketType": "event", "eventId": event["eventId"], "ticketDate": today.isoformat(),
         "email": "ada@example.org"})
     walk("updateSpecialEvent", "PATCH", path, {"dates": [EVENT["dates"][1]]})
+    walk("updateSpecialEvent", "PATCH", path, {"capacity": 1})
+    walk("buyMuseumTickets", "POST", "/tickets", {
+        "ticketType": "event", "eventId": event["eventId"], "ticketDate": DAY.isoformat(),
+        "email": "bob@example.org"})
+    walk("getTicket", "GET", f"/tickets/{ticket['ticketId']}")
+    walk("getAvailability", "GET", f"/availability?startDate={DAY}")
+    walk("getSalesReport", "GET", f"/reports/sales?startDate={today}&endDate={DAY}")
+    walk("getSalesReport", "GET", f"/reports/sales?startDate={DAY}",
+         headers={"Accept": "text/csv"})
+    walk("getAvailability", "GET", f"/availability?startDate={DAY}&endDate=2000-01-01")
+    walk("getTicket", "GET", f"/tickets/{uuid.uuid4()}")
+    walk("listEventTickets", "GET", f"/tickets?eventId={event['eventId']}&limit=1")
+    walk("listEventTickets", "GET", f"/tickets?eventId={uuid.uuid4()}")
     presented = {"confirmationCode": tonight["confirmationCode"]}
     walk("admitTicket", "POST", "/admissions", presented)
     walk("admitTicket", "POST", "/admissions", presented)
@@ -121,6 +135,10 @@ def walk_every_operation(walk, today):
     _, image_headers = walk("getTicketCode", "GET", code)
     walk("getTicketCode", "GET", code, headers={"If-None-Match": image_headers["etag"]})
     walk("getTicketCode", "GET", f"/tickets/{uuid.uuid4()}/qr")
+    walk("voidTicket", "DELETE", f"/tickets/{general_ticket['ticketId']}")
+    walk("voidTicket", "DELETE", f"/tickets/{general_ticket['ticketId']}")
+    walk("voidTicket", "DELETE", f"/tickets/{uuid.uuid4()}")
+    walk("getTicketCode", "GET", f"/tickets/{general_ticket['ticketId']}/qr")
     walk("deleteSpecialEvent", "DELETE", path)
     walk("deleteSpecialEvent", "DELETE", path)
     walk("admitTicket", "POST", "/admissions", presented)
@@ -142,7 +160,10 @@ def test_mock_answers_every_operation_with_the_shapes_of_the_real_service(
         ("getAdmissionSummary", 200), ("getAdmissionSummary", 400), ("undoAdmission", 204),
         ("undoAdmission", 404), ("updateSpecialEvent", 409), ("lookupTickets", 200),
         ("lookupTickets", 400), ("getAdmissionHistory", 200),
-        ("getAdmissionHistory", 404)} <= answered
+        ("getAdmissionHistory", 404),
+        ("buyMuseumTickets", 409),
+        ("getTicket", 200), ("getTicket", 404), ("voidTicket", 204),
+        ("voidTicket", 404)} <= answered
     assert mock_walk.shapes[-1][:2] == ("getTicketCode", 410)
     assert mock_walk.shapes == real_walk.shapes
     assert (mock_walk.marks, real_walk.marks) == ({"true"}, {None})

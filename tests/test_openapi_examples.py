@@ -22,7 +22,8 @@ ADMISSIONS = "/v1.1/admissions"
 EVENT = {"name": "Night Tour", "location": "Great Hall", "eventDescription": "Torches.",
          "dates": [OPEN_DAY], "price": 25}
 # Members of the door's problems that name the particular ticket and moment.
-PARTICULAR = {"ticketId", "confirmationCode", "ticketDate", "eventName", "admittedAt"}
+PARTICULAR = {"ticketId", "confirmationCode", "ticketDate", "eventName", "admittedAt",
+              "eventId"}
 # Examples whose detail names the ticket's day: compared with the day masked.
 DETAIL_NAMES_A_DAY = {"NotAdmittable/wrong-date"}
 
@@ -76,6 +77,24 @@ def undo_not_allowed(client, store):
     return client.delete(f"{ADMISSIONS}/{ticket['ticketId']}", headers=GATE, status=403)
 
 
+def sold_out(client, store):
+    event = client.post_json(EVENTS, {**EVENT, "dates": ["2030-10-30"], "capacity": 1},
+                             headers=ADMIN, status=201).json
+    sell(client, "2030-10-30", event)
+    ticket = {"ticketType": "event", "ticketDate": "2030-10-30", "email": "ada@example.org",
+              "eventId": event["eventId"]}
+    return client.post_json(TICKETS, ticket, headers=VISITOR, status=409)
+
+
+def capacity_below_sold(client, store):
+    event = client.post_json(EVENTS, {**EVENT, "dates": ["2030-10-30", "2030-10-31"]},
+                             headers=ADMIN, status=201).json
+    for _ in range(2):
+        sell(client, "2030-10-31", event)
+    return client.patch_json(f"{EVENTS}/{event['eventId']}", {"capacity": 1},
+                             headers=ADMIN, status=409)
+
+
 def not_admitted(client, store):
     return client.delete(f"{ADMISSIONS}/{uuid.uuid4()}", headers=ADMIN, status=404)
 
@@ -114,6 +133,18 @@ def cancelled_ticket(client, store):
     ticket = sell(client, TODAY, event)
     client.delete(f"{EVENTS}/{event['eventId']}", headers=ADMIN, status=204)
     return present(client, ticket, 410)
+
+
+def void_ticket(client, store):
+    ticket = sell(client, TODAY)
+    client.delete(f"{TICKETS}/{ticket['ticketId']}", headers=ADMIN, status=204)
+    return present(client, ticket, 410)
+
+
+def void_image(client, store):
+    ticket = sell(client, TODAY)
+    client.delete(f"{TICKETS}/{ticket['ticketId']}", headers=ADMIN, status=204)
+    return client.get(f"{TICKETS}/{ticket['ticketId']}/qr", headers=ADMIN, status=410)
 
 
 def forged_ticket(client, store):
@@ -163,12 +194,16 @@ CASES = {
     "UndoNotAllowed": undo_not_allowed,
     "NotAdmitted": not_admitted,
     "UnknownTicket/unknown": unknown_ticket,
-    "Conflict": conflict,
-    "DatesSold": dates_sold,
+    "PurchaseConflict/key-reused": conflict,
+    "PurchaseConflict/sold-out": sold_out,
+    "EventChangeRefused/dates-sold": dates_sold,
+    "EventChangeRefused/capacity-below-sold": capacity_below_sold,
     "NotAdmittable/already-admitted": already_admitted,
     "NotAdmittable/wrong-date": wrong_date,
-    "Gone": gone,
-    "CancelledTicket/cancelled": cancelled_ticket,
+    "Gone/cancelled": gone,
+    "Gone/void": void_image,
+    "DeadTicket/cancelled": cancelled_ticket,
+    "DeadTicket/void": void_ticket,
     "ForgedTicket/forged": forged_ticket,
     "ContentTooLarge": content_too_large,
     "UnsupportedMediaType": unsupported_media_type,

@@ -37,7 +37,8 @@ def event(**changes):
 def ticket(**changes):
     return {"ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": "2026-12-01",
             "eventId": None, "confirmationCode": fresh_code("general"),
-            "email": "visitor@example.org", "phone": None, **changes}
+            "email": "visitor@example.org", "phone": None, "price": 0, "currency": "EUR",
+            **changes}
 
 
 def event_ticket(event_id, **changes):
@@ -161,6 +162,26 @@ def test_a_database_at_each_old_version_is_migrated_keeping_its_data(
     assert migrated.setting("kept", "no") == "yes"
     migrated.create_event(event())
     assert migrated.events_version() == 1
+
+
+def first_step_mentioning(steps, text):
+    """The index of the first migration step with a statement containing `text` (a step's
+    function entries state nothing to search)."""
+    return next(index for index, step in enumerate(steps)
+                if any(isinstance(statement, str) and text in statement for statement in step))
+
+
+def test_prices_stored_as_floats_are_migrated_to_hundredths(backend, monkeypatch):
+    every_step = backend.store_class.MIGRATIONS
+    before = first_step_mentioning(every_step, "price_minor")
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step[:before])
+    backend.open()
+    event_id = str(uuid.uuid4())
+    backend.rows(f"INSERT INTO events (id, name, location, description, dates, price) VALUES "
+                 f"('{event_id}', 'Old', 'Hall', 'Sold before', '[\"2026-12-01\"]', 9.99)")
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step)
+    assert backend.open().get_event(event_id)["price"] == 9.99
+    assert backend.rows("SELECT price_minor FROM events") == [(999,)]
 
 
 def test_an_older_database_is_left_as_it_is_unless_migrating(backend, monkeypatch):
@@ -780,7 +801,7 @@ def test_postgres_listings_are_served_by_the_index(postgres_url):
     # and an open-ended total must sum the counts by last date.
     backend.rows("""
         WITH made AS (
-            INSERT INTO events (id, name, location, description, dates, price)
+            INSERT INTO events (id, name, location, description, dates, price_minor)
             SELECT gen_random_uuid(), 'event ' || n, 'hall', 'text',
                    json_build_array(DATE '2016-01-01' + n % 7300)::text, 1
             FROM generate_series(1, 20000) AS n

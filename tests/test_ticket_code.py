@@ -305,7 +305,7 @@ class Door:
         self.store.create_ticket({
             "ticketId": ticket_id, "ticketType": kind, "ticketDate": day, "eventId": event,
             "confirmationCode": code(number, kind), "email": "door@example.org",
-        })
+            "price": 0, "currency": "EUR"})
         return ticket_id, code(number, kind)
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import museum
 from conftest import ADMIN, TODAY, VISITOR, assert_problem
-from ticketing import (CODE, EVENT_DATES, OMIT, OPEN_DAY, TICKETS, UNKNOWN_ID, body, buy,
+from ticketing import (CODE, EVENT_DATES, EVENTS, OMIT, OPEN_DAY, TICKETS, UNKNOWN_ID, body, buy,
     cancel_event, create_event, qr_path, query, ticket_count)
 
 GENERAL_SOLD = "Museum general entry ticket purchased"
@@ -48,6 +48,8 @@ def assert_receipt(res, payload, event=None):
         "ticketType": payload["ticketType"],
         "ticketDate": payload["ticketDate"],
         "confirmationCode": receipt.get("confirmationCode"),
+        "price": event["price"] if event else 0,
+        "currency": "EUR",
     }
     if event:
         expected.update(eventName=event["name"], eventId=event["eventId"])
@@ -392,3 +394,31 @@ def test_a_well_formed_key_is_accepted_and_replays(client, db_path, key):
     first = buy(client, body(), key=key)
     assert buy(client, body(), key=key).json == first.json
     assert ticket_count(db_path) == 1
+
+
+# -- prices -----------------------------------------------------------------------------
+
+def test_a_ticket_keeps_the_price_and_currency_it_was_sold_at(make_client, config_text):
+    client = make_client(museum.parse_config(
+        config_text.replace("[museum]\n", "[museum]\ncurrency = GBP\n")
+        + "[tickets]\ngeneral_price = 9.5\n"))
+    general = buy(client, body()).json
+    assert (general["price"], general["currency"]) == (9.5, "GBP")
+    event = create_event(client)
+    sold = buy(client, body("event", eventId=event["eventId"])).json
+    assert (sold["price"], sold["currency"]) == (12.5, "GBP")
+    client.patch_json(f"{EVENTS}/{event['eventId']}", {"price": 30}, headers=ADMIN, status=200)
+    later = buy(client, body("event", eventId=event["eventId"])).json
+    assert later["price"] == 30
+    assert b'"price":30,' in buy(client, body("event", eventId=event["eventId"])).body
+    replayed = buy(client, body("event", eventId=event["eventId"]), key="k1").json
+    assert buy(client, body("event", eventId=event["eventId"]), key="k1").json == replayed
+
+
+def test_prices_are_stored_in_hundredths_never_as_floats(client, db_path):
+    event = create_event(client)
+    buy(client, body("event", eventId=event["eventId"]))
+    assert query(db_path, "SELECT price_minor, typeof(price_minor) FROM events") == [
+        (1250, "integer")]
+    assert query(db_path, "SELECT price_minor, typeof(price_minor), currency FROM tickets") \
+        == [(1250, "integer", "EUR")]

@@ -1,0 +1,112 @@
+"""The sales report: GET /v1.1/reports/sales (admin) as JSON or CSV, and `museum report`.
+Dates follow conftest's NOW (Sunday 2026-11-22)."""
+
+import csv
+import io
+import json
+
+import pytest
+
+import museum
+from commands import museum_command
+from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
+from ticketing import EVENTS, body, buy, create_event
+
+REPORT = "/v1.1/reports/sales"
+
+
+@pytest.fixture
+def priced(make_client, config_text):
+    return make_client(museum.parse_config(config_text + "[tickets]\ngeneral_price = 8.5\n"))
+
+
+def sell_a_mix(client):
+    """Three general tickets today (one admitted, one void), two for an event on 5
+    December, one of them void; returns the event."""
+    general = [buy(client, body(ticketDate=TODAY)).json for _ in range(3)]
+    client.post_json("/v1.1/admissions", {"confirmationCode": general[0]["confirmationCode"]},
+                     headers=GATE, status=201)
+    client.delete(f"/v1.1/tickets/{general[1]['ticketId']}", headers=ADMIN, status=204)
+    event = create_event(client)
+    tickets = [buy(client, body("event", eventId=event["eventId"])).json for _ in range(2)]
+    client.delete(f"/v1.1/tickets/{tickets[0]['ticketId']}", headers=ADMIN, status=204)
+    return event
+
+
+def test_each_day_reports_general_entry_and_each_event(priced):
+    event = sell_a_mix(priced)
+    rows = priced.get(REPORT, params={"startDate": TODAY, "endDate": "2026-12-31"},
+                      headers=ADMIN, status=200).json
+    assert rows == [
+        {"date": TODAY, "ticketType": "general", "eventId": None, "eventName": None,
+         "sold": 3, "void": 1, "admitted": 1, "revenue": 17, "currency": "EUR"},
+        {"date": "2026-12-05", "ticketType": "event", "eventId": event["eventId"],
+         "eventName": event["name"], "sold": 2, "void": 1, "admitted": 0, "revenue": 12.5,
+         "currency": "EUR"}]
+
+
+def test_the_default_report_is_today(priced):
+    sell_a_mix(priced)
+    assert [row["date"] for row in priced.get(REPORT, headers=ADMIN, status=200).json] == [
+        TODAY]
+
+
+def test_the_report_as_csv_neutralises_formulas(client):
+    event = client.post_json(EVENTS, {"name": "=HYPERLINK(\"x\")", "location": "Hall",
+                                      "eventDescription": "Sums.", "dates": ["2026-12-05"],
+                                      "price": 9.99}, headers=ADMIN, status=201).json
+    buy(client, body("event", eventId=event["eventId"]))
+    res = client.get(REPORT, params={"startDate": "2026-12-05"},
+                     headers={**ADMIN, "Accept": "text/csv"}, status=200)
+    assert res.content_type == "text/csv"
+    assert "attachment" in res.headers["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(res.text)))
+    assert rows == [
+        ["date", "ticketType", "eventId", "eventName", "sold", "void", "admitted", "revenue",
+         "currency"],
+        ["2026-12-05", "event", event["eventId"], "'=HYPERLINK(\"x\")", "1", "0", "0", "9.99",
+         "EUR"]]
+
+
+@pytest.mark.parametrize("name", ["+1", "-1", "@SUM(A1)", "\tx"])
+def test_every_formula_start_is_neutralised(name):
+    from museum_sales import report_csv
+
+    row = {"date": TODAY, "ticketType": "event", "eventId": "x", "eventName": name, "sold": 1,
+           "void": 0, "admitted": 0, "revenue": 1, "currency": "EUR"}
+    assert list(csv.reader(io.StringIO(report_csv([row]))))[1][3] == "'" + name
+
+
+@pytest.mark.parametrize("headers", [VISITOR, GATE])
+def test_only_admins_read_the_report(client, headers):
+    assert_problem(client.get(REPORT, headers=headers, status=403), 403)
+
+
+def test_a_report_is_at_most_366_days(client):
+    client.get(REPORT, params={"startDate": "2026-01-01", "endDate": "2027-01-01"},
+               headers=ADMIN, status=200)
+    res = client.get(REPORT, params={"startDate": "2026-01-01", "endDate": "2027-01-02"},
+                     headers=ADMIN, status=400)
+    assert_problem(res, 400, "endDate")
+
+
+def test_museum_report_prints_the_same_as_json_and_csv(tmp_path, make_client, config_text,
+                                                        db_path, store):
+    event = sell_a_mix(make_client(museum.parse_config(config_text)))
+    store.close()
+    config = config_text + f"[storage]\nurl = {db_path}\n"
+    done = museum_command(tmp_path, config, "report", "--from", TODAY, "--to", "2026-12-31")
+    assert done.status == 0, done.err
+    rows = json.loads(done.out)
+    assert [(row["date"], row["eventId"], row["sold"]) for row in rows] == [
+        (TODAY, None, 3), ("2026-12-05", event["eventId"], 2)]
+    done = museum_command(tmp_path, config, "report", "--from", TODAY, "--to", "2026-12-31",
+                          "--csv")
+    assert done.status == 0 and done.out.splitlines()[0].startswith("date,ticketType,")
+    assert len(done.out.splitlines()) == 3
+
+
+@pytest.mark.parametrize("dates", [("2026-12-02", "2026-12-01"), ("2026-01-01", "2027-01-02")])
+def test_museum_report_refuses_a_bad_window(tmp_path, config_text, dates):
+    done = museum_command(tmp_path, config_text, "report", "--from", dates[0], "--to", dates[1])
+    assert done.status == 2 and "--to" in done.err
