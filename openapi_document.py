@@ -63,7 +63,7 @@ _EVENT_EXAMPLE = {
     "name": "Pirate Coding Workshop",
     "location": "Seven Seas Gallery",
     "eventDescription": "Learn to code like a pirate: treasure maps, loops and parrots.",
-    "dates": ["2030-10-30", "2030-10-31"],
+    "dates": ["2027-10-30", "2027-10-31"],
     "price": 25,
 }
 # The writable fields of an event: the create and update bodies and the event itself.
@@ -89,17 +89,17 @@ _ADMISSION_FIELDS = {
     "admittedBy": {"type": "string", "description": "The user who admitted it."},
 }
 _COUNT = {"type": "integer", "minimum": 0}
-_SALES_ROW_EXAMPLE = {"date": "2030-10-30", "ticketType": "event", "eventId": _EVENT_ID_EXAMPLE,
+_SALES_ROW_EXAMPLE = {"date": "2027-10-30", "ticketType": "event", "eventId": _EVENT_ID_EXAMPLE,
                       "eventName": "Pirate Coding Workshop", "sold": 20, "void": 2,
                       "admitted": 15, "revenue": 450, "currency": "EUR"}
 # A general ticket at the door, and what the door adds to it: the examples of its answers.
 _DOOR_TICKET_EXAMPLE = {"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "general",
-                        "ticketDate": "2030-10-29", "confirmationCode": _CODE_EXAMPLE}
-_ADMITTED_EXAMPLE = {"admittedAt": "2030-10-29T09:14:05Z", "admittedBy": "gate"}
+                        "ticketDate": "2027-10-29", "confirmationCode": _CODE_EXAMPLE}
+_ADMITTED_EXAMPLE = {"admittedAt": "2027-10-29T09:14:05Z", "admittedBy": "gate"}
 # The ticket members of each refusal's example; only those that find a ticket show it.
 _DOOR_REFUSAL_EXAMPLES = {
     "already-admitted": {**_DOOR_TICKET_EXAMPLE, **_ADMITTED_EXAMPLE},
-    "wrong-date": {**_DOOR_TICKET_EXAMPLE, "ticketDate": "2030-10-31", "when": "early"},
+    "wrong-date": {**_DOOR_TICKET_EXAMPLE, "ticketDate": "2027-10-31", "when": "early"},
     "cancelled": {**_DOOR_TICKET_EXAMPLE, "ticketType": "event",
                   "confirmationCode": "ticket-event-a1b2c3-d4e5f",
                   "eventName": "Pirate Coding Workshop"},
@@ -108,9 +108,9 @@ _DOOR_REFUSAL_EXAMPLES = {
     "unknown": {},
 }
 # A wrong date's detail says early or past (museum.wrong_date), for the example's ticket.
-_DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2030-10-31 (in 2 days)"}
+_DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)"}
 _LOOKUP_EXAMPLE = {
-    "date": "2030-10-29",
+    "date": "2027-10-29",
     "tickets": [
         {**_DOOR_TICKET_EXAMPLE, "status": "admitted", "admitted": True, **_ADMITTED_EXAMPLE},
         {**_DOOR_TICKET_EXAMPLE, "ticketId": "5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21",
@@ -255,8 +255,8 @@ DOCUMENT = {
                     "200": _response(
                         "One page of open days.", "application/json",
                         {"$ref": _SCHEMAS + "MuseumHours"},
-                        [{"date": "2030-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
-                         {"date": "2030-10-30", "timeOpen": "09:00", "timeClose": "21:00"}]),
+                        [{"date": "2027-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
+                         {"date": "2027-10-30", "timeOpen": "09:00", "timeClose": "21:00"}]),
                     **_errors(),
                 },
             }
@@ -337,7 +337,7 @@ DOCUMENT = {
                     "content": {
                         "application/json": {
                             "schema": {"$ref": _SCHEMAS + "SpecialEventUpdate"},
-                            "example": {"price": 30, "dates": ["2030-10-30"]},
+                            "example": {"price": 30, "dates": ["2027-10-30"]},
                         },
                     },
                 },
@@ -390,7 +390,7 @@ DOCUMENT = {
                                     "summary": "General admission",
                                     "value": {
                                         "ticketType": "general",
-                                        "ticketDate": "2030-10-29",
+                                        "ticketDate": "2027-10-29",
                                         "email": "visitor@example.com",
                                     },
                                 },
@@ -398,7 +398,7 @@ DOCUMENT = {
                                     "summary": "Event ticket",
                                     "value": {
                                         "ticketType": "event",
-                                        "ticketDate": "2030-10-30",
+                                        "ticketDate": "2027-10-30",
                                         "email": "visitor@example.com",
                                         "phone": "+1 555-0100",
                                         "eventId": _EVENT_ID_EXAMPLE,
@@ -414,7 +414,7 @@ DOCUMENT = {
                         {"$ref": _SCHEMAS + "TicketPurchase"},
                         {"message": "Museum special event ticket purchased",
                          "ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
-                         "ticketDate": "2030-10-30",
+                         "ticketDate": "2027-10-30",
                          "confirmationCode": "ticket-event-a1b2c3-d4e5f",
                          "price": 25, "currency": "EUR",
                          "eventName": "Pirate Coding Workshop", "eventId": _EVENT_ID_EXAMPLE},
@@ -438,7 +438,7 @@ DOCUMENT = {
                      "example": _EVENT_ID_EXAMPLE},
                     {"name": "date", "in": "query", "required": False,
                      "description": "Only the tickets for this date.",
-                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-30"},
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2027-10-30"},
                     {"$ref": "#/components/parameters/Page"},
                     {"$ref": "#/components/parameters/Limit"},
                 ],
@@ -448,7 +448,7 @@ DOCUMENT = {
                         {"type": "array", "maxItems": PAGE_SIZE_MAX,
                          "items": {"$ref": _SCHEMAS + "Ticket"}},
                         [{"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
-                          "ticketDate": "2030-10-30",
+                          "ticketDate": "2027-10-30",
                           "confirmationCode": "ticket-event-a1b2c3-d4e5f", "price": 25,
                           "currency": "EUR", "status": "valid", "eventId": _EVENT_ID_EXAMPLE,
                           "eventName": "Pirate Coding Workshop",
@@ -518,13 +518,13 @@ DOCUMENT = {
                     "required": False,
                     "description": "The day to count; defaults to today at the museum.",
                     "schema": {"$ref": _SCHEMAS + "Date"},
-                    "example": "2030-10-30",
+                    "example": "2027-10-30",
                 }],
                 "responses": {
                     "200": _response(
                         "The day's counts.", "application/json",
                         {"$ref": _SCHEMAS + "AdmissionSummary"},
-                        {"date": "2030-10-30", "sold": {"general": 120, "event": 35},
+                        {"date": "2027-10-30", "sold": {"general": 120, "event": 35},
                          "admitted": {"general": 87, "event": 30},
                          "events": [{"eventId": _EVENT_ID_EXAMPLE,
                                      "name": "Pirate Coding Workshop", "sold": 35,
@@ -563,7 +563,7 @@ DOCUMENT = {
                                 },
                                 "code": {
                                     "summary": "By the random part of the code, on a day",
-                                    "value": {"code": "3fa85f-64571", "date": "2030-10-29"},
+                                    "value": {"code": "3fa85f-64571", "date": "2027-10-29"},
                                 },
                             },
                         }
@@ -592,13 +592,13 @@ DOCUMENT = {
                         "The ticket's admissions.", "application/json",
                         {"$ref": _SCHEMAS + "AdmissionHistory"},
                         {"ticketId": _TICKET_ID_EXAMPLE, "admitted": True,
-                         "admittedAt": "2030-10-29T09:20:41Z", "admittedBy": "door-south",
+                         "admittedAt": "2027-10-29T09:20:41Z", "admittedBy": "door-south",
                          "history": [
-                             {"action": "admitted", "at": "2030-10-29T09:14:05Z",
+                             {"action": "admitted", "at": "2027-10-29T09:14:05Z",
                               "by": "door-north"},
-                             {"action": "undone", "at": "2030-10-29T09:15:12Z",
+                             {"action": "undone", "at": "2027-10-29T09:15:12Z",
                               "by": "door-north"},
-                             {"action": "admitted", "at": "2030-10-29T09:20:41Z",
+                             {"action": "admitted", "at": "2027-10-29T09:20:41Z",
                               "by": "door-south"}]}),
                     **_errors(404, names={403: "NeedsGateRole"}),
                 },
@@ -642,15 +642,15 @@ DOCUMENT = {
                          f"Last day to include; defaults to {AVAILABILITY_DAYS_DEFAULT - 1} "
                          f"days after `startDate`, at most {AVAILABILITY_DAYS_MAX - 1} days "
                          "after it."),
-                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-31"},
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2027-10-31"},
                 ],
                 "responses": {
                     "200": _response(
                         "One entry per day.", "application/json",
                         {"type": "array", "maxItems": AVAILABILITY_DAYS_MAX,
                          "items": {"$ref": _SCHEMAS + "DayAvailability"}},
-                        [{"date": "2030-10-28", "open": False, "general": None, "events": []},
-                         {"date": "2030-10-29", "open": True,
+                        [{"date": "2027-10-28", "open": False, "general": None, "events": []},
+                         {"date": "2027-10-29", "open": True,
                           "general": {"capacity": 500, "sold": 120, "available": 380},
                           "events": [{"eventId": _EVENT_ID_EXAMPLE,
                                       "name": "Pirate Coding Workshop", "capacity": 20,
@@ -677,12 +677,12 @@ DOCUMENT = {
                 "parameters": [
                     {"name": "startDate", "in": "query", "required": False,
                      "description": "First day; defaults to today at the museum.",
-                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-01"},
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2027-10-01"},
                     {"name": "endDate", "in": "query", "required": False,
                      "description": (
                          f"Last day; defaults to `startDate`, at most {REPORT_DAYS_MAX - 1} "
                          "days after it."),
-                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2030-10-31"},
+                     "schema": {"$ref": _SCHEMAS + "Date"}, "example": "2027-10-31"},
                 ],
                 "responses": {
                     "200": {
@@ -722,7 +722,7 @@ DOCUMENT = {
                     "200": _response(
                         "The ticket.", "application/json", {"$ref": _SCHEMAS + "Ticket"},
                         {"ticketId": _TICKET_ID_EXAMPLE, "ticketType": "event",
-                         "ticketDate": "2030-10-30",
+                         "ticketDate": "2027-10-30",
                          "confirmationCode": "ticket-event-a1b2c3-d4e5f", "price": 25,
                          "currency": "EUR", "status": "admitted", "eventId": _EVENT_ID_EXAMPLE,
                          "eventName": "Pirate Coding Workshop", **_ADMITTED_EXAMPLE,
@@ -816,7 +816,7 @@ DOCUMENT = {
                 "required": False,
                 "description": "First date to include; defaults to today at the museum.",
                 "schema": {"$ref": _SCHEMAS + "Date"},
-                "example": "2030-10-29",
+                "example": "2027-10-29",
             },
             "EndDate": {
                 "name": "endDate",
@@ -863,7 +863,7 @@ DOCUMENT = {
                 "required": False,
                 "description": "Client-chosen key that makes retrying a purchase safe.",
                 "schema": {"type": "string", "pattern": _anchored(IDEMPOTENCY_KEY)},
-                "example": "order-2030-10-29-0001",
+                "example": "order-2027-10-29-0001",
             },
             "IfNoneMatch": {
                 "name": "If-None-Match",
@@ -932,7 +932,7 @@ DOCUMENT = {
                 "type": "string",
                 "format": "date",
                 "pattern": _anchored(DATE),
-                "examples": ["2030-10-29"],
+                "examples": ["2027-10-29"],
             },
             "Time": {
                 "type": "string",
@@ -1369,23 +1369,23 @@ DOCUMENT = {
                     "key-reused": _problem_body(
                         409, "This Idempotency-Key was already used with a different request."),
                     "sold-out": _problem_body(
-                        409, "Sold out: no places are left for this event on 2030-10-30.",
-                        reason="sold-out", date="2030-10-30", eventId=_EVENT_ID_EXAMPLE),
+                        409, "Sold out: no places are left for this event on 2027-10-30.",
+                        reason="sold-out", date="2027-10-30", eventId=_EVENT_ID_EXAMPLE),
                 }),
             "EventChangeRefused": _named_problems(
                 "The new dates leave out dates for which tickets were sold, or the new "
                 "capacity is below the tickets sold for a date; nothing was changed. "
                 "`errors` names each such date.", "Problem", {
                     "dates-sold": _problem_body(
-                        409, "Tickets were sold for dates this change removes: 2030-10-31 "
+                        409, "Tickets were sold for dates this change removes: 2027-10-31 "
                         "(2 sold). Keep those dates, or cancel the event.",
                         errors=[{"field": "dates",
-                                 "message": "must keep 2030-10-31: 2 ticket(s) sold for it"}]),
+                                 "message": "must keep 2027-10-31: 2 ticket(s) sold for it"}]),
                     "capacity-below-sold": _problem_body(
-                        409, "More tickets were sold than this capacity allows: 2030-10-31 "
+                        409, "More tickets were sold than this capacity allows: 2027-10-31 "
                         "(2 sold). Keep a capacity of at least the tickets sold.",
                         errors=[{"field": "capacity", "message": "must be at least 2: 2 "
-                                 "ticket(s) sold for 2030-10-31"}]),
+                                 "ticket(s) sold for 2027-10-31"}]),
                 }),
             "NotAdmittable": _door_problem(
                 "The ticket was admitted before (and when, by whom), or is for another day.",

@@ -196,7 +196,7 @@ def test_contacts_expire_under_museum_app_with_one_eraser_per_database(
     store.create_ticket({"ticketId": str(uuid.uuid4()), "ticketType": "general",
                          "ticketDate": long_ago, "eventId": None,
                          "confirmationCode": "ticket-general-abcdef-12345",
-                         "email": "ada@example.org"})
+                         "email": "ada@example.org", "price": 0, "currency": "EUR"})
     store.close()
     (tmp_path / "site.ini").write_text(config_text)
     monkeypatch.setenv("MUSEUM_CONFIG", str(tmp_path / "site.ini"))
