@@ -994,6 +994,18 @@ def door_check(store, secret, today, qr_text=None, code=None):
     return "admittable", ticket
 
 
+TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
+
+
+def ticket_status(ticket):
+    """One of TICKET_STATUSES: a void ticket is void whatever else happened to it."""
+    if ticket["voidedAt"]:
+        return "void"
+    if ticket["cancelled"]:
+        return "cancelled"
+    return "admitted" if ticket["admittedAt"] else "valid"
+
+
 def door_details(ticket):
     """What the door shows of a ticket: never its buyer's email or phone."""
     details = {name: ticket[name] for name in DOOR_FIELDS}
@@ -1166,12 +1178,10 @@ LOOKUP_LIMIT = 20  # tickets answered at most
 def lookup_details(ticket):
     """What a lookup shows of a ticket: the door's details, its event and status; never
     its buyer's email or phone."""
-    status = "cancelled" if ticket["cancelled"] else \
-        "admitted" if ticket["admittedAt"] else "valid"
     details = door_details(ticket)
     if ticket["eventId"]:
         details["eventId"] = ticket["eventId"]
-    return {**details, "status": status, "admitted": bool(ticket["admittedAt"])}
+    return {**details, "status": ticket_status(ticket), "admitted": bool(ticket["admittedAt"])}
 
 
 class TicketLookup:

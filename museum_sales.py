@@ -18,6 +18,7 @@ from museum import (
     json_response,
     parse_query,
     rfc3339,
+    ticket_status,
 )
 
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
@@ -51,7 +52,6 @@ class Ticket:
 
 TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
                       "currency")
-TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
 
 
 def ticket_view(ticket, contacts=False):
@@ -69,14 +69,6 @@ def ticket_view(ticket, contacts=False):
         view["phone"] = ticket["phone"]
     return view
 
-
-def ticket_status(ticket):
-    """One of TICKET_STATUSES: a void ticket is void whatever else happened to it."""
-    if ticket["voidedAt"]:
-        return "void"
-    if ticket["cancelled"]:
-        return "cancelled"
-    return "admitted" if ticket["admittedAt"] else "valid"
 
 
 # -- the availability ----------------------------------------------------------------------

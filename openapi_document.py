@@ -32,6 +32,7 @@ from museum import (
     PRICE_MAX,
     QR_TEXT_LIMIT,
     SALE_HORIZON_DAYS,
+    TICKET_STATUSES,
     TICKET_TYPES,
     TYPED_CODE_LIMIT,
     UNDO_RULE,
@@ -45,7 +46,6 @@ from museum_sales import (
     AVAILABILITY_DAYS_MAX,
     REPORT_COLUMNS,
     REPORT_DAYS_MAX,
-    TICKET_STATUSES,
     TICKET_VIEW_FIELDS,
 )
 
@@ -1212,8 +1212,8 @@ DOCUMENT = {
                     **_TICKET_FIELDS,
                     "eventId": {"type": "string", "format": "uuid",
                                 "description": "Only on event tickets."},
-                    "status": {"type": "string", "enum": ["valid", "admitted", "cancelled"],
-                               "description": "`cancelled`: its event was."},
+                    "status": {"type": "string", "enum": list(TICKET_STATUSES),
+                               "description": "`cancelled`: its event was; `void`: refunded at the desk."},
                     "admitted": {"type": "boolean"},
                     **_ADMISSION_FIELDS,
                 },

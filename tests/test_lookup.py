@@ -89,6 +89,13 @@ def test_a_ticket_is_found_by_its_code_whole_or_its_random_part(client, typed):
         ticket["ticketId"]]
 
 
+def test_a_voided_ticket_is_found_as_void(client):
+    ticket = sell(client)
+    client.delete(f"/v1.1/tickets/{ticket['ticketId']}", headers=ADMIN, status=204)
+    [found] = lookup(client, {"code": ticket["confirmationCode"]}).json["tickets"]
+    assert (found["status"], found["admitted"]) == ("void", False)
+
+
 def test_an_event_ticket_is_found_by_its_random_part(client):
     event = create_event(client, dates=[TODAY])
     ticket = sell(client, event=event)
