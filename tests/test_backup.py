@@ -1,5 +1,5 @@
-"""Keeping the database: `museum backup` while a real service writes, the restore drill the
-README describes, and `museum check` on sound, damaged and outdated databases."""
+"""Keeping the database: `museum backup` while a real service writes, the restore drill of
+docs/backup-and-upgrades.md, and `museum check` on sound, damaged and outdated databases."""
 
 import json
 import os

@@ -8,7 +8,7 @@ without scrolling, and tones and buzzes tell admitted from refused (muted: the b
 Nothing waits a fixed time for the page: each test waits on what the page shows, with a
 deadline. Scans 0.4 s apart are typed through WebDriver's own pauses between keystrokes, as
 a barcode scanner would type them. `MUSEUM_SCREENSHOTS=docs pytest tests/test_door_page.py`
-rewrites the README's pictures.
+rewrites the pictures of docs/door.md.
 """
 
 import pytest

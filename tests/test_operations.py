@@ -117,15 +117,15 @@ def test_host_and_port_flags_win_over_the_configs_socket(tmp_path, config_text):
         assert not sock.exists()
 
 
-def readme_drill():
-    """The commands of README.md's restore drill, one per line."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def documented_drill():
+    """The commands of the restore drill in docs/backup-and-upgrades.md, one per line."""
+    readme = (ROOT / "docs" / "backup-and-upgrades.md").read_text(encoding="utf-8")
     after = readme.split("**The restore drill.**", 1)[1]
     block = after.split("```sh\n", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line.strip()]
 
 
-def test_the_readme_drill_never_touches_the_live_service(tmp_path, config_text):
+def test_the_restore_drill_never_touches_the_live_service(tmp_path, config_text):
     """The drill as written, on a copy of the production layout, while the live service
     sells on its unix socket: the drill's server listens on its own port and every sale
     made through the socket meanwhile lands in the live database."""
@@ -141,7 +141,7 @@ def test_the_readme_drill_never_touches_the_live_service(tmp_path, config_text):
     paths = {"sudo -u museum ": "", "/opt/museum/bin/museum": str(shim),
              "/etc/museum": str(live_dir), "/tmp/drill": str(drill_dir), "8081": "0"}
     lines = []
-    for line in readme_drill():
+    for line in documented_drill():
         for written, here in paths.items():
             line = line.replace(written, here)
         lines.append(line)

@@ -1,5 +1,5 @@
 """The production docs agree with themselves and with the code: one layout (/opt/museum,
-/etc/museum, /var/lib/museum and its backups) in the README, the units and the cron line;
+/etc/museum, /var/lib/museum and its backups) in the docs, the units and the cron line;
 the backup unit's commands, run as written, make a checked copy and keep two weeks; a
 relative database path in a config file is found beside the file, whatever the working
 directory; nginx passes its request id on."""
@@ -18,7 +18,7 @@ import pytest
 import museum
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
+DOCS = "".join(page.read_text() for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 BACKUP_UNIT = ROOT / "docs" / "museum-backup.service"
 INSTALLED = "/opt/museum/bin/museum"
 BACKUPS = "/var/lib/museum/backups"
@@ -107,15 +107,15 @@ def test_the_backup_units_commands_make_a_checked_private_copy_and_keep_two_week
     assert not stale.exists() and recent.exists()
 
 
-def test_the_readme_backs_up_where_the_units_put_things():
+def test_the_docs_back_up_where_the_units_put_things():
     for gone in ("/srv/museum", "/var/backups"):
-        assert gone not in README, gone
-    cron = re.search(r"^15 3 \* \* \* museum (.*)$", README, re.MULTILINE).group(1)
+        assert gone not in DOCS, gone
+    cron = re.search(r"^15 3 \* \* \* museum (.*)$", DOCS, re.MULTILINE).group(1)
     assert cron.startswith(f"{INSTALLED} backup --config /etc/museum/museum.ini {BACKUPS}/")
     assert f"find {BACKUPS} " in cron
     for argv in systemd_commands(BACKUP_UNIT.read_text()):
         assert BACKUPS in " ".join(argv)
-    drill = README.split("**The restore drill.**")[1].split("```sh\n")[1].split("```")[0]
+    drill = DOCS.split("**The restore drill.**")[1].split("```sh\n")[1].split("```")[0]
     assert "/etc/museum/museum.ini" in drill
 
 

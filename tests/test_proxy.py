@@ -250,7 +250,7 @@ def https_request(port, cert, method, target, body=None, headers=None):
 
 @pytest.fixture
 def nginx_site(tmp_path, config_text):
-    """`museum serve` on a unix socket with SECURITY.md's [server] settings, behind
+    """`museum serve` on a unix socket with docs/security.md's [server] settings, behind
     docs/nginx.conf: (HTTP port, HTTPS port, certificate, museum server, nginx's log)."""
     if nginx_binary() is None:
         pytest.skip("nginx is not installed (Debian: apt-get install nginx-light); "
@@ -268,8 +268,8 @@ def nginx_site(tmp_path, config_text):
 
 
 def security_md_socket_config():
-    """The `[server]` example of SECURITY.md for nginx on the same machine."""
-    text = (ROOT / "SECURITY.md").read_text()
+    """The `[server]` example of docs/security.md for nginx on the same machine."""
+    text = (ROOT / "docs" / "security.md").read_text()
     block = re.search(r"```ini\n(\[server\]\nunix_socket = .*?)```", text, re.S).group(1)
     assert f"public_url = {PUBLIC}\n" in block
     return block

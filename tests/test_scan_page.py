@@ -10,7 +10,7 @@ password until the script gives up, so a page that let the browser ask would sho
 
 Needs Debian's `chromium` and `chromium-driver` (CI installs them); skipped without them.
 Screenshots go to tmp_path; `MUSEUM_SCREENSHOTS=docs pytest tests/test_scan_page.py`
-rewrites the README's.
+rewrites those of docs/door.md.
 """
 
 import json

@@ -1,5 +1,5 @@
 """Security properties: the cost of a failed login, the credential cache, brute force, safe
-headers, logs without secrets, the trusted reverse proxy, and the rotations SECURITY.md
+headers, logs without secrets, the trusted reverse proxy, and the rotations docs/security.md
 describes. The real-server tests run `museum serve` and connect from two loopback addresses
 (127.0.0.1 and 127.0.0.2) to act as two clients.
 """
@@ -242,15 +242,15 @@ def test_logs_never_hold_passwords_authorization_emails_or_phones(tmp_path, conf
 # -- behind a TLS-terminating reverse proxy ------------------------------------------------
 
 def security_md_proxy_config():
-    """The `[server]` example of SECURITY.md for a proxy over TCP, which this test runs as
+    """The `[server]` example of docs/security.md for a proxy over TCP, which this test runs as
     written."""
-    text = (ROOT / "SECURITY.md").read_text()
+    text = (ROOT / "docs" / "security.md").read_text()
     return re.search(r"```ini\n(\[server\]\nhost = .*?)```", text, re.S).group(1)
 
 
 @pytest.mark.slow
 def test_proxy_headers_are_honoured_only_from_the_trusted_address(tmp_path, config_text):
-    """SECURITY.md's config trusts 127.0.0.1 as the proxy. Its X-Forwarded-* headers make the
+    """docs/security.md's config trusts 127.0.0.1 as the proxy. Its X-Forwarded-* headers make the
     client address (logs, lock-out) and the public URLs (Link); the same headers from
     127.0.0.2 are dropped, so a direct client can neither hide nor frame another address."""
     config = config_text.replace("[users]\n", f"[users]\nclerk = visitor:{quick_hash('clerk')}\n")
@@ -293,7 +293,7 @@ def test_proxy_headers_are_honoured_only_from_the_trusted_address(tmp_path, conf
     assert "198.51.100.1" not in log and "192.0.2." not in log
 
 
-# -- the rotations SECURITY.md describes ---------------------------------------------------
+# -- the rotations docs/security.md describes ----------------------------------------------
 
 def test_replacing_the_demo_passwords_leaves_no_demo_user(tmp_path):
     shipped = (ROOT / "museum.ini").read_text()
@@ -308,7 +308,7 @@ def test_replacing_the_demo_passwords_leaves_no_demo_user(tmp_path):
 
 def test_rotating_the_generated_qr_secret_makes_old_codes_read_as_forged(tmp_path, config,
                                                                           db_path, store):
-    """SECURITY.md: stop the service, delete the stored secret, start again."""
+    """docs/security.md: stop the service, delete the stored secret, start again."""
     client = webtest.TestApp(museum.create_app(config, store=store, clock=lambda: NOW))
     ticket = client.post_json(TICKETS, {"ticketType": "general", "ticketDate": "2026-11-24",
                                         "email": "ada@example.org"}, headers=VISITOR).json

@@ -1,5 +1,5 @@
 """docs/museum.service and its backup timer: systemd accepts them, the service keeps the
-layout README.md describes, sandboxed to an exposure below 3.0 ("OK"), and the README shows
+layout docs/production.md describes, sandboxed to an exposure below 3.0 ("OK"), and that page shows
 it as shipped, with that figure."""
 
 import re
@@ -68,7 +68,7 @@ def test_the_unit_is_sandboxed_to_an_exposure_below_3_as_the_readme_says():
                             capture_output=True, text=True, timeout=60, check=False)
     figure, rating = EXPOSURE.search(result.stdout).groups()
     assert float(figure) < 3.0 and rating == "OK", result.stdout[-2000:]
-    production = (ROOT / "README.md").read_text().split("## Running in production")[1]
+    production = (ROOT / "docs" / "production.md").read_text().split("## On one server")[1]
     assert f"exposure {figure} (OK)" in production.split("\n## ")[0]
 
 
@@ -89,14 +89,14 @@ def test_systemd_accepts_the_unit_and_the_backup_timer(tmp_path):
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
-def test_the_readme_shows_the_unit_as_shipped():
-    assert f"```ini\n{UNIT.read_text()}```" in (ROOT / "README.md").read_text()
+def test_the_production_page_shows_the_unit_as_shipped():
+    assert f"```ini\n{UNIT.read_text()}```" in (ROOT / "docs" / "production.md").read_text()
 
 
-def test_the_readme_config_puts_socket_and_database_where_unit_and_nginx_expect_them():
-    readme = (ROOT / "README.md").read_text()
+def test_the_production_config_puts_socket_and_database_where_unit_and_nginx_expect_them():
+    readme = (ROOT / "docs" / "production.md").read_text()
     block = re.search(r"```ini\n(\[server\]\nunix_socket = .*?)```", readme, re.DOTALL).group(1)
-    config = museum.parse_config(block, "README.md")
+    config = museum.parse_config(block, "docs/production.md")
     unit = settings(UNIT.read_text())
     socket = config["server"]["unix_socket"]
     assert socket.startswith(f"/run/{unit['RuntimeDirectory']}/")

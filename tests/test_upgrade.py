@@ -212,7 +212,7 @@ def test_schema_findings_name_each_missing_table_column_and_index_once(request, 
 @pytest.mark.parametrize("name", ["v1", "v5"])
 def test_migrate_leaves_the_old_database_whole_for_a_rollback(tmp_path, db_path, config_text,
                                                               name):
-    """The README's rollback copies PATH.vN.bak over the database: it must be the old
+    """The documented rollback copies PATH.vN.bak over the database: it must be the old
     database, at its schema version with every row, for the old version to run it."""
     load_sqlite_fixture(name, db_path)
     as_loaded = dump(db_path)
@@ -221,7 +221,7 @@ def test_migrate_leaves_the_old_database_whole_for_a_rollback(tmp_path, db_path,
     assert version(db_path) == CURRENT
     copy = f"{db_path}.v{as_loaded[0]}.bak"
     assert dump(copy) == as_loaded
-    for log_file in (f"{db_path}-wal", f"{db_path}-shm"):  # as the README's rollback says
+    for log_file in (f"{db_path}-wal", f"{db_path}-shm"):  # as the documented rollback says
         if os.path.exists(log_file):
             os.remove(log_file)
     shutil.copy2(copy, db_path)
