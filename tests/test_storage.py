@@ -835,12 +835,16 @@ def in_flight(url, *statements):
         conn.commit()
 
 
-def blocked(action):
-    """Start `action` in a thread; return its future once it is seen waiting."""
+def blocked(url, action):
+    """Start `action` in a thread; return its future once the server shows its connection
+    waiting for a lock the other transaction holds."""
     runner = ThreadPoolExecutor(1)
     future = runner.submit(action)
     runner.shutdown(wait=False)
-    time.sleep(0.5)
+    waiting = ("SELECT count(*) FROM pg_stat_activity "
+               "WHERE datname = current_database() AND wait_event_type = 'Lock'")
+    wait_until(lambda: PostgresBackend(url).rows(waiting) == [(1,)] or future.done(), 30,
+               what="a wait for the other transaction")
     assert not future.done(), "did not wait for the other transaction"
     return future
 
@@ -851,7 +855,7 @@ def test_a_sale_waits_for_a_cancellation_in_flight_then_is_refused(postgres_url)
     event_id = opened.create_event(event())["eventId"]
     with in_flight(postgres_url, ("UPDATE events SET cancelled = true WHERE id = %s",
                                   (event_id,))):
-        sale = blocked(lambda: opened.create_ticket(event_ticket(event_id)))
+        sale = blocked(postgres_url, lambda: opened.create_ticket(event_ticket(event_id)))
     with pytest.raises(storage.NotFound):
         sale.result(timeout=30)
     assert backend.rows("SELECT count(*) FROM tickets") == [(0,)]
@@ -874,7 +878,7 @@ def test_a_retry_waits_for_its_key_in_flight_then_replays(postgres_url, server_d
                      first["email"])),
                    ("INSERT INTO idempotency_keys (user_name, key, fingerprint, ticket_id) "
                     "VALUES ('visitor', 'key-1', 'body-a', %s)", (first["ticketId"],))):
-        retry = blocked(lambda: opened.create_ticket(ticket(), ("visitor", "key-1", "body-a")))
+        retry = blocked(postgres_url, lambda: opened.create_ticket(ticket(), ("visitor", "key-1", "body-a")))
     replayed, created = retry.result(timeout=30)
     assert not created and replayed["ticketId"] == first["ticketId"]
     assert backend.rows("SELECT count(*) FROM tickets") == [(1,)]

@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
@@ -21,7 +20,7 @@ import storage
 import ticket_image
 from conftest import ADMIN, NOW, TODAY, VISITOR, assert_problem
 from qr import read_qr
-from serving import ROOT
+from serving import ROOT, wait_until
 from ticketing import EVENTS, UNKNOWN_ID, body, buy, cancel_event, create_event, qr_path, query
 
 SECRET = "door-secret-7f3a9c1e5b2d4f6a8c0e"
@@ -199,26 +198,32 @@ def test_each_ticket_is_drawn_once_per_process(client, renders):
     assert [text.split(":")[1] for _, _, text in renders] == [first, second]
 
 
-def test_concurrent_first_requests_draw_the_ticket_once(client, renders, monkeypatch):
+def test_concurrent_first_requests_draw_the_ticket_once(client, store, renders, monkeypatch):
     ticket_id = buy(client, body()).json["ticketId"]
-    drawing = ticket_image.render_ticket
+    drawing, reading = ticket_image.render_ticket, store.get_ticket
+    read, all_read = [], threading.Event()
 
-    def slow(*args):
-        time.sleep(0.2)  # a window in which the other requests arrive
+    def read_ticket(*args):
+        ticket = reading(*args)
+        read.append(ticket)
+        return ticket
+
+    def held(*args):
+        # The first drawing waits until all six requests have read the ticket and want
+        # its image: each that did not wait for this drawing would draw one of its own.
+        all_read.wait(timeout=30)
         return drawing(*args)
 
-    monkeypatch.setattr(ticket_image, "render_ticket", slow)
+    monkeypatch.setattr(store, "get_ticket", read_ticket)
+    monkeypatch.setattr(ticket_image, "render_ticket", held)
     client.get("/v1.1/museum-hours", headers=VISITOR, status=200)  # signed in before they start
-    start = threading.Barrier(6)
     bodies = []
-
-    def get():
-        start.wait(timeout=10)
-        bodies.append(fetch(client, ticket_id).body)
-
-    threads = [threading.Thread(target=get) for _ in range(6)]
+    threads = [threading.Thread(target=lambda: bodies.append(fetch(client, ticket_id).body))
+               for _ in range(6)]
     for thread in threads:
         thread.start()
+    wait_until(lambda: len(read) == 6, 30, what="six requests reading the ticket")
+    all_read.set()
     for thread in threads:
         thread.join(timeout=30)
     assert len(bodies) == 6 and len(set(bodies)) == 1
