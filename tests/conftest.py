@@ -1,12 +1,14 @@
 """Shared fixtures: a WebTest client over a fresh sqlite file per test, with a fixed clock."""
 
 import base64
+import io
 import json
 from datetime import datetime, timezone
 
 import pytest
 import webtest
 
+import access_log
 import museum
 import museum_config
 import storage
@@ -75,6 +77,17 @@ def make_client(store):
 @pytest.fixture
 def client(make_client, config):
     return make_client(config)
+
+
+@pytest.fixture
+def logged_client(config, store):
+    """A client whose access lines are written at once to `.lines`."""
+    lines = io.StringIO()
+    app = museum.create_app(config, store=store, clock=lambda: NOW,
+                            access=access_log.AccessLogWriter(lines, flush_seconds=0))
+    client = webtest.TestApp(app, lint=True)
+    client.lines = lines
+    return client
 
 
 def basic(name, password):

@@ -2,7 +2,6 @@
 version, a database and a socket served by one process only, files that stay the service
 user's, contacts that expire however the app is hosted, and logs that can be followed."""
 
-import io
 import json
 import logging
 import os
@@ -23,7 +22,6 @@ from datetime import date, timedelta
 import pytest
 import webtest
 
-import access_log
 import museum
 import museum_config
 import museum_locks
@@ -325,17 +323,6 @@ def test_a_new_database_made_as_root_is_its_directorys_owners(tmp_path, config_t
 
 
 # -- logs an operator can follow -------------------------------------------------------------
-
-@pytest.fixture
-def logged_client(config, store):
-    """A client whose access lines are written at once to `.lines`."""
-    lines = io.StringIO()
-    app = museum.create_app(config, store=store, clock=lambda: NOW,
-                            access=access_log.AccessLogWriter(lines, flush_seconds=0))
-    client = webtest.TestApp(app, lint=True)
-    client.lines = lines
-    return client
-
 
 @pytest.mark.parametrize("path, headers, status", [
     ("/healthz", {}, 200),
