@@ -5,10 +5,7 @@ The QR text is `MUSEUM1:{ticketId}:{confirmationCode}:{tag}`, the tag an HMAC un
 secret that comes from `[tickets] qr_secret` or is generated once and kept in the database.
 """
 
-import os
 import re
-import subprocess
-import sys
 import threading
 from datetime import date, datetime, timedelta, timezone
 
@@ -20,7 +17,8 @@ import storage
 import ticket_image
 from conftest import ADMIN, NOW, TODAY, VISITOR, assert_problem
 from qr import read_qr
-from serving import ROOT, wait_until
+from serving import wait_until
+from commands import verify_command
 from ticketing import EVENTS, UNKNOWN_ID, body, buy, cancel_event, create_event, qr_path, query
 
 SECRET = "door-secret-7f3a9c1e5b2d4f6a8c0e"
@@ -364,28 +362,13 @@ def test_verify_ticket_gives_the_doors_verdict(store, scanned, word, mentions):
     assert_verdict(verdict, door, word, mentions)
 
 
-def verify_command(directory, text, config_text, db_path):
-    """Run `museum verify-ticket TEXT` as the door would: (exit status, stdout, stderr)."""
-    config = directory / "door.ini"
-    config.write_text(config_text, encoding="utf-8")
-    environ = {name: value for name, value in os.environ.items()
-               if not name.startswith("MUSEUM_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "museum", "verify-ticket", text, "--config", str(config),
-         "--db", db_path],
-        cwd=directory, capture_output=True, text=True, timeout=60,
-        env={**environ, "PYTHONPATH": str(ROOT)},
-    )
-    return done.returncode, done.stdout, done.stderr
-
-
 @pytest.mark.parametrize("scanned, word, mentions", VERDICTS)
 def test_the_verify_ticket_command_prints_the_verdict(tmp_path, store, db_path, scanned, word,
                                                       mentions):
     door = Door(store, SECRET, datetime.now(timezone.utc).date())  # the command's today is real
     status, out, err = verify_command(
-        tmp_path, door.texts[scanned],
-        f"[museum]\ntimezone = UTC\n[tickets]\nqr_secret = {SECRET}\n", db_path)
+        tmp_path, door.texts[scanned], db_path,
+        f"[museum]\ntimezone = UTC\n[tickets]\nqr_secret = {SECRET}\n")
     assert_verdict(out.strip(), door, word, mentions)
     assert (status == 0) == (word == "valid"), (status, err)
     assert err == ""
@@ -395,6 +378,5 @@ def test_the_verify_ticket_command_reads_a_generated_secret_from_the_database(
         tmp_path, store, db_path):
     secret = store.setting("qr_secret", "generated-at-first-start-0123456789abcdef")
     door = Door(store, secret, datetime.now(timezone.utc).date())
-    status, out, _ = verify_command(tmp_path, door.texts["general"],
-                                    "[museum]\ntimezone = UTC\n", db_path)
+    status, out, _ = verify_command(tmp_path, door.texts["general"], db_path)
     assert (status, out.split(":")[0]) == (0, "valid")
