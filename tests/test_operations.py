@@ -2,6 +2,8 @@
 version, a database and a socket served by one process only, files that stay the service
 user's, contacts that expire however the app is hosted, and logs that can be followed."""
 
+import base64
+import hashlib
 import json
 import logging
 import os
@@ -32,7 +34,7 @@ from openapi_document import DOCUMENT
 from serving import ROOT, _stopped_at_end, running_server, start_process, wait_until
 from test_proxy import UnixConnection, unix_request
 from storage.sqlite import SQLiteStore
-from ticketing import EVENTS, open_days, query
+from ticketing import EVENTS, open_days, query, write_locked
 
 HOURS = "/v1.1/museum-hours"
 
@@ -224,19 +226,23 @@ def eraser_waits_for_its_lock():
 
 # -- passwords at start-up ---------------------------------------------------------------
 
+def made_up_full_cost_hash():
+    """A hash in the documented form scrypt$N$r$p$salt$key at the full cost, as a museum's
+    own would be (made up: making 48 real ones would take a minute)."""
+    salt, key = (base64.b64encode(os.urandom(size)).decode() for size in (16, 64))
+    return f"scrypt$131072$8$1${salt}${key}"
+
+
 def test_fifty_users_start_without_hashing_a_password(monkeypatch, caplog):
-    # Hashes of the full cost, as a museum's own would be (made up: making 48 real ones
-    # would take a minute).
-    users = {f"gate-{number:02d}": museum_config._scrypt_hash(
-        2**17, 8, 1, os.urandom(16), os.urandom(64)) for number in range(48)}
+    users = {f"gate-{number:02d}": made_up_full_cost_hash() for number in range(48)}
     users["old"] = museum_config.hash_password("old-pass", n=2**14)  # weak, not demo
     users["demo"] = sorted(museum_config.DEMO_PASSWORD_HASHES)[0]
     text = "[users]\n" + "".join(f"{name} = gate:{hashed}\n" for name, hashed in users.items())
     config = museum.parse_config(text, "site.ini")
     hashed = []
-    scrypt = museum_config._scrypt
-    monkeypatch.setattr(museum_config, "_scrypt",
-                        lambda *args: hashed.append(args) or scrypt(*args))
+    scrypt = hashlib.scrypt
+    monkeypatch.setattr(hashlib, "scrypt",
+                        lambda *args, **kwargs: hashed.append(args) or scrypt(*args, **kwargs))
     with caplog.at_level(logging.WARNING, logger="museum"):
         museum.create_app(config, store=storage.open_store(":memory:"), exposed_on=None)
     assert hashed == []
@@ -352,13 +358,11 @@ def test_a_warning_logged_for_a_request_names_its_id(config, tmp_path, monkeypat
     path = str(tmp_path / "museum.sqlite3")
     client = webtest.TestApp(museum.create_app(config, store=storage.open_store(path),
                                                clock=lambda: NOW))
-    blocker = storage.open_store(path)
     caplog.clear()  # the start-up's own warnings
-    with blocker._transaction(), caplog.at_level(logging.WARNING, logger="museum"):
+    with write_locked(path), caplog.at_level(logging.WARNING, logger="museum"):
         res = client.post_json(EVENTS, {"name": "A", "location": "B", "eventDescription": "C",
                                         "dates": ["2026-12-01"], "price": 1},
                                headers={**ADMIN, "X-Request-Id": "req-7"}, status=503)
-    blocker.close()
     assert res.headers["X-Request-Id"] == "req-7"
     assert [record.getMessage().endswith("(request req-7)") for record in caplog.records] \
         == [True]

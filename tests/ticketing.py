@@ -20,7 +20,7 @@ validation again.
 
 import json
 import sqlite3
-from contextlib import closing
+from contextlib import closing, contextmanager
 from datetime import datetime, timedelta, timezone
 
 import museum
@@ -105,6 +105,18 @@ def query(db_path, sql, *args):
     """Every row of `sql` over the sqlite file, read on a connection of its own."""
     with closing(sqlite3.connect(db_path)) as conn:
         return conn.execute(sql, args).fetchall()
+
+
+@contextmanager
+def write_locked(db_path):
+    """Another process in the middle of a write to the sqlite file: its connection holds
+    the write lock until the block ends, then writes nothing."""
+    with closing(sqlite3.connect(db_path, isolation_level=None)) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        finally:
+            conn.execute("ROLLBACK")
 
 
 def ticket_count(db_path):
