@@ -1,6 +1,7 @@
 """Shared fixtures: a WebTest client over a fresh sqlite file per test, with a fixed clock."""
 
 import base64
+import importlib.util
 import io
 import json
 from datetime import datetime, timezone
@@ -88,6 +89,16 @@ def logged_client(config, store):
     client = webtest.TestApp(app, lint=True)
     client.lines = lines
     return client
+
+
+@pytest.fixture
+def fresh_museum():
+    """museum.py imported afresh, as a WSGI host's new process imports it: its module-level
+    `app` is not built yet."""
+    spec = importlib.util.spec_from_file_location("museum", museum.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def basic(name, password):

@@ -40,13 +40,12 @@ def test_demo_password_refused_by_create_app():
     assert "\n" not in message
 
 
-def test_demo_password_refused_by_the_module_level_app(tmp_path, monkeypatch):
+def test_demo_password_refused_by_the_module_level_app(tmp_path, monkeypatch, fresh_museum):
     (tmp_path / "museum.ini").write_text(SHIPPED)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MUSEUM_CONFIG", raising=False)
-    monkeypatch.setattr(museum, "_default_app", None)
     with pytest.raises(museum.ConfigError, match="museum hash-password"):
-        webtest.TestApp(museum.app).get("/healthz")
+        webtest.TestApp(fresh_museum.app).get("/healthz")
     assert not (tmp_path / "museum.sqlite3").exists()
 
 

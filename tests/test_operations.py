@@ -189,7 +189,7 @@ def live_sale(sock, purchase, with_id=False):
 # -- contacts expire however the service is run ------------------------------------------
 
 def test_contacts_expire_under_museum_app_with_one_eraser_per_database(
-        tmp_path, config_text, monkeypatch):
+        tmp_path, config_text, monkeypatch, fresh_museum):
     database = tmp_path / "embedded.sqlite3"
     store = storage.open_store(str(database))
     long_ago = (date.today() - timedelta(days=400)).isoformat()
@@ -201,11 +201,10 @@ def test_contacts_expire_under_museum_app_with_one_eraser_per_database(
     (tmp_path / "site.ini").write_text(config_text)
     monkeypatch.setenv("MUSEUM_CONFIG", str(tmp_path / "site.ini"))
     monkeypatch.setenv("MUSEUM_STORAGE_URL", str(database))
-    monkeypatch.setattr(museum, "_default_app", None)
     emails = "SELECT count(*) FROM tickets WHERE email <> ''"
     # Another process's eraser holds the database's lock: this one waits for it.
     with museum_locks.try_lock(f"{database}.erase.lock"):
-        webtest.TestApp(museum.app).get("/healthz", status=200)
+        webtest.TestApp(fresh_museum.app).get("/healthz", status=200)
         wait_until(lambda: eraser_waits_for_its_lock(), 10, what="the eraser waiting")
         assert query(database, emails) == [(1,)]
     wait_until(lambda: query(database, emails) == [(0,)], 10, what="the erasure")
@@ -396,14 +395,14 @@ def test_the_log_level_is_an_option(tmp_path):
         museum.parse_config("[log]\nlevel = verbose\n", "site.ini")
 
 
-def test_the_log_level_applies_to_an_embedded_app(tmp_path, config_text, monkeypatch):
+def test_the_log_level_applies_to_an_embedded_app(tmp_path, config_text, monkeypatch,
+                                                   fresh_museum):
     (tmp_path / "site.ini").write_text(config_text)
     monkeypatch.setenv("MUSEUM_CONFIG", str(tmp_path / "site.ini"))
     monkeypatch.setenv("MUSEUM_STORAGE_URL", str(tmp_path / "embedded.sqlite3"))
     monkeypatch.setenv("MUSEUM_LOG_LEVEL", "warning")
-    monkeypatch.setattr(museum, "_default_app", None)
     monkeypatch.setattr(museum.log, "level", museum.log.level)  # restored after the test
-    webtest.TestApp(museum.app).get("/healthz", status=200)
+    webtest.TestApp(fresh_museum.app).get("/healthz", status=200)
     assert museum.log.getEffectiveLevel() == logging.WARNING
     assert logging.getLogger("museum.storage").getEffectiveLevel() == logging.WARNING
 
