@@ -54,15 +54,15 @@ class Backend:
 
     def __init__(self, url):
         self.url = url
-        self._opened = []
+        self.stores = []
 
     def open(self):
         opened = storage.open_store(self.url)
-        self._opened.append(opened)
+        self.stores.append(opened)
         return opened
 
     def close_all(self):
-        for opened in self._opened:
+        for opened in self.stores:
             opened.close()
 
 
