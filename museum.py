@@ -41,7 +41,6 @@ from museum_config import (
     DATE,
     GATE_ROLE,
     PRICE_MAX,
-    ROLES,
     VISITOR_ROLE,
     ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
     check_password,
@@ -466,48 +465,6 @@ class SafeHeaders:
         resp.set_header("X-Content-Type-Options", "nosniff")
         if resp.get_header("Cache-Control") is None:
             resp.set_header("Cache-Control", "no-store")
-
-
-class Authenticator:
-    """HTTP Basic sign-in (museum_auth.Logins), then the role the resource declares for the
-    method. Deny by default: a resource that needs credentials declares `needed_roles` for
-    every method it serves, HEAD taking GET's; a method it does not declare is answered 405.
-    """
-
-    CHALLENGE = {"WWW-Authenticate": 'Basic realm="museum", charset="UTF-8"'}
-
-    def __init__(self, logins):
-        self.logins = logins
-
-    def process_resource(self, req, resp, resource, params):
-        if resource is None or not getattr(resource, "auth_required", True):
-            return
-        try:
-            user = self.logins.sign_in(req.remote_addr, req.get_header("Authorization"))
-        except museum_auth.NotSignedIn:
-            raise Problem(401, "Valid credentials are required.",
-                          headers=self.CHALLENGE) from None
-        except museum_auth.TryLater as later:
-            raise Problem(429, later.detail,
-                          headers={"Retry-After": str(later.seconds)}) from None
-        declared = getattr(resource, "needed_roles", {})
-        needed = declared.get("GET" if req.method == "HEAD" else req.method)
-        if needed is None:
-            allowed = [*declared, "HEAD"] if "GET" in declared else list(declared)
-            raise falcon.HTTPMethodNotAllowed(allowed)
-        if ROLES.index(user.role) < ROLES.index(needed):
-            raise Problem(403, f"This needs the {needed} role.")
-        req.context.user = user
-
-
-def authenticator_for(config, accounts=None):
-    """The Authenticator of `config`'s [auth] settings, over its [users] unless `accounts`
-    are given (the mock's)."""
-    auth = config["auth"]
-    return Authenticator(museum_auth.Logins(
-        accounts or museum_auth.ConfiguredUsers(config.users),
-        max_failures=auth["max_failures"], max_address_failures=auth["max_address_failures"],
-        failure_window=auth["failure_window"], lockout=auth["lockout"]))
 
 
 # ============================================================================================
@@ -1346,7 +1303,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
     today = museum_today(config["museum"]["timezone"], clock)
-    authenticator = authenticator or authenticator_for(config)
+    authenticator = authenticator or museum_auth.authenticator_for(config)
     access = access or access_log.open_access_log(config)
     logging_middleware = [AccessLog(access)] if access else []
     app = App(middleware=[RequestId(), *logging_middleware, SafeHeaders(), *middleware,

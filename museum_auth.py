@@ -1,10 +1,10 @@
 """Signing in: who a request's HTTP Basic credentials name, and when to refuse to look.
 
-Accounts say who may sign in. Two kinds are peers behind one small interface (`knows`,
-`is_fast`, `check`): the configured [users] (`ConfiguredUsers`), each with a password kept as
-a slow scrypt hash or a device key kept as a fast salted digest, and the mock's
-`AnyCredentials`. `Logins` decides, for each request, how much work its credentials are
-worth, in this order:
+Accounts say who may sign in. Every kind implements the small interface of `Accounts`
+(`knows`, `is_fast`, `check`), as peers: the configured [users] (`ConfiguredUsers`), each
+with a password kept as a slow scrypt hash or a device key kept as a fast salted digest,
+and the mock's `AnyCredentials`. `Logins` decides, for each request, how much work its
+credentials are worth, in this order:
 
 1. no credentials, or a malformed Authorization header: not signed in, and nothing counted
    (a missing header is the normal first step of HTTP Basic);
@@ -15,8 +15,8 @@ worth, in this order:
 5. a password (or an unknown name, which pays the same hash): refused with 429 while its
    (address, name) or its address is locked out, else checked in turn (`CheckQueue`).
 
-Nothing here knows HTTP: museum.py's middleware turns `NotSignedIn` into 401 and `TryLater`
-into 429.
+Only the last section knows HTTP: the `Authenticator` middleware turns `NotSignedIn` into
+401 and `TryLater` into 429, then checks the role each resource declares.
 """
 
 import base64
@@ -31,7 +31,16 @@ import secrets
 import threading
 import time
 
-from museum_config import ADMIN_ROLE, User, check_password, is_key_digest, unknown_user_hash
+import falcon
+
+from museum_config import (
+    ADMIN_ROLE,
+    ROLES,
+    User,
+    check_password,
+    is_key_digest,
+    unknown_user_hash,
+)
 
 log = logging.getLogger("museum.auth")
 
@@ -53,7 +62,24 @@ class TryLater(Exception):
 # Accounts
 # ============================================================================================
 
-class ConfiguredUsers:
+class Accounts:
+    """Who may sign in: the interface every kind of account implements."""
+
+    def knows(self, name):
+        """Whether `name` is an account's; unknown names share one queue of checks."""
+        raise NotImplementedError
+
+    def is_fast(self, name):
+        """Whether `name`'s check takes microseconds (a generated key), so it needs no turn
+        and no lock-out."""
+        raise NotImplementedError
+
+    def check(self, name, password):
+        """The User `name` and `password` sign in as, or None; the same cost either way."""
+        raise NotImplementedError
+
+
+class ConfiguredUsers(Accounts):
     """The [users] of the config: a password (scrypt) or a device key (fast digest) each."""
 
     def __init__(self, users):
@@ -66,18 +92,19 @@ class ConfiguredUsers:
         return name in self.users
 
     def is_fast(self, name):
-        """Whether `name` signs in with a device key, checked in microseconds."""
+        """Whether `name` signs in with a device key."""
         user = self.users.get(name)
         return user is not None and is_key_digest(user.password_hash)
 
     def check(self, name, password):
-        """The User if `password` is `name`'s, else None; always one hash."""
+        """The User if `password` is `name`'s, else None; always one hash (a dummy one for
+        an unknown name)."""
         user = self.users.get(name)
         valid = check_password(password, user.password_hash if user else self._unknown_user_hash)
         return user if valid and user else None
 
 
-class AnyCredentials:
+class AnyCredentials(Accounts):
     """The mock's accounts: any name and password sign in, as an admin of that name."""
 
     def knows(self, name):
@@ -357,3 +384,49 @@ def basic_credentials(header):
         return None
     name, colon, password = decoded.partition(":")
     return (name, password) if colon else None
+
+
+# ============================================================================================
+# The middleware: signing in and roles over HTTP
+# ============================================================================================
+
+class Authenticator:
+    """HTTP Basic sign-in (`Logins`), then the role the resource declares for the method.
+    Deny by default: a resource that needs credentials declares `needed_roles` for every
+    method it serves, HEAD taking GET's; a method it does not declare is answered 405. The
+    app's error serializer writes these errors as problem+json."""
+
+    CHALLENGE = 'Basic realm="museum", charset="UTF-8"'
+
+    def __init__(self, logins):
+        self.logins = logins
+
+    def process_resource(self, req, resp, resource, params):
+        if resource is None or not getattr(resource, "auth_required", True):
+            return
+        try:
+            user = self.logins.sign_in(req.remote_addr, req.get_header("Authorization"))
+        except NotSignedIn:
+            raise falcon.HTTPUnauthorized(description="Valid credentials are required.",
+                                          challenges=[self.CHALLENGE]) from None
+        except TryLater as later:
+            raise falcon.HTTPTooManyRequests(description=later.detail,
+                                             retry_after=later.seconds) from None
+        declared = getattr(resource, "needed_roles", {})
+        needed = declared.get("GET" if req.method == "HEAD" else req.method)
+        if needed is None:
+            allowed = [*declared, "HEAD"] if "GET" in declared else list(declared)
+            raise falcon.HTTPMethodNotAllowed(allowed)
+        if ROLES.index(user.role) < ROLES.index(needed):
+            raise falcon.HTTPForbidden(description=f"This needs the {needed} role.")
+        req.context.user = user
+
+
+def authenticator_for(config, accounts=None):
+    """The Authenticator of `config`'s [auth] settings, over its [users] unless other
+    `accounts` are given (the mock's)."""
+    auth = config["auth"]
+    return Authenticator(Logins(
+        accounts or ConfiguredUsers(config.users),
+        max_failures=auth["max_failures"], max_address_failures=auth["max_address_failures"],
+        failure_window=auth["failure_window"], lockout=auth["lockout"]))

@@ -5,8 +5,8 @@
 from datetime import timedelta
 
 import storage
-from museum import authenticator_for, create_app, museum_today, new_uuid, utc_now
-from museum_auth import AnyCredentials
+from museum import create_app, museum_today, new_uuid, utc_now
+from museum_auth import AnyCredentials, authenticator_for
 
 
 def create_mock_app(config):

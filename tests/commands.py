@@ -27,3 +27,10 @@ def museum_command(directory, config_text, *args):
                           cwd=directory, capture_output=True, text=True, timeout=120,
                           env={**environ, "PYTHONPATH": str(ROOT)})
     return Done(done.returncode, done.stdout.strip(), done.stderr.strip())
+
+
+def verify_command(directory, text, db_path, config_text="[museum]\ntimezone = UTC\n"):
+    """`museum verify-ticket TEXT --db DB_PATH`, as the door runs it: (exit status, stdout,
+    stderr)."""
+    done = museum_command(directory, config_text, "verify-ticket", text, "--db", str(db_path))
+    return done.status, done.out, done.err

@@ -1,12 +1,15 @@
 """Shared fixtures: a WebTest client over a fresh sqlite file per test, with a fixed clock."""
 
 import base64
+import importlib.util
+import io
 import json
 from datetime import datetime, timezone
 
 import pytest
 import webtest
 
+import access_log
 import museum
 import museum_config
 import storage
@@ -75,6 +78,27 @@ def make_client(store):
 @pytest.fixture
 def client(make_client, config):
     return make_client(config)
+
+
+@pytest.fixture
+def logged_client(config, store):
+    """A client whose access lines are written at once to `.lines`."""
+    lines = io.StringIO()
+    app = museum.create_app(config, store=store, clock=lambda: NOW,
+                            access=access_log.AccessLogWriter(lines, flush_seconds=0))
+    client = webtest.TestApp(app, lint=True)
+    client.lines = lines
+    return client
+
+
+@pytest.fixture
+def fresh_museum():
+    """museum.py imported afresh, as a WSGI host's new process imports it: its module-level
+    `app` is not built yet."""
+    spec = importlib.util.spec_from_file_location("museum", museum.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def basic(name, password):

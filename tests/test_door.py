@@ -7,10 +7,7 @@ through the API, and their QR texts are made with the secret the service keeps.
 """
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 import uuid
 from datetime import datetime, timezone
 
@@ -19,9 +16,9 @@ import webtest
 
 import museum
 import storage
-from serving import ROOT
 from storage.sqlite import SQLiteStore
 from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
+from commands import verify_command
 from ticketing import OPEN_DAY, buy, cancel_event, create_event, query
 
 ADMISSIONS = "/v1.1/admissions"
@@ -333,20 +330,6 @@ def test_the_door_answers_are_json_without_personal_data(door):
 
 
 # -- verify-ticket: the door's verdict on the server, reading only -------------------------
-
-def verify_command(directory, text, db_path):
-    """`museum verify-ticket TEXT` on `db_path`: (exit status, stdout, stderr)."""
-    config = directory / "door.ini"
-    config.write_text("[museum]\ntimezone = UTC\n", encoding="utf-8")
-    environ = {name: value for name, value in os.environ.items()
-               if not name.startswith("MUSEUM_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "museum", "verify-ticket", text, "--config", str(config),
-         "--db", str(db_path)],
-        cwd=directory, capture_output=True, text=True, timeout=60,
-        env={**environ, "PYTHONPATH": str(ROOT)})
-    return done.returncode, done.stdout.strip(), done.stderr.strip()
-
 
 def test_verify_ticket_tells_an_admitted_ticket_and_writes_nothing(tmp_path, store, door):
     today = datetime.now(timezone.utc).date().isoformat()  # the command's today is real

@@ -10,6 +10,7 @@ import museum
 import storage
 from conftest import ADMIN, NOW, assert_problem
 from storage.sqlite import SQLiteStore
+from ticketing import write_locked
 
 EVENTS = "/v1.1/special-events"
 
@@ -101,8 +102,7 @@ def test_a_locked_database_answers_503_and_writes_nothing(config, tmp_path, monk
     path = str(tmp_path / "museum.sqlite3")
     app = webtest.TestApp(museum.create_app(config, store=storage.open_store(path),
                                             clock=lambda: NOW))
-    blocker = storage.open_store(path)
-    with blocker._transaction() as held:  # another writer holds the lock past the busy timeout
+    with write_locked(path) as held:  # another writer holds the lock past the busy timeout
         res = app.post_json(EVENTS, {"name": "A", "location": "B", "eventDescription": "C",
                                      "dates": ["2026-12-01"], "price": 1},
                             headers=ADMIN, status=503)

@@ -9,7 +9,6 @@ import multiprocessing
 import os
 import re
 import signal
-import statistics
 import threading
 import time
 
@@ -21,7 +20,7 @@ import museum_auth
 import museum_config
 import storage
 from conftest import ADMIN, PASSWORDS, VISITOR, basic
-from serving import ROOT, running_server
+from serving import ROOT, running_server, wait_until
 from ticketing import TICKETS, open_days, query, ticket_body
 
 SHIPPED = (ROOT / "museum.ini").read_text()
@@ -41,13 +40,12 @@ def test_demo_password_refused_by_create_app():
     assert "\n" not in message
 
 
-def test_demo_password_refused_by_the_module_level_app(tmp_path, monkeypatch):
+def test_demo_password_refused_by_the_module_level_app(tmp_path, monkeypatch, fresh_museum):
     (tmp_path / "museum.ini").write_text(SHIPPED)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MUSEUM_CONFIG", raising=False)
-    monkeypatch.setattr(museum, "_default_app", None)
     with pytest.raises(museum.ConfigError, match="museum hash-password"):
-        webtest.TestApp(museum.app).get("/healthz")
+        webtest.TestApp(fresh_museum.app).get("/healthz")
     assert not (tmp_path / "museum.sqlite3").exists()
 
 
@@ -96,6 +94,7 @@ def test_lockout_counts_an_ipv6_64_rotating_its_last_64_bits_as_one_address():
 
 FLOOD_SECONDS = 10
 FLOODERS = 16
+READS = 50  # by the verified client, well within the flood were none of them held
 
 
 def flood_of_wrong_passwords(server, seconds, threads, answers):
@@ -133,7 +132,7 @@ def flood_of_wrong_passwords(server, seconds, threads, answers):
 def test_password_flood_from_many_addresses_does_not_starve_verified_clients(tmp_path):
     """Every wrong guess costs one scrypt at the real strength (about a second here): were
     guesses free to take every worker thread, a client whose credentials were verified
-    before would wait behind them. It reads the hours throughout the flood instead."""
+    before would wait behind them. It reads the hours while the flood goes on instead."""
     hashes = {name: museum_config.hash_password(password) for name, password in PASSWORDS.items()}
     config = "".join(f"{name} = {name}:{hashes[name]}\n" for name in hashes)
     with running_server(tmp_path, "[museum]\ntimezone = UTC\n[users]\n" + config) as server:
@@ -143,22 +142,17 @@ def test_password_flood_from_many_addresses_does_not_starve_verified_clients(tmp
         flooder = forked.Process(target=flood_of_wrong_passwords,
                                  args=(server, FLOOD_SECONDS, FLOODERS, answers))
         flooder.start()
-        flood_ends = time.monotonic() + FLOOD_SECONDS
-        time.sleep(1)  # the flood is under way
-        latencies, statuses = [], []
-        while time.monotonic() < flood_ends:
-            started = time.perf_counter()
-            statuses.append(server.request("GET", HOURS, headers=VISITOR)[0])
-            latencies.append(time.perf_counter() - started)
-            time.sleep(0.01)
-        flood = answers.get(timeout=30)
+        wait_until(lambda: "wrong password for admin" in server.log(), 60,
+                   what="the flood's first checks")
+        statuses = [server.request("GET", HOURS, headers=VISITOR)[0] for _ in range(READS)]
+        answered_during_the_flood = flooder.is_alive()
+        flood = answers.get(timeout=60)
         flooder.join()
-    p50, p99 = statistics.median(latencies), statistics.quantiles(latencies, n=100)[98]
-    print(f"verified client under the flood: {len(latencies)} reads, p50 {p50 * 1000:.1f} ms, "
-          f"p99 {p99 * 1000:.1f} ms; flood answers {dict(collections.Counter(flood))}")
-    assert set(statuses) == {200}
+    print(f"flood answers {dict(collections.Counter(flood))}")
+    assert statuses == [200] * READS
+    assert answered_during_the_flood, "the verified client waited for the flood to end"
+    assert 429 in flood, "the flood's extra guesses were held instead of refused at once"
     assert not [status for status in flood if not isinstance(status, int) or status >= 500]
-    assert p99 < 0.1
 
 
 # -- logs keep no ticket id and no personal data -------------------------------------------
@@ -176,8 +170,10 @@ TICKET_ID = "0f6c2a9e-41d7-4b8a-9c3e-5d2f7a1b8e64"
     ("/v1.1/tickets", "/v1.1/tickets"),
     ("/v1.1/tickets/", "/v1.1/tickets/"),
 ])
-def test_ticket_ids_in_the_access_log_keep_only_their_first_8_digits(path, logged):
-    assert museum._loggable_path(path) == logged
+def test_ticket_ids_in_the_access_log_keep_only_their_first_8_digits(logged_client, path,
+                                                                     logged):
+    logged_client.get(path, expect_errors=True)
+    assert f" GET {logged} " in logged_client.lines.getvalue()
 
 
 class Failing:
@@ -264,7 +260,8 @@ def test_sigterm_answers_every_ticket_it_sold(tmp_path, config_text, round_):
                   for number in range(BUYERS)]
         for thread in buyers:
             thread.start()
-        time.sleep(1 + round_ * 0.37)  # mid-run, at a different moment each round
+        # Mid-run, at a different moment each round.
+        wait_until(lambda: len(answered) >= 20 + 15 * round_, 60, what="the first sales")
         assert server.stop(signal.SIGTERM) == 0
         for thread in buyers:
             thread.join(timeout=30)

@@ -9,7 +9,6 @@ for a transfer coding it does not implement, as RFC 9112 (section 6.1) asks.
 
 import json
 import socket
-import time
 
 import pytest
 
@@ -110,9 +109,7 @@ def assert_healthy(server):
 @pytest.mark.parametrize("raw, status, content_type",
                          [pytest.param(*case[1:], id=case[0]) for case in CASES])
 def test_hostile_framing_gets_a_clear_answer_at_once(server, raw, status, content_type):
-    started = time.monotonic()
     answer = server.exchange(raw, timeout=FAST)  # every request says Connection: close
-    assert time.monotonic() - started < FAST
     got_status, headers, body = parse_response(answer)
     assert (got_status, headers["content-type"]) == (status, content_type), answer[:300]
     if content_type == PROBLEM:

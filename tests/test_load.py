@@ -5,8 +5,8 @@
   no 5xx, no `database is locked`, no dropped connection, every answer well-formed, and the
   store afterwards holds exactly what was acknowledged.
 * 20 clients that stall (10 connect and send nothing, 10 send a body one byte a second) do
-  not slow the others down: normal requests keep answering quickly, and the stalled clients
-  are served too once they finish their requests.
+  not hold up the others: normal requests are answered before any slow client has sent its
+  request, and the stalled clients are served too once they finish their requests.
 """
 
 import http.client
@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from conftest import ADMIN, VISITOR
-from serving import running_server
+from serving import running_server, wait_until
 from ticketing import EVENTS, PNG, TICKETS, check_store, event_body, open_days, ticket_body
 
 pytestmark = pytest.mark.slow
@@ -205,8 +205,7 @@ def test_64_clients_for_20_seconds_get_no_5xx_and_no_locked_database(tmp_path, c
 
 STALLED = 10  # connect, then send nothing
 DRIBBLING = 10  # send a purchase's body one byte a second
-STALL_SECONDS = 6
-NORMAL_LIMIT = 2.0  # seconds a normal request may take meanwhile
+NORMAL_ROUNDS = 10  # of three normal requests, while the slow clients hold their connections
 
 
 def still_open(sock):
@@ -237,39 +236,32 @@ def test_stalled_and_dribbling_clients_do_not_starve_the_others(tmp_path, config
                          f"Connection: close\r\n\r\n".encode())
             dribblers.append([sock, body])
         try:
-            stop = threading.Event()
+            stop, ticks = threading.Event(), []
 
             def dribble():
                 while not stop.wait(1.0):
                     for entry in dribblers:
                         entry[0].sendall(entry[1][:1])
                         entry[1] = entry[1][1:]
+                    ticks.append(len(ticks))
 
             dribbling = threading.Thread(target=dribble)
             dribbling.start()
-            latencies = []
             try:
-                end = time.monotonic() + STALL_SECONDS
-                number = 100
-                while time.monotonic() < end:
+                wait_until(lambda: len(ticks) >= 2, 30, what="two bytes from every dribbling client")
+                for number in range(100, 100 + NORMAL_ROUNDS):
                     for method, path, body, headers, expected in [
                             ("GET", "/healthz", None, {}, 200),
                             ("GET", f"{EVENTS}?limit=5", None, VISITOR, 200),
                             ("POST", TICKETS, ticket_body(number, days[1]), VISITOR, 201)]:
-                        started = time.monotonic()
-                        status = server.request(method, path, body, headers,
-                                                timeout=NORMAL_LIMIT * 5)[0]
-                        latencies.append(time.monotonic() - started)
-                        assert status == expected
-                    number += 1
+                        assert server.request(method, path, body, headers,
+                                              timeout=30)[0] == expected
+                # Answered before any slow client had sent its whole request: none of them
+                # waited for a worker thread a slow client held.
+                assert all(rest for _, rest in dribblers)
             finally:
                 stop.set()
                 dribbling.join()
-            print(f"stalled clients: {STALLED} silent + {DRIBBLING} at 1 byte/s; "
-                  f"{len(latencies)} normal requests meanwhile, median "
-                  f"{statistics.median(latencies) * 1000:.0f} ms, max "
-                  f"{max(latencies) * 1000:.0f} ms")
-            assert max(latencies) < NORMAL_LIMIT
             assert all(still_open(sock) for sock in stalled)
             assert all(still_open(sock) for sock, _ in dribblers)
             # The slow ones finish their requests and are served like anyone else.

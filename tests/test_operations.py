@@ -2,7 +2,8 @@
 version, a database and a socket served by one process only, files that stay the service
 user's, contacts that expire however the app is hosted, and logs that can be followed."""
 
-import io
+import base64
+import hashlib
 import json
 import logging
 import os
@@ -23,7 +24,6 @@ from datetime import date, timedelta
 import pytest
 import webtest
 
-import access_log
 import museum
 import museum_config
 import museum_locks
@@ -34,7 +34,7 @@ from openapi_document import DOCUMENT
 from serving import ROOT, _stopped_at_end, running_server, start_process, wait_until
 from test_proxy import UnixConnection, unix_request
 from storage.sqlite import SQLiteStore
-from ticketing import EVENTS, open_days, query
+from ticketing import EVENTS, open_days, query, write_locked
 
 HOURS = "/v1.1/museum-hours"
 
@@ -189,7 +189,7 @@ def live_sale(sock, purchase, with_id=False):
 # -- contacts expire however the service is run ------------------------------------------
 
 def test_contacts_expire_under_museum_app_with_one_eraser_per_database(
-        tmp_path, config_text, monkeypatch):
+        tmp_path, config_text, monkeypatch, fresh_museum):
     database = tmp_path / "embedded.sqlite3"
     store = storage.open_store(str(database))
     long_ago = (date.today() - timedelta(days=400)).isoformat()
@@ -201,11 +201,10 @@ def test_contacts_expire_under_museum_app_with_one_eraser_per_database(
     (tmp_path / "site.ini").write_text(config_text)
     monkeypatch.setenv("MUSEUM_CONFIG", str(tmp_path / "site.ini"))
     monkeypatch.setenv("MUSEUM_STORAGE_URL", str(database))
-    monkeypatch.setattr(museum, "_default_app", None)
     emails = "SELECT count(*) FROM tickets WHERE email <> ''"
     # Another process's eraser holds the database's lock: this one waits for it.
     with museum_locks.try_lock(f"{database}.erase.lock"):
-        webtest.TestApp(museum.app).get("/healthz", status=200)
+        webtest.TestApp(fresh_museum.app).get("/healthz", status=200)
         wait_until(lambda: eraser_waits_for_its_lock(), 10, what="the eraser waiting")
         assert query(database, emails) == [(1,)]
     wait_until(lambda: query(database, emails) == [(0,)], 10, what="the erasure")
@@ -226,19 +225,23 @@ def eraser_waits_for_its_lock():
 
 # -- passwords at start-up ---------------------------------------------------------------
 
+def made_up_full_cost_hash():
+    """A hash in the documented form scrypt$N$r$p$salt$key at the full cost, as a museum's
+    own would be (made up: making 48 real ones would take a minute)."""
+    salt, key = (base64.b64encode(os.urandom(size)).decode() for size in (16, 64))
+    return f"scrypt$131072$8$1${salt}${key}"
+
+
 def test_fifty_users_start_without_hashing_a_password(monkeypatch, caplog):
-    # Hashes of the full cost, as a museum's own would be (made up: making 48 real ones
-    # would take a minute).
-    users = {f"gate-{number:02d}": museum_config._scrypt_hash(
-        2**17, 8, 1, os.urandom(16), os.urandom(64)) for number in range(48)}
+    users = {f"gate-{number:02d}": made_up_full_cost_hash() for number in range(48)}
     users["old"] = museum_config.hash_password("old-pass", n=2**14)  # weak, not demo
     users["demo"] = sorted(museum_config.DEMO_PASSWORD_HASHES)[0]
     text = "[users]\n" + "".join(f"{name} = gate:{hashed}\n" for name, hashed in users.items())
     config = museum.parse_config(text, "site.ini")
     hashed = []
-    scrypt = museum_config._scrypt
-    monkeypatch.setattr(museum_config, "_scrypt",
-                        lambda *args: hashed.append(args) or scrypt(*args))
+    scrypt = hashlib.scrypt
+    monkeypatch.setattr(hashlib, "scrypt",
+                        lambda *args, **kwargs: hashed.append(args) or scrypt(*args, **kwargs))
     with caplog.at_level(logging.WARNING, logger="museum"):
         museum.create_app(config, store=storage.open_store(":memory:"), exposed_on=None)
     assert hashed == []
@@ -326,17 +329,6 @@ def test_a_new_database_made_as_root_is_its_directorys_owners(tmp_path, config_t
 
 # -- logs an operator can follow -------------------------------------------------------------
 
-@pytest.fixture
-def logged_client(config, store):
-    """A client whose access lines are written at once to `.lines`."""
-    lines = io.StringIO()
-    app = museum.create_app(config, store=store, clock=lambda: NOW,
-                            access=access_log.AccessLogWriter(lines, flush_seconds=0))
-    client = webtest.TestApp(app, lint=True)
-    client.lines = lines
-    return client
-
-
 @pytest.mark.parametrize("path, headers, status", [
     ("/healthz", {}, 200),
     (HOURS, {}, 401),
@@ -365,13 +357,11 @@ def test_a_warning_logged_for_a_request_names_its_id(config, tmp_path, monkeypat
     path = str(tmp_path / "museum.sqlite3")
     client = webtest.TestApp(museum.create_app(config, store=storage.open_store(path),
                                                clock=lambda: NOW))
-    blocker = storage.open_store(path)
     caplog.clear()  # the start-up's own warnings
-    with blocker._transaction(), caplog.at_level(logging.WARNING, logger="museum"):
+    with write_locked(path), caplog.at_level(logging.WARNING, logger="museum"):
         res = client.post_json(EVENTS, {"name": "A", "location": "B", "eventDescription": "C",
                                         "dates": ["2026-12-01"], "price": 1},
                                headers={**ADMIN, "X-Request-Id": "req-7"}, status=503)
-    blocker.close()
     assert res.headers["X-Request-Id"] == "req-7"
     assert [record.getMessage().endswith("(request req-7)") for record in caplog.records] \
         == [True]
@@ -405,14 +395,14 @@ def test_the_log_level_is_an_option(tmp_path):
         museum.parse_config("[log]\nlevel = verbose\n", "site.ini")
 
 
-def test_the_log_level_applies_to_an_embedded_app(tmp_path, config_text, monkeypatch):
+def test_the_log_level_applies_to_an_embedded_app(tmp_path, config_text, monkeypatch,
+                                                   fresh_museum):
     (tmp_path / "site.ini").write_text(config_text)
     monkeypatch.setenv("MUSEUM_CONFIG", str(tmp_path / "site.ini"))
     monkeypatch.setenv("MUSEUM_STORAGE_URL", str(tmp_path / "embedded.sqlite3"))
     monkeypatch.setenv("MUSEUM_LOG_LEVEL", "warning")
-    monkeypatch.setattr(museum, "_default_app", None)
     monkeypatch.setattr(museum.log, "level", museum.log.level)  # restored after the test
-    webtest.TestApp(museum.app).get("/healthz", status=200)
+    webtest.TestApp(fresh_museum.app).get("/healthz", status=200)
     assert museum.log.getEffectiveLevel() == logging.WARNING
     assert logging.getLogger("museum.storage").getEffectiveLevel() == logging.WARNING
 

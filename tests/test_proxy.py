@@ -228,11 +228,11 @@ class Visitor(http.client.HTTPSConnection):
     def __init__(self, port, cert, server_name=NAME):
         context = ssl.create_default_context(cafile=str(cert))
         super().__init__(NAME, port, context=context, timeout=30)
-        self.server_name = server_name
+        self.tls, self.server_name = context, server_name
 
     def connect(self):
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.server_name)
+        self.sock = self.tls.wrap_socket(sock, server_hostname=self.server_name)
 
 
 def https_request(port, cert, method, target, body=None, headers=None):

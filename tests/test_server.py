@@ -153,12 +153,11 @@ def test_importing_the_module_opens_nothing(tmp_path):
 
 
 def test_the_module_level_app_is_built_from_the_default_config_on_first_call(
-        tmp_path, server_config, monkeypatch):
+        tmp_path, server_config, monkeypatch, fresh_museum):
     (tmp_path / "site.ini").write_text(server_config)
     monkeypatch.setenv("MUSEUM_CONFIG", str(tmp_path / "site.ini"))
     monkeypatch.setenv("MUSEUM_STORAGE_URL", str(tmp_path / "embedded.sqlite3"))
-    monkeypatch.setattr(museum, "_default_app", None)
-    client = webtest.TestApp(museum.app)
+    client = webtest.TestApp(fresh_museum.app)
     assert not (tmp_path / "embedded.sqlite3").exists()
     client.get("/v1.1/museum-hours", headers=basic("curator", "pw"), status=200)
     assert (tmp_path / "embedded.sqlite3").exists()

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 
 import pytest
 
@@ -23,7 +23,7 @@ import storage
 from serving import ROOT, wait_until
 from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, LIST_QUERY, OPEN_COUNT_QUERY
 from storage.sqlite import SQLiteStore
-from ticketing import fresh_code
+from ticketing import fresh_code, write_locked
 
 DEAD_SERVER = "postgresql://museum@127.0.0.1:1/museum"  # nothing listens on port 1
 
@@ -54,15 +54,15 @@ class Backend:
 
     def __init__(self, url):
         self.url = url
-        self._opened = []
+        self.stores = []
 
     def open(self):
         opened = storage.open_store(self.url)
-        self._opened.append(opened)
+        self.stores.append(opened)
         return opened
 
     def close_all(self):
-        for opened in self._opened:
+        for opened in self.stores:
             opened.close()
 
 
@@ -646,33 +646,48 @@ def sqlite_store(db_path):
     opened.close()
 
 
-def pragma(opened, name):
-    with opened._connection() as conn:
-        return conn.execute(f"PRAGMA {name}").fetchone()[0]
+@pytest.fixture
+def connections(monkeypatch):
+    """Every sqlite connection opened from now on, as `sqlite3.connect` returned it."""
+    opened = []
+    connect = sqlite3.connect
+
+    def recorded(*args, **kwargs):
+        opened.append(connect(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(sqlite3, "connect", recorded)
+    return opened
 
 
-def test_connections_are_durable_wal_with_foreign_keys(sqlite_store):
-    assert pragma(sqlite_store, "journal_mode") == "wal"
-    assert pragma(sqlite_store, "synchronous") == 2  # FULL
-    assert pragma(sqlite_store, "foreign_keys") == 1
-    assert pragma(sqlite_store, "busy_timeout") > 0
-    assert pragma(sqlite_store, "secure_delete") == 1
+def pragma(conn, name):
+    return conn.execute(f"PRAGMA {name}").fetchone()[0]
 
 
-def test_each_thread_gets_its_own_connection(sqlite_store):
-    seen = []
+def test_connections_are_durable_wal_with_foreign_keys(db_path, connections):
+    opened = storage.open_store(db_path)
+    opened.list_events("2026-01-01", None, 0, 10)
+    assert connections
+    for conn in connections:
+        assert pragma(conn, "journal_mode") == "wal"
+        assert pragma(conn, "synchronous") == 2  # FULL
+        assert pragma(conn, "foreign_keys") == 1
+        assert pragma(conn, "busy_timeout") > 0
+        assert pragma(conn, "secure_delete") == 1
+    opened.close()
 
-    def remember():
-        with sqlite_store._connection() as conn:
-            seen.append(conn)
 
-    threads = [threading.Thread(target=remember) for _ in range(3)]
+def test_each_thread_gets_its_own_connection(sqlite_store, connections):
+    def read():
+        sqlite_store.list_events("2026-01-01", None, 0, 10)
+
+    threads = [threading.Thread(target=read) for _ in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    remember()
-    assert len({id(conn) for conn in seen}) == 4
+    read()  # this thread's connection was opened with the store
+    assert len(connections) == 3
 
 
 def test_a_database_file_moved_away_refuses_writes_and_health_and_opens_nothing_new(tmp_path):
@@ -735,15 +750,10 @@ def test_a_database_others_can_read_is_warned_about_at_opening(db_path, caplog):
 def test_opening_an_up_to_date_database_takes_no_write_lock(db_path, monkeypatch):
     storage.open_store(db_path).close()
     monkeypatch.setattr("storage.sqlite.BUSY_TIMEOUT_MS", 100)
-    writer = sqlite3.connect(db_path, isolation_level=None)
-    writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
-    try:
+    with write_locked(db_path):
         opened = storage.open_store(db_path)
         assert opened.schema_version() == len(SQLiteStore.MIGRATIONS)
         opened.close()
-    finally:
-        writer.execute("ROLLBACK")
-        writer.close()
 
 
 def test_an_empty_version_0_file_is_migrated(db_path):
@@ -766,8 +776,8 @@ def test_in_memory_stores_are_private():
     assert two.list_events("2026-01-01", None, 0, 10)[1] == 0
 
 
-def test_sqlite_listings_are_served_by_the_index(sqlite_store):
-    with sqlite_store._connection() as conn:
+def test_sqlite_listings_are_served_by_the_index(sqlite_store, db_path):
+    with closing(sqlite3.connect(db_path)) as conn:
         plan = [row[3] for row in conn.execute(
             "EXPLAIN QUERY PLAN " + LIST_QUERY,
             ("2026-12-01", "2026-12-07", "2026-12-01", 10, 0))]
@@ -835,12 +845,16 @@ def in_flight(url, *statements):
         conn.commit()
 
 
-def blocked(action):
-    """Start `action` in a thread; return its future once it is seen waiting."""
+def blocked(url, action):
+    """Start `action` in a thread; return its future once the server shows its connection
+    waiting for a lock the other transaction holds."""
     runner = ThreadPoolExecutor(1)
     future = runner.submit(action)
     runner.shutdown(wait=False)
-    time.sleep(0.5)
+    waiting = ("SELECT count(*) FROM pg_stat_activity "
+               "WHERE datname = current_database() AND wait_event_type = 'Lock'")
+    wait_until(lambda: PostgresBackend(url).rows(waiting) == [(1,)] or future.done(), 30,
+               what="a wait for the other transaction")
     assert not future.done(), "did not wait for the other transaction"
     return future
 
@@ -851,7 +865,7 @@ def test_a_sale_waits_for_a_cancellation_in_flight_then_is_refused(postgres_url)
     event_id = opened.create_event(event())["eventId"]
     with in_flight(postgres_url, ("UPDATE events SET cancelled = true WHERE id = %s",
                                   (event_id,))):
-        sale = blocked(lambda: opened.create_ticket(event_ticket(event_id)))
+        sale = blocked(postgres_url, lambda: opened.create_ticket(event_ticket(event_id)))
     with pytest.raises(storage.NotFound):
         sale.result(timeout=30)
     assert backend.rows("SELECT count(*) FROM tickets") == [(0,)]
@@ -874,7 +888,7 @@ def test_a_retry_waits_for_its_key_in_flight_then_replays(postgres_url, server_d
                      first["email"])),
                    ("INSERT INTO idempotency_keys (user_name, key, fingerprint, ticket_id) "
                     "VALUES ('visitor', 'key-1', 'body-a', %s)", (first["ticketId"],))):
-        retry = blocked(lambda: opened.create_ticket(ticket(), ("visitor", "key-1", "body-a")))
+        retry = blocked(postgres_url, lambda: opened.create_ticket(ticket(), ("visitor", "key-1", "body-a")))
     replayed, created = retry.result(timeout=30)
     assert not created and replayed["ticketId"] == first["ticketId"]
     assert backend.rows("SELECT count(*) FROM tickets") == [(1,)]

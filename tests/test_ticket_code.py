@@ -5,12 +5,8 @@ The QR text is `MUSEUM1:{ticketId}:{confirmationCode}:{tag}`, the tag an HMAC un
 secret that comes from `[tickets] qr_secret` or is generated once and kept in the database.
 """
 
-import os
 import re
-import subprocess
-import sys
 import threading
-import time
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
@@ -21,7 +17,8 @@ import storage
 import ticket_image
 from conftest import ADMIN, NOW, TODAY, VISITOR, assert_problem
 from qr import read_qr
-from serving import ROOT
+from serving import wait_until
+from commands import verify_command
 from ticketing import EVENTS, UNKNOWN_ID, body, buy, cancel_event, create_event, qr_path, query
 
 SECRET = "door-secret-7f3a9c1e5b2d4f6a8c0e"
@@ -199,26 +196,32 @@ def test_each_ticket_is_drawn_once_per_process(client, renders):
     assert [text.split(":")[1] for _, _, text in renders] == [first, second]
 
 
-def test_concurrent_first_requests_draw_the_ticket_once(client, renders, monkeypatch):
+def test_concurrent_first_requests_draw_the_ticket_once(client, store, renders, monkeypatch):
     ticket_id = buy(client, body()).json["ticketId"]
-    drawing = ticket_image.render_ticket
+    drawing, reading = ticket_image.render_ticket, store.get_ticket
+    read, all_read = [], threading.Event()
 
-    def slow(*args):
-        time.sleep(0.2)  # a window in which the other requests arrive
+    def read_ticket(*args):
+        ticket = reading(*args)
+        read.append(ticket)
+        return ticket
+
+    def held(*args):
+        # The first drawing waits until all six requests have read the ticket and want
+        # its image: each that did not wait for this drawing would draw one of its own.
+        all_read.wait(timeout=30)
         return drawing(*args)
 
-    monkeypatch.setattr(ticket_image, "render_ticket", slow)
+    monkeypatch.setattr(store, "get_ticket", read_ticket)
+    monkeypatch.setattr(ticket_image, "render_ticket", held)
     client.get("/v1.1/museum-hours", headers=VISITOR, status=200)  # signed in before they start
-    start = threading.Barrier(6)
     bodies = []
-
-    def get():
-        start.wait(timeout=10)
-        bodies.append(fetch(client, ticket_id).body)
-
-    threads = [threading.Thread(target=get) for _ in range(6)]
+    threads = [threading.Thread(target=lambda: bodies.append(fetch(client, ticket_id).body))
+               for _ in range(6)]
     for thread in threads:
         thread.start()
+    wait_until(lambda: len(read) == 6, 30, what="six requests reading the ticket")
+    all_read.set()
     for thread in threads:
         thread.join(timeout=30)
     assert len(bodies) == 6 and len(set(bodies)) == 1
@@ -359,28 +362,13 @@ def test_verify_ticket_gives_the_doors_verdict(store, scanned, word, mentions):
     assert_verdict(verdict, door, word, mentions)
 
 
-def verify_command(directory, text, config_text, db_path):
-    """Run `museum verify-ticket TEXT` as the door would: (exit status, stdout, stderr)."""
-    config = directory / "door.ini"
-    config.write_text(config_text, encoding="utf-8")
-    environ = {name: value for name, value in os.environ.items()
-               if not name.startswith("MUSEUM_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "museum", "verify-ticket", text, "--config", str(config),
-         "--db", db_path],
-        cwd=directory, capture_output=True, text=True, timeout=60,
-        env={**environ, "PYTHONPATH": str(ROOT)},
-    )
-    return done.returncode, done.stdout, done.stderr
-
-
 @pytest.mark.parametrize("scanned, word, mentions", VERDICTS)
 def test_the_verify_ticket_command_prints_the_verdict(tmp_path, store, db_path, scanned, word,
                                                       mentions):
     door = Door(store, SECRET, datetime.now(timezone.utc).date())  # the command's today is real
     status, out, err = verify_command(
-        tmp_path, door.texts[scanned],
-        f"[museum]\ntimezone = UTC\n[tickets]\nqr_secret = {SECRET}\n", db_path)
+        tmp_path, door.texts[scanned], db_path,
+        f"[museum]\ntimezone = UTC\n[tickets]\nqr_secret = {SECRET}\n")
     assert_verdict(out.strip(), door, word, mentions)
     assert (status == 0) == (word == "valid"), (status, err)
     assert err == ""
@@ -390,6 +378,5 @@ def test_the_verify_ticket_command_reads_a_generated_secret_from_the_database(
         tmp_path, store, db_path):
     secret = store.setting("qr_secret", "generated-at-first-start-0123456789abcdef")
     door = Door(store, secret, datetime.now(timezone.utc).date())
-    status, out, _ = verify_command(tmp_path, door.texts["general"],
-                                    "[museum]\ntimezone = UTC\n", db_path)
+    status, out, _ = verify_command(tmp_path, door.texts["general"], db_path)
     assert (status, out.split(":")[0]) == (0, "valid")

@@ -19,9 +19,8 @@ validation again.
 """
 
 import json
-import re
 import sqlite3
-from contextlib import closing
+from contextlib import closing, contextmanager
 from datetime import datetime, timedelta, timezone
 
 import museum
@@ -34,7 +33,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 OPEN_DAY = "2026-11-24"
 EVENT_DATES = ["2026-12-05", "2026-12-06"]
 UNKNOWN_ID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
-CODE = re.compile(r"^ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}$")
+CODE = museum.CONFIRMATION_CODE
 OMIT = object()  # a field value meaning "leave the field out"
 fresh_code = museum._confirmation_code
 
@@ -106,6 +105,18 @@ def query(db_path, sql, *args):
     """Every row of `sql` over the sqlite file, read on a connection of its own."""
     with closing(sqlite3.connect(db_path)) as conn:
         return conn.execute(sql, args).fetchall()
+
+
+@contextmanager
+def write_locked(db_path):
+    """Another process in the middle of a write to the sqlite file: its connection holds
+    the write lock until the block ends, then writes nothing."""
+    with closing(sqlite3.connect(db_path, isolation_level=None)) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        finally:
+            conn.execute("ROLLBACK")
 
 
 def ticket_count(db_path):
