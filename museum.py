@@ -30,11 +30,11 @@ from urllib.parse import urlencode
 
 import falcon
 
-import access_log
+import museum_access_log
 import museum_auth
 import museum_privacy
 import storage
-import ticket_image
+import museum_ticket_image
 from museum_config import (
     ADMIN_ROLE,
     CAPACITY_MAX,
@@ -408,7 +408,7 @@ for _logger in (log, logging.getLogger("museum.storage")):
 
 class AccessLog:
     """One line per request (waitress writes none): address, method, path, status,
-    duration and request id, handed to an access_log.AccessLogWriter. Never headers, query
+    duration and request id, handed to an museum_access_log.AccessLogWriter. Never headers, query
     strings or bodies, which may carry credentials or emails; path segments that are
     neither UUIDs nor plain words are logged as `*`."""
 
@@ -906,7 +906,7 @@ class TicketImage:
                 if key in self._images:
                     return self._images[key]
             try:
-                png = ticket_image.render_ticket("MUSEUM TICKET", _ticket_lines(ticket),
+                png = museum_ticket_image.render_ticket("MUSEUM TICKET", _ticket_lines(ticket),
                                                  qr_text(self.secret, ticket["ticketId"],
                                                          ticket["confirmationCode"]))
                 entry = png, falcon.ETag(hashlib.sha256(png).hexdigest()[:32])
@@ -1332,7 +1332,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     """The WSGI app for `config`. By default the store is opened from the config's storage
     url, users are checked against its [users] and the access log is written as its [log]
     says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
-    (an access_log.AccessLogWriter), and `museum mock` its own authenticator and `middleware`.
+    (an museum_access_log.AccessLogWriter), and `museum mock` its own authenticator and `middleware`.
     With `erase_contacts` (`museum serve`, `museum:app`), old contacts are erased from the
     store daily, as museum_privacy says.
 
@@ -1347,7 +1347,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     store = store or open_configured_store(config)
     today = museum_today(config["museum"]["timezone"], clock)
     authenticator = authenticator or authenticator_for(config)
-    access = access or access_log.open_access_log(config)
+    access = access or museum_access_log.open_access_log(config)
     logging_middleware = [AccessLog(access)] if access else []
     app = App(middleware=[RequestId(), *logging_middleware, SafeHeaders(), *middleware,
                           authenticator])

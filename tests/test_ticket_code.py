@@ -18,7 +18,7 @@ import webtest
 
 import museum
 import storage
-import ticket_image
+import museum_ticket_image
 from conftest import ADMIN, NOW, TODAY, VISITOR, assert_problem
 from qr import read_qr
 from serving import ROOT
@@ -45,15 +45,15 @@ def signing(request, db_path):
 
 @pytest.fixture
 def renders(monkeypatch):
-    """Every call of `ticket_image.render_ticket` as (title, fields, qr_text); still draws."""
+    """Every call of `museum_ticket_image.render_ticket` as (title, fields, qr_text); still draws."""
     calls = []
-    real = ticket_image.render_ticket
+    real = museum_ticket_image.render_ticket
 
     def counting(title, fields, qr_text):
         calls.append((title, fields, qr_text))
         return real(title, fields, qr_text)
 
-    monkeypatch.setattr(ticket_image, "render_ticket", counting)
+    monkeypatch.setattr(museum_ticket_image, "render_ticket", counting)
     return calls
 
 
@@ -201,13 +201,13 @@ def test_each_ticket_is_drawn_once_per_process(client, renders):
 
 def test_concurrent_first_requests_draw_the_ticket_once(client, renders, monkeypatch):
     ticket_id = buy(client, body()).json["ticketId"]
-    drawing = ticket_image.render_ticket
+    drawing = museum_ticket_image.render_ticket
 
     def slow(*args):
         time.sleep(0.2)  # a window in which the other requests arrive
         return drawing(*args)
 
-    monkeypatch.setattr(ticket_image, "render_ticket", slow)
+    monkeypatch.setattr(museum_ticket_image, "render_ticket", slow)
     client.get("/v1.1/museum-hours", headers=VISITOR, status=200)  # signed in before they start
     start = threading.Barrier(6)
     bodies = []
