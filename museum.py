@@ -30,11 +30,17 @@ from urllib.parse import urlencode
 
 import falcon
 
-import museum_access_log
 import museum_auth
 import museum_privacy
-import storage
 import museum_ticket_image
+import storage
+from museum_access_log import (
+    AccessLog,
+    SafeHeaders,
+    loggable_path,
+    loggable_word,
+    open_access_log,
+)
 from museum_config import (
     ADMIN_ROLE,
     CAPACITY_MAX,
@@ -42,6 +48,7 @@ from museum_config import (
     GATE_ROLE,
     PRICE_MAX,
     ROLES,
+    UUID_TEXT,
     VISITOR_ROLE,
     ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
     check_password,
@@ -64,7 +71,6 @@ log = logging.getLogger("museum")
 # Validation
 # ============================================================================================
 
-UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
 BODY_LIMIT = 64 * 1024
@@ -332,7 +338,7 @@ def storage_error_as_problem(req, resp, error, params):
 
 
 def unexpected_error(req, resp, error, params):
-    log.error("unexpected error on %s %s", _loggable_word(req.method), _loggable_path(req.path),
+    log.error("unexpected error on %s %s", loggable_word(req.method), loggable_path(req.path),
               exc_info=error)
     raise Problem(500, "Something went wrong on our side; it has been logged.")
 
@@ -362,111 +368,6 @@ def _reject_constant(name):
 # ============================================================================================
 # Middleware
 # ============================================================================================
-
-REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
-_request_id = contextvars.ContextVar("request_id", default=None)
-# A made id is this process's random prefix and a count: unique across processes and
-# restarts, and cheaper than random bytes per request (next() on a count is atomic). Its
-# hex digits are written as the letters a-p: no run of digits, which the access log keeps
-# for nothing that could be a phone number.
-_AS_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
-_ID_PREFIX = secrets.token_hex(4).translate(_AS_LETTERS)
-_request_numbers = itertools.count()
-
-
-class RequestId:
-    """Every request has an id, to follow it from the proxy's log line to the service's:
-    a well-formed X-Request-Id from the client or proxy is kept, else one is made. It is
-    echoed in the answer's X-Request-Id and named on the access line and on every warning
-    or error logged while the request is answered."""
-
-    def process_request(self, req, resp):
-        given = req.get_header("X-Request-Id")
-        request_id = given if given and REQUEST_ID.fullmatch(given) \
-            else _ID_PREFIX + format(next(_request_numbers), "08x").translate(_AS_LETTERS)
-        req.context.request_id = request_id
-        _request_id.set(request_id)
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        resp.set_header("X-Request-Id", req.context.request_id)
-        _request_id.set(None)
-
-
-class NameTheRequest(logging.Filter):
-    """Ends a message logged while a request is answered with that request's id."""
-
-    def filter(self, record):
-        request_id = _request_id.get()
-        if request_id is not None:
-            record.msg = f"{record.msg} (request {request_id})"  # the id has no `%`
-        return True
-
-
-for _logger in (log, logging.getLogger("museum.storage")):
-    _logger.addFilter(NameTheRequest())
-
-
-class AccessLog:
-    """One line per request (waitress writes none): address, method, path, status,
-    duration and request id, handed to an museum_access_log.AccessLogWriter. Never headers, query
-    strings or bodies, which may carry credentials or emails; path segments that are
-    neither UUIDs nor plain words are logged as `*`."""
-
-    def __init__(self, writer):
-        self.writer = writer
-
-    def process_request(self, req, resp):
-        req.context.started = time.perf_counter()
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        elapsed = (time.perf_counter() - req.context.started) * 1000
-        self.writer.write(f"{_loggable_address(req.remote_addr)} {_loggable_word(req.method)} "
-                          f"{_loggable_path(req.path)} {resp.status_code} {elapsed:.1f}ms "
-                          f"{req.context.request_id}")
-
-
-LOGGABLE_WORD = re.compile(r"[A-Za-z0-9._~-]{1,64}")
-DIGIT_RUN = re.compile(r"\d{7}")
-
-
-@functools.lru_cache(maxsize=4096)
-def _loggable_word(text):
-    """`text` if it is a UUID or a short plain word without a run of 7 digits (which could
-    be a phone number), else `*`: no email, phone or line break reaches the log from a URL."""
-    if UUID_TEXT.fullmatch(text) or (LOGGABLE_WORD.fullmatch(text)
-                                     and not DIGIT_RUN.search(text)):
-        return text
-    return "*"
-
-
-def _loggable_path(path):
-    """`path` for a log line: every segment through `_loggable_word`, at most 12 of them,
-    and the segment after `tickets` cut to 8 characters, since a ticket id is the key to
-    that ticket's image (event ids are public and stay whole)."""
-    segments = path.split("/")[:13]
-    logged = [segment and _loggable_word(segment) for segment in segments[:12]]
-    for index in range(1, len(logged)):
-        if segments[index - 1] == "tickets":
-            logged[index] = logged[index][:8]
-    return "/".join(logged) + ("/..." if len(segments) > 12 else "")
-
-
-@functools.lru_cache(maxsize=4096)
-def _loggable_address(address):
-    try:
-        return str(ipaddress.ip_address((address or "").strip("[]")))
-    except ValueError:
-        return "-"
-
-
-class SafeHeaders:
-    """No sniffing anywhere; JSON answers are never cached by browsers or proxies."""
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        resp.set_header("X-Content-Type-Options", "nosniff")
-        if resp.get_header("Cache-Control") is None:
-            resp.set_header("Cache-Control", "no-store")
-
 
 class Authenticator:
     """HTTP Basic sign-in (museum_auth.Logins), then the role the resource declares for the
@@ -1332,7 +1233,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     """The WSGI app for `config`. By default the store is opened from the config's storage
     url, users are checked against its [users] and the access log is written as its [log]
     says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
-    (an museum_access_log.AccessLogWriter), and `museum mock` its own authenticator and `middleware`.
+    (a museum_access_log.AccessLogWriter), and `museum mock` its own authenticator and `middleware`.
     With `erase_contacts` (`museum serve`, `museum:app`), old contacts are erased from the
     store daily, as museum_privacy says.
 
@@ -1347,10 +1248,8 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     store = store or open_configured_store(config)
     today = museum_today(config["museum"]["timezone"], clock)
     authenticator = authenticator or authenticator_for(config)
-    access = access or museum_access_log.open_access_log(config)
-    logging_middleware = [AccessLog(access)] if access else []
-    app = App(middleware=[RequestId(), *logging_middleware, SafeHeaders(), *middleware,
-                          authenticator])
+    access = access or open_access_log(config)
+    app = App(middleware=[AccessLog(access), SafeHeaders(), *middleware, authenticator])
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
