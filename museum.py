@@ -7,13 +7,9 @@ hashes live in museum_config.py, signing in in museum_auth.py.
 """
 
 import collections
-import contextvars
 import functools
 import hashlib
-import hmac
 import importlib.resources
-import ipaddress
-import itertools
 import json
 import logging
 import math
@@ -21,7 +17,6 @@ import re
 import secrets
 import sys
 import threading
-import time
 import unicodedata
 import uuid
 from datetime import date, datetime, timedelta, timezone
@@ -48,6 +43,7 @@ from museum_config import (
     GATE_ROLE,
     PRICE_MAX,
     ROLES,
+    TICKET_TYPES,
     UUID_TEXT,
     VISITOR_ROLE,
     ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
@@ -56,6 +52,25 @@ from museum_config import (
     load_config,
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
     storage_limits,
+)
+from museum_door import (  # noqa: F401 (some only for those who import them from here)
+    CONFIRMATION_CODE,
+    DOOR_FIELDS,
+    DOOR_OUTCOMES,
+    QR_TEXT_LIMIT,
+    TICKET_STATUSES,
+    TYPED_CODE_LIMIT,
+    TypedCodeLimit,
+    door_check,
+    door_details,
+    lookup_details,
+    new_confirmation_code,
+    qr_text,
+    read_qr_text,
+    ticket_status,
+    typed_codes,
+    verify_ticket,
+    wrong_date,
 )
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
@@ -82,7 +97,6 @@ EMAIL_MAX = 254
 PAGE_MAX = 10**6
 PAGE_SIZE_MAX = 30
 PAGE_SIZE_DEFAULT = 10
-TICKET_TYPES = ("general", "event")
 
 
 class Validator:
@@ -664,7 +678,7 @@ class Tickets:
         for _ in range(3):  # a fresh code on the rare clash with an existing one
             try:
                 stored, _ = self.store.create_ticket(
-                    {**ticket, "confirmationCode": _confirmation_code(ticket["ticketType"])},
+                    {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
                     idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])))
                 break
             except storage.DuplicateCode:
@@ -736,35 +750,6 @@ def _fingerprint(body):
         .hexdigest()
 
 
-CONFIRMATION_CODE = re.compile(r"ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}")
-RANDOM_PART = re.compile(r"[0-9a-f]{6}-[0-9a-f]{5}")  # a code's last 12 characters
-
-
-def _confirmation_code(kind):
-    """A fresh code of the shape CONFIRMATION_CODE describes."""
-    return f"ticket-{kind}-{secrets.token_hex(3)}-{secrets.randbits(20):05x}"
-
-
-def qr_text(secret, ticket_id, code):
-    """What the ticket's QR code says: the ticket, its code and an HMAC tag over both."""
-    return f"MUSEUM1:{ticket_id}:{code}:{_qr_tag(secret, ticket_id, code)}"
-
-
-def _qr_tag(secret, ticket_id, code):
-    return hmac.new(secret.encode(), f"{ticket_id}:{code}".encode(), "sha256").hexdigest()[:20]
-
-
-def read_qr_text(secret, text):
-    """(ticket_id, code) when `text` is a genuine ticket QR text, else None."""
-    parts = text.strip().split(":")
-    # A genuine text is ASCII; compare_digest raises on anything else.
-    if len(parts) != 4 or parts[0] != "MUSEUM1" or not text.isascii():
-        return None
-    _, ticket_id, code, tag = parts
-    return (ticket_id, code) if hmac.compare_digest(tag, _qr_tag(secret, ticket_id, code)) \
-        else None
-
-
 class TicketImage:
     """The ticket's image with its QR code; rendered once per ticket per process."""
 
@@ -834,145 +819,18 @@ def _ticket_lines(ticket):
 # The door: admitting tickets at the entrance, and the page the gate staff use
 # ============================================================================================
 
-QR_TEXT_LIMIT = 512  # a genuine QR text is about 120 characters
-TYPED_CODE_LIMIT = 100  # a confirmation code as typed; a genuine one is 27 characters
-DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the admission
-    "already-admitted": (409, "This ticket was admitted before."),
-    "wrong-date": (409, "This ticket is for another day."),  # detail: see `wrong_date`
-    "cancelled": (410, "The event of this ticket was cancelled."),
-    "void": (410, "This ticket was voided."),
-    "forged": (422, "This is not a genuine ticket of this museum."),
-    "unknown": (404, "No ticket with this code was sold."),
-}
-DOOR_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode")
-
-
-def typed_codes(typed):
-    """The confirmation codes a typed code may be, ignoring case and surrounding spaces:
-    itself when whole, the code of either kind of ticket when only its random part was
-    typed (`792d82-891fc`), none when it has neither shape."""
-    code = typed.strip().lower()
-    if CONFIRMATION_CODE.fullmatch(code):
-        return [code]
-    if RANDOM_PART.fullmatch(code):
-        return [f"ticket-{kind}-{code}" for kind in TICKET_TYPES]
-    return []
-
-
-def _found(find, key):
-    try:
-        return find(key)
-    except storage.NotFound:
-        return None
-
-
-def door_check(store, secret, today, qr_text=None, code=None):
-    """What the door makes of a presented ticket, from its QR text or its typed confirmation
-    code (see `typed_codes`): `(result, ticket)`, result one of `admittable`,
-    `already-admitted`, `wrong-date`, `cancelled`, `void` (with the ticket), `forged` or
-    `unknown` (ticket None). Reads only."""
-    if qr_text is not None:
-        genuine = read_qr_text(secret, qr_text)
-        if genuine is None:
-            return "forged", None
-        ticket_id, code = genuine
-        ticket = _found(store.get_ticket, ticket_id)
-        if ticket is not None and ticket["confirmationCode"] != code:
-            return "forged", None
-    else:
-        found = (_found(store.get_ticket_by_code, typed) for typed in typed_codes(code))
-        ticket = next(filter(None, found), None)
-    if ticket is None:
-        return "unknown", None
-    if ticket["voidedAt"]:
-        return "void", ticket
-    if ticket["cancelled"]:
-        return "cancelled", ticket
-    if ticket["admittedAt"]:
-        return "already-admitted", ticket
-    if ticket["ticketDate"] != today.isoformat():
-        return "wrong-date", ticket
-    return "admittable", ticket
-
-
-TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
-
-
-def ticket_status(ticket):
-    """One of TICKET_STATUSES: a void ticket is void whatever else happened to it."""
-    if ticket["voidedAt"]:
-        return "void"
-    if ticket["cancelled"]:
-        return "cancelled"
-    return "admitted" if ticket["admittedAt"] else "valid"
-
-
-def door_details(ticket):
-    """What the door shows of a ticket: never its buyer's email or phone."""
-    details = {name: ticket[name] for name in DOOR_FIELDS}
-    if ticket["eventName"]:
-        details["eventName"] = ticket["eventName"]
-    if ticket["admittedAt"]:
-        details.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
-    return details
-
-
-def wrong_date(ticket, today):
-    """`(when, detail)` of a ticket for another day: `early` or `past`, and a detail such as
-    `early: ticket for 2026-12-05 (in 12 days)` or `past: ticket was for 2026-11-20`."""
-    day = date.fromisoformat(ticket["ticketDate"])
-    if day < today:
-        return "past", f"past: ticket was for {day}"
-    days = (day - today).days
-    return "early", f"early: ticket for {day} (in {days} day{'' if days == 1 else 's'})"
-
-
-def verify_ticket(text, secret, store, today):
-    """The door's verdict on a scanned QR text or a typed confirmation code (whole or its
-    random part), read only: `valid …`, `already admitted …`, `forged`, `unknown`,
-    `cancelled` or `wrong date, early: …` / `wrong date, past: …`."""
-    presented = {"code": text} if typed_codes(text) else {"qr_text": text}
-    result, ticket = door_check(store, secret, today, **presented)
-    if result == "wrong-date":
-        return f"wrong date, {wrong_date(ticket, today)[1]}"
-    if result == "already-admitted":
-        return f"already admitted at {ticket['admittedAt']} by {ticket['admittedBy']}"
-    if result != "admittable":
-        return result
-    what = f"event {ticket['eventName']}" if ticket["eventName"] else "general entry"
-    return f"valid: {what}, {ticket['ticketDate']}, not admitted yet"
-
-
 ADMISSION_RULES = {
     "code": lambda v, name, value: v.text(name, value, QR_TEXT_LIMIT),
     "confirmationCode": lambda v, name, value: v.text(name, value, TYPED_CODE_LIMIT),
 }
 
 
-class TypedCodeLimit:
-    """Codes typed at the door, and lookups of lost tickets, can be guessed there: after
-    LIMIT of them counted within WINDOW seconds (unknown codes, every lookup), a user is
-    answered 429 for WINDOW seconds (a hit would give away a ticket's id, with which any
-    signed-in user fetches its image). One limit shared by the door and the lookup."""
-
-    LIMIT = 30
-    WINDOW = 60
-
-    def __init__(self):
-        self._counts = museum_auth.FailureCounts(self.LIMIT + 1, self.WINDOW, self.WINDOW)
-
-    def refuse_if_reached(self, user):
-        remaining = self._counts.locked_for(user)
-        if remaining > 0:
-            raise Problem(429, "Too many unknown ticket codes or lookups; wait a minute and "
-                          "retry.", headers={"Retry-After": str(math.ceil(remaining))})
-
-    def count(self, user):
-        """Count one guess of `user`; 429 when it is one too many."""
-        if self._counts.count(user):
-            log.warning("admissions refused to %s for %d s: more than %d unknown ticket codes "
-                        "or lookups within %d s", user, self.WINDOW, self.LIMIT, self.WINDOW)
-            self.refuse_if_reached(user)
+def refuse_guessing(guesses, user):
+    """429 while the `TypedCodeLimit` refuses `user`."""
+    remaining = guesses.seconds_refused(user)
+    if remaining > 0:
+        raise Problem(429, "Too many unknown ticket codes or lookups; wait a minute and "
+                      "retry.", headers={"Retry-After": str(math.ceil(remaining))})
 
 
 class Admissions:
@@ -990,12 +848,13 @@ class Admissions:
 
     def on_post(self, req, resp):
         user = req.context.user.name
-        self.guesses.refuse_if_reached(user)
+        refuse_guessing(self.guesses, user)
         presented = self._presented(read_json(req))
         today = self.today()
         result, ticket = door_check(self.store, self.secret, today, **presented)
         if result == "unknown":
             self.guesses.count(user)
+            refuse_guessing(self.guesses, user)
         if result == "admittable":
             admission, admitted = self.store.admit(ticket["ticketId"], user,
                                                    rfc3339(self.clock()))
@@ -1076,15 +935,6 @@ LOOKUP_RULES = {
 LOOKUP_LIMIT = 20  # tickets answered at most
 
 
-def lookup_details(ticket):
-    """What a lookup shows of a ticket: the door's details, its event and status; never
-    its buyer's email or phone."""
-    details = door_details(ticket)
-    if ticket["eventId"]:
-        details["eventId"] = ticket["eventId"]
-    return {**details, "status": ticket_status(ticket), "admitted": bool(ticket["admittedAt"])}
-
-
 class TicketLookup:
     """Find a visitor's lost ticket among a day's tickets: by the buyer's whole email
     address (sent in the body, never in a URL or a log) or by its confirmation code, whole
@@ -1099,9 +949,10 @@ class TicketLookup:
 
     def on_post(self, req, resp):
         user = req.context.user.name
-        self.guesses.refuse_if_reached(user)
+        refuse_guessing(self.guesses, user)
         values, codes = self._wanted(read_json(req))
         self.guesses.count(user)
+        refuse_guessing(self.guesses, user)
         day = (values.get("date") or self.today()).isoformat()
         tickets = self.store.lookup_tickets(day, email=values.get("email"), codes=codes,
                                             limit=LOOKUP_LIMIT)

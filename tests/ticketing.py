@@ -36,7 +36,7 @@ EVENT_DATES = ["2026-12-05", "2026-12-06"]
 UNKNOWN_ID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
 CODE = re.compile(r"^ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}$")
 OMIT = object()  # a field value meaning "leave the field out"
-fresh_code = museum._confirmation_code
+fresh_code = museum.new_confirmation_code
 
 
 def body(ticket_type="general", **fields):
