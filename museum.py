@@ -1,9 +1,11 @@
 """The museum service: opening hours, special events and tickets over HTTP/JSON.
 
 One WSGI application (Falcon) behind HTTP Basic auth, all API paths under /v1.1, served by
-waitress from the `museum` command. Sections, in order: validation, problem errors,
-middleware, resources, the application, the command line; the configuration and password
-hashes live in museum_config.py, signing in in museum_auth.py.
+waitress from the `museum` command (museum_cli.py). Sections, in order: validation, problem
+errors, middleware, resources, the application. The configuration and password hashes live
+in museum_config.py, signing in in museum_auth.py, the access log in museum_access_log.py,
+the door's rules in museum_door.py, and what the app shares with the command line and the
+mock in museum_services.py.
 """
 
 import collections
@@ -14,8 +16,6 @@ import json
 import logging
 import math
 import re
-import secrets
-import sys
 import threading
 import unicodedata
 import uuid
@@ -51,7 +51,6 @@ from museum_config import (
     check_passwords,
     load_config,
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
-    storage_limits,
 )
 from museum_door import (  # noqa: F401 (some only for those who import them from here)
     CONFIRMATION_CODE,
@@ -72,6 +71,7 @@ from museum_door import (  # noqa: F401 (some only for those who import them fro
     verify_ticket,
     wrong_date,
 )
+from museum_services import museum_today, open_configured_store, qr_secret, utc_now
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -1026,56 +1026,25 @@ def rfc3339(moment):
 # The application
 # ============================================================================================
 
-def utc_now():
-    return datetime.now(timezone.utc)
-
-
 def new_uuid():
     return str(uuid.uuid4())
-
-
-def museum_today(time_zone, clock):
-    """A function giving today's date in the museum's time zone (None: the server's zone)."""
-    return lambda: clock().astimezone(time_zone).date()
-
-
-def open_configured_store(config, migrate=False):
-    """The store the config's storage url names. A database of an older schema is migrated
-    only when `migrate` or [storage] auto_migrate says so, and a sqlite one is backed up
-    beside itself first; otherwise `storage.SchemaBehind` says how to migrate it."""
-    url, limits = config["storage"]["url"], storage_limits(config)
-    try:
-        return storage.open_store(url, migrate=False, limits=limits)
-    except storage.SchemaBehind as behind:
-        if not (migrate or config["storage"]["auto_migrate"]):
-            raise
-        try:
-            copy = storage.backup_beside(url, behind.version)
-            log.info("backed up the database at schema version %d to %s before migrating it",
-                     behind.version, copy)
-        except storage.Unsupported as reason:
-            log.warning("migrating the database from schema version %d without a backup made "
-                        "by the service: %s", behind.version, reason)
-        return storage.open_store(url, limits=limits)
-
-
-def qr_secret(config, store):
-    return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
 
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"
 
 
-class App(falcon.App):
-    """Falcon's app, where every resource that answers GET answers HEAD too (RFC 9110
-    section 9.3.2: the same status and headers, no body). Falcon answers 405 to HEAD where
-    a resource has no on_head; load balancers check health with `HEAD /healthz`. Falcon
-    itself drops the body of an answer to HEAD and keeps its Content-Length."""
+class Router(falcon.routing.CompiledRouter):
+    """Falcon's router, where every resource that answers GET answers HEAD with the same
+    responder (RFC 9110 section 9.3.2: the same status and headers, no body): Falcon itself
+    answers 405 to HEAD where a resource has no on_head, and load balancers check health
+    with `HEAD /healthz`. Falcon drops the body of an answer to HEAD and keeps its
+    Content-Length."""
 
-    def add_route(self, uri_template, resource, **kwargs):
-        if hasattr(resource, "on_get") and not hasattr(resource, "on_head"):
-            resource.on_head = resource.on_get
-        super().add_route(uri_template, resource, **kwargs)
+    def map_http_methods(self, resource, **kwargs):
+        methods = super().map_http_methods(resource, **kwargs)
+        if "GET" in methods:
+            methods.setdefault("HEAD", methods["GET"])
+        return methods
 
 
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
@@ -1097,10 +1066,11 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     """
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
-    today = museum_today(config["museum"]["timezone"], clock)
+    today = museum_today(config, clock)
     authenticator = authenticator or authenticator_for(config)
     access = access or open_access_log(config)
-    app = App(middleware=[AccessLog(access), SafeHeaders(), *middleware, authenticator])
+    app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware, authenticator],
+                     router=Router())
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
@@ -1155,14 +1125,3 @@ def app(environ, start_response):
                 set_log_level(config)
                 _default_app = create_app(config, erase_contacts=True)
     return _default_app(environ, start_response)
-
-
-def main(argv=None):
-    """The `museum` command, which lives in museum_cli.py."""
-    import museum_cli
-
-    return museum_cli.main(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -508,6 +508,28 @@ DEMO_PASSWORD_HASHES = frozenset({  # each as its parameters and salt, then its 
 })
 
 
+def where_exposed(server_settings):
+    """Where a server with these [server] settings is reachable from other machines, for
+    the demo-password rule of `check_passwords`; None for a loopback development run."""
+    proxy = server_settings["trusted_proxy"]
+    if proxy:  # whatever the host, the proxy publishes the service
+        return f"behind the proxy trusted_proxy = {proxy}"
+    if server_settings["unix_socket"]:  # a socket is there for a proxy to publish it
+        return f"on unix_socket = {server_settings['unix_socket']}"
+    if not _is_loopback(server_settings["host"]):
+        return f"on {server_settings['host']}"
+    return None
+
+
+def _is_loopback(host):
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def check_passwords(config, exposed_on):
     """The demo-password rule, in one place. While any user still has the demo password,
     the service runs only as a loopback development run: `exposed_on` says where else it

@@ -341,7 +341,7 @@ def verify_command(directory, text, db_path):
     environ = {name: value for name, value in os.environ.items()
                if not name.startswith("MUSEUM_")}
     done = subprocess.run(
-        [sys.executable, "-m", "museum", "verify-ticket", text, "--config", str(config),
+        [sys.executable, "-m", "museum_cli", "verify-ticket", text, "--config", str(config),
          "--db", str(db_path)],
         cwd=directory, capture_output=True, text=True, timeout=60,
         env={**environ, "PYTHONPATH": str(ROOT)})

@@ -939,7 +939,7 @@ def test_without_the_extra_museum_imports_and_names_the_missing_install(tmp_path
     assert sqlite_works.returncode == 0, sqlite_works.stderr
     config = tmp_path / "museum.ini"
     config.write_text("[museum]\ntimezone = UTC\n")
-    served = run_museum(f"import museum; sys.exit(museum.main(['serve', '--config', "
+    served = run_museum(f"import museum_cli; sys.exit(museum_cli.main(['serve', '--config', "
                         f"{str(config)!r}, '--db', {DEAD_SERVER!r}]))")
     assert served.returncode == 1
     assert served.stderr.strip().splitlines()[-1].startswith(
@@ -951,7 +951,7 @@ def test_serve_stops_with_one_line_when_the_server_cannot_be_reached(tmp_path):
     config = tmp_path / "museum.ini"
     config.write_text("[museum]\ntimezone = UTC\n")
     served = subprocess.run(
-        [sys.executable, "-m", "museum", "serve", "--config", str(config), "--db", DEAD_SERVER],
+        [sys.executable, "-m", "museum_cli", "serve", "--config", str(config), "--db", DEAD_SERVER],
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert served.returncode == 1
     last = served.stderr.strip().splitlines()[-1]
