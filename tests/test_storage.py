@@ -956,3 +956,16 @@ def test_serve_stops_with_one_line_when_the_server_cannot_be_reached(tmp_path):
     assert served.returncode == 1
     last = served.stderr.strip().splitlines()[-1]
     assert last.startswith(f"museum: PostgreSQL at {DEAD_SERVER} is unavailable: "), served.stderr
+
+
+def test_postgres_reads_only_real_placeholders(postgres_url):
+    """The shared SQL's `?` are parameters on PostgreSQL too; a `?` or a `%` in a string
+    literal or a comment stays text, and a `%` is no placeholder."""
+    from storage.postgres import QmarkConnection
+
+    with QmarkConnection.connect(postgres_url, autocommit=True) as conn:
+        row = conn.execute("SELECT 'why?', '100%', CAST(? AS text) || '%', ? /* who? */ -- 5%?\n",
+                           ("half", 2)).fetchone()
+        unbound = conn.execute("SELECT '50%?'").fetchone()
+    assert row == ("why?", "100%", "half%", 2)
+    assert unbound == ("50%?",)
