@@ -8,7 +8,6 @@ the door's rules in museum_door.py, and what the app shares with the command lin
 mock in museum_services.py.
 """
 
-import collections
 import functools
 import hashlib
 import importlib.resources
@@ -19,7 +18,7 @@ import re
 import threading
 import unicodedata
 import uuid
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timezone
 from http import HTTPStatus
 from urllib.parse import urlencode
 
@@ -27,7 +26,6 @@ import falcon
 
 import museum_auth
 import museum_privacy
-import museum_ticket_image
 import storage
 from museum_access_log import (
     AccessLog,
@@ -59,10 +57,13 @@ from museum_door import (  # noqa: F401 (some only for those who import them fro
     QR_TEXT_LIMIT,
     TICKET_STATUSES,
     TYPED_CODE_LIMIT,
+    UNDO_RULE,
+    UNDO_WINDOW,
     TypedCodeLimit,
     door_check,
     door_details,
     lookup_details,
+    may_undo,
     new_confirmation_code,
     qr_text,
     read_qr_text,
@@ -72,6 +73,7 @@ from museum_door import (  # noqa: F401 (some only for those who import them fro
     wrong_date,
 )
 from museum_services import museum_today, open_configured_store, qr_secret, utc_now
+from museum_ticket_image import TicketImages
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -530,24 +532,12 @@ class MuseumHours:
     def __init__(self, schedule, today):
         self.schedule = schedule
         self.today = today
-        self.open_days = functools.lru_cache(maxsize=64)(self._open_days)
         self.page = functools.lru_cache(maxsize=1024)(self._page)
 
-    def _open_days(self, start):
-        """Every open day in [start, start + HOURS_HORIZON_DAYS) as an API dict."""
-        days = []
-        for offset in range(HOURS_HORIZON_DAYS):
-            try:
-                day = start + timedelta(days=offset)
-            except OverflowError:
-                break
-            hours = self.schedule.hours_on(day)
-            if hours:
-                days.append({"date": day.isoformat(), "timeOpen": hours[0], "timeClose": hours[1]})
-        return days
-
     def _page(self, start, offset, limit):
-        return to_json(self.open_days(start)[offset:offset + limit])
+        days = self.schedule.open_days(start, HOURS_HORIZON_DAYS)[offset:offset + limit]
+        return to_json([{"date": day.isoformat(), "timeOpen": opens, "timeClose": closes}
+                        for day, (opens, closes) in days])
 
     def on_get(self, req, resp):
         validator = Validator()
@@ -751,18 +741,13 @@ def _fingerprint(body):
 
 
 class TicketImage:
-    """The ticket's image with its QR code; rendered once per ticket per process."""
+    """The ticket's image with its QR code; drawn once per ticket per process."""
 
     needed_roles = {"GET": VISITOR_ROLE}
 
-    CACHE_LIMIT = 2048
-
     def __init__(self, store, secret):
         self.store = store
-        self.secret = secret
-        self._images = collections.OrderedDict()
-        self._lock = threading.Lock()
-        self._drawing = {}  # key -> lock held by the one thread drawing that image
+        self.images = TicketImages(secret)
 
     def on_get(self, req, resp, ticket_id):
         ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
@@ -770,49 +755,14 @@ class TicketImage:
             raise Problem(410, DOOR_OUTCOMES["void"][1])
         if ticket["cancelled"]:
             raise Problem(410, DOOR_OUTCOMES["cancelled"][1])
-        png, etag = self._image(ticket)
-        resp.etag = etag
+        png, digest = self.images.image(ticket)
+        resp.etag = etag = falcon.ETag(digest)
         resp.cache_control = ["private", "max-age=86400"]
         if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
             resp.status = 304
             return
         resp.content_type = "image/png"
         resp.data = png
-
-    def _image(self, ticket):
-        # The key holds everything drawn, so a renamed event gets a new image, never a stale one.
-        key = (ticket["ticketId"], ticket["eventName"])
-        with self._lock:
-            if key in self._images:
-                self._images.move_to_end(key)
-                return self._images[key]
-            drawing = self._drawing.setdefault(key, threading.Lock())
-        with drawing:  # concurrent first requests wait for one drawing instead of each drawing
-            with self._lock:
-                if key in self._images:
-                    return self._images[key]
-            try:
-                png = museum_ticket_image.render_ticket("MUSEUM TICKET", _ticket_lines(ticket),
-                                                 qr_text(self.secret, ticket["ticketId"],
-                                                         ticket["confirmationCode"]))
-                entry = png, falcon.ETag(hashlib.sha256(png).hexdigest()[:32])
-                with self._lock:
-                    self._images[key] = entry
-                    if len(self._images) > self.CACHE_LIMIT:
-                        self._images.popitem(last=False)
-            finally:
-                with self._lock:
-                    self._drawing.pop(key, None)
-        return entry
-
-
-def _ticket_lines(ticket):
-    lines = [("Type", "Special event" if ticket["ticketType"] == "event" else "General entry"),
-             ("Date", ticket["ticketDate"])]
-    if ticket["eventName"]:
-        lines.append(("Event", ticket["eventName"]))
-    lines.append(("Code", ticket["confirmationCode"]))
-    return lines
 
 
 # ============================================================================================
@@ -885,11 +835,6 @@ class Admissions:
         return {"code": values["confirmationCode"]}
 
 
-UNDO_WINDOW = timedelta(minutes=10)
-UNDO_RULE = (f"A gate may undo only its own admissions, within {UNDO_WINDOW.seconds // 60} "
-             f"minutes; ask an admin.")
-
-
 class Admission:
     """A ticket's admission history, and undoing an admission made by mistake: by the gate
     (user) that made it within UNDO_WINDOW, by an admin at any time. Both are kept in the
@@ -911,15 +856,9 @@ class Admission:
 
     def on_delete(self, req, resp, ticket_id):
         user, now = req.context.user, self.clock()
-
-        def may_undo(admission):
-            return user.role == ADMIN_ROLE or (
-                admission["admittedBy"] == user.name
-                and now - datetime.fromisoformat(admission["admittedAt"]) <= UNDO_WINDOW)
-
         try:
-            self.store.undo_admission(_path_uuid(ticket_id, "ticketId"), user.name,
-                                      rfc3339(now), may_undo)
+            self.store.undo_admission(_path_uuid(ticket_id, "ticketId"), user.name, rfc3339(now),
+                                      lambda admission: may_undo(user, admission, now))
         except storage.NotFound:
             raise Problem(404, "This ticket has not been admitted.") from None
         except storage.NotAllowed:
@@ -1053,7 +992,8 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     """The WSGI app for `config`. By default the store is opened from the config's storage
     url, users are checked against its [users] and the access log is written as its [log]
     says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
-    (a museum_access_log.AccessLogWriter), and `museum mock` its own authenticator and `middleware`.
+    (a museum_access_log.AccessLogWriter), and `museum mock` its own authenticator and
+    `middleware`.
     With `erase_contacts` (`museum serve`, `museum:app`), old contacts are erased from the
     store daily, as museum_privacy says.
 
@@ -1066,7 +1006,6 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     """
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
-    today = museum_today(config, clock)
     authenticator = authenticator or authenticator_for(config)
     access = access or open_access_log(config)
     app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware, authenticator],
@@ -1075,6 +1014,16 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
     app.add_error_handler(storage.StorageError, storage_error_as_problem)
+    today = museum_today(config, clock)
+    add_routes(app, config, store, today, clock, new_id)
+    if erase_contacts:  # last: an app that could not be built erases nothing
+        museum_privacy.erase_contacts_daily(store, config["storage"]["url"], today,
+                                            config["privacy"]["keep_contact_days"])
+    return app
+
+
+def add_routes(app, config, store, today, clock, new_id):
+    """Every path of the service, each with its resource."""
     app.add_route("/healthz", Health(store))
     app.add_route(f"{API}/openapi.json", OpenAPIDocument())
     app.add_route(f"{API}/museum-hours", MuseumHours(config.schedule, today))
@@ -1098,10 +1047,6 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
     app.add_route("/scan/scan.js", PageFile("scan.js", "text/javascript; charset=utf-8"))
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
-    if erase_contacts:  # last: an app that could not be built erases nothing
-        museum_privacy.erase_contacts_daily(store, config["storage"]["url"], today,
-                                            config["privacy"]["keep_contact_days"])
-    return app
 
 
 def set_log_level(config):

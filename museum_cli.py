@@ -208,7 +208,13 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="museum", description="The museum service.")
     parser.add_argument("--version", action="version", version=VERSION_LINE)
     commands = parser.add_subparsers(dest="command", required=True)
+    _serving_commands(commands)
+    _setup_commands(commands)
+    _database_commands(commands)
+    return parser
 
+
+def _serving_commands(commands):
     serve = commands.add_parser(
         "serve", help="serve the API with waitress",
         description="Serve the API. Settings come from the config file, then MUSEUM_<SECTION>_"
@@ -228,6 +234,8 @@ def build_parser():
     _listen_flags(mock)
     mock.set_defaults(run=command_mock)
 
+
+def _setup_commands(commands):
     openapi = commands.add_parser("openapi", help="print the OpenAPI description as JSON")
     openapi.set_defaults(run=command_openapi)
 
@@ -252,6 +260,8 @@ def build_parser():
     device.add_argument("--config", help="config file (default: $MUSEUM_CONFIG or ./museum.ini)")
     device.set_defaults(run=command_add_device)
 
+
+def _database_commands(commands):
     verify = _database_command(
         commands, "verify-ticket", command_verify_ticket, "check a scanned ticket QR text "
         "or a typed confirmation code, reading the database only; admits nobody (exit 0 if "
@@ -287,7 +297,6 @@ def build_parser():
         commands, "purge-contacts", command_purge_contacts, "erase the email and phone of "
         "tickets dated more than [privacy] keep_contact_days ago, as the running service "
         "does daily")
-    return parser
 
 
 def _database_command(commands, name, run, summary):

@@ -17,7 +17,7 @@ import os
 import re
 import secrets
 from dataclasses import dataclass, field, fields
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -320,6 +320,19 @@ class Schedule:
 
     def hours_on(self, day):
         return self.exceptions.get(day, self.weekly[day.weekday()])
+
+    def open_days(self, start, count):
+        """(day, (open, close)) of each open day among the `count` days from `start` (fewer
+        where the calendar ends)."""
+        days = []
+        for offset in range(count):
+            try:
+                day = start + timedelta(days=offset)
+            except OverflowError:
+                break
+            if self.hours_on(day):
+                days.append((day, self.hours_on(day)))
+        return days
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ import hmac
 import logging
 import re
 import secrets
-from datetime import date
+from datetime import date, datetime, timedelta
 
 import storage
 from museum_auth import FailureCounts
-from museum_config import TICKET_TYPES
+from museum_config import ADMIN_ROLE, TICKET_TYPES
 
 log = logging.getLogger("museum")
 
@@ -180,6 +180,19 @@ def verify_ticket(text, secret, store, today):
         return result
     what = f"event {ticket['eventName']}" if ticket["eventName"] else "general entry"
     return f"valid: {what}, {ticket['ticketDate']}, not admitted yet"
+
+
+UNDO_WINDOW = timedelta(minutes=10)
+UNDO_RULE = (f"A gate may undo only its own admissions, within {UNDO_WINDOW.seconds // 60} "
+             f"minutes; ask an admin.")
+
+
+def may_undo(user, admission, now):
+    """Whether `user` may undo `admission` (see UNDO_RULE): an admin at any time, the gate
+    that made it within UNDO_WINDOW."""
+    return user.role == ADMIN_ROLE or (
+        admission["admittedBy"] == user.name
+        and now - datetime.fromisoformat(admission["admittedAt"]) <= UNDO_WINDOW)
 
 
 class TypedCodeLimit:
