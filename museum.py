@@ -60,7 +60,7 @@ from museum_door import (  # noqa: F401 (some only for those who import them fro
     UNDO_RULE,
     UNDO_WINDOW,
     TypedCodeLimit,
-    door_check,
+    admit,
     door_details,
     lookup_details,
     may_undo,
@@ -801,18 +801,14 @@ class Admissions:
         refuse_guessing(self.guesses, user)
         presented = self._presented(read_json(req))
         today = self.today()
-        result, ticket = door_check(self.store, self.secret, today, **presented)
+        result, ticket = admit(self.store, self.secret, today, user, rfc3339(self.clock()),
+                               **presented)
+        if result == "admitted":
+            json_response(resp, {"result": "admitted", **door_details(ticket)}, 201)
+            return
         if result == "unknown":
             self.guesses.count(user)
             refuse_guessing(self.guesses, user)
-        if result == "admittable":
-            admission, admitted = self.store.admit(ticket["ticketId"], user,
-                                                   rfc3339(self.clock()))
-            ticket = {**ticket, **admission}
-            if admitted:
-                json_response(resp, {"result": "admitted", **door_details(ticket)}, 201)
-                return
-            result = "already-admitted"  # another gate was a moment faster
         status, detail = DOOR_OUTCOMES[result]
         members = {"result": result, **(door_details(ticket) if ticket else {})}
         if result == "wrong-date":

@@ -128,6 +128,18 @@ def door_check(store, secret, today, qr_text=None, code=None):
     return "admittable", ticket
 
 
+def admit(store, secret, today, user, admitted_at, **presented):
+    """Admit a presented ticket (as `door_check` takes it) in the name of `user` at
+    `admitted_at` (RFC 3339 text): `(result, ticket)`, result `admitted` (the ticket with
+    its admission) or, when not admittable, `door_check`'s."""
+    result, ticket = door_check(store, secret, today, **presented)
+    if result != "admittable":
+        return result, ticket
+    admission, admitted = store.admit(ticket["ticketId"], user, admitted_at)
+    # Not admitted: another gate was a moment faster.
+    return "admitted" if admitted else "already-admitted", {**ticket, **admission}
+
+
 def ticket_status(ticket):
     """One of TICKET_STATUSES: a void ticket is void whatever else happened to it."""
     if ticket["voidedAt"]:
