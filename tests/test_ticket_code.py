@@ -45,7 +45,8 @@ def signing(request, db_path):
 
 @pytest.fixture
 def renders(monkeypatch):
-    """Every call of `museum_ticket_image.render_ticket` as (title, fields, qr_text); still draws."""
+    """Every call of `museum_ticket_image.render_ticket` as (title, fields, qr_text); it still
+    draws."""
     calls = []
     real = museum_ticket_image.render_ticket
 
