@@ -775,6 +775,14 @@ ADMISSION_RULES = {
 }
 
 
+def exactly_one(body, first, second, validator, missing):
+    """The body gives `first` or `second`, not both; `missing` says what to give."""
+    if first in body and second in body:
+        validator.error(second, f"must not be given with {first}")
+    elif first not in body and second not in body:
+        validator.error(first, missing)
+
+
 def refuse_guessing(guesses, user):
     """429 while the `TypedCodeLimit` refuses `user`."""
     remaining = guesses.seconds_refused(user)
@@ -820,11 +828,8 @@ class Admissions:
         """{"qr_text": …} or {"code": …}: exactly one of the two body fields."""
         validator = Validator()
         values = check_fields(body, ADMISSION_RULES, (), validator)
-        given = [name for name in ADMISSION_RULES if name in body]
-        if len(given) > 1:
-            validator.error("confirmationCode", "must not be given with code")
-        elif not given:
-            validator.error("code", "is required, or confirmationCode typed from the ticket")
+        exactly_one(body, "code", "confirmationCode", validator,
+                    "is required, or confirmationCode typed from the ticket")
         validator.raise_if_invalid()
         if "code" in values:
             return {"qr_text": values["code"]}
@@ -898,11 +903,7 @@ class TicketLookup:
         """The checked body, and the codes its `code` may be ([] for an email)."""
         validator = Validator()
         values = check_fields(body, LOOKUP_RULES, (), validator)
-        given = [name for name in ("email", "code") if name in body]
-        if len(given) > 1:
-            validator.error("code", "must not be given with email")
-        elif not given:
-            validator.error("email", "is required, or code")
+        exactly_one(body, "email", "code", validator, "is required, or code")
         codes = typed_codes(values["code"]) if values.get("code") else []
         if values.get("code") and not codes:
             validator.error("code", "must be a confirmation code like "
