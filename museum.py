@@ -23,6 +23,7 @@ from http import HTTPStatus
 from urllib.parse import urlencode
 
 import falcon
+import falcon.inspect
 
 import museum_auth
 import museum_privacy
@@ -981,6 +982,11 @@ class Router(falcon.routing.CompiledRouter):
         if "GET" in methods:
             methods.setdefault("HEAD", methods["GET"])
         return methods
+
+
+# falcon.inspect (which lists the routes, as `falcon-inspect-app` does) knows routers by
+# their class: this one is read as the router it extends.
+falcon.inspect.register_router(Router)(falcon.inspect.inspect_compiled_router)
 
 
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
