@@ -996,16 +996,16 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     url, users are checked against its [users] and the access log is written as its [log]
     says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
     (a museum_access_log.AccessLogWriter), and `museum mock` its own authenticator and
-    `middleware`.
-    With `erase_contacts` (`museum serve`, `museum:app`), old contacts are erased from the
-    store daily, as museum_privacy says.
+    `middleware`. With `erase_contacts` (`museum serve`, `museum:app`), old contacts are
+    erased from the store daily, as museum_privacy says.
 
     While any user still has the demo password, the app is built only for a loopback
     development run, which the caller states with `exposed_on=None`: this function cannot
     see where it will be served, and under gunicorn, mod_wsgi or waitress-serve, or behind a
     reverse proxy, the demo password would reach the network. `museum serve` states it when
     it listens on a loopback address without `trusted_proxy`, and otherwise says where it
-    listens. Otherwise a demo password is a ConfigError naming the users.
+    listens (museum_config.where_exposed). Otherwise a demo password is a ConfigError
+    naming the users.
     """
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
