@@ -1,54 +1,78 @@
 """The museum service: opening hours, special events and tickets over HTTP/JSON.
 
 One WSGI application (Falcon) behind HTTP Basic auth, all API paths under /v1.1, served by
-waitress from the `museum` command. Sections, in order: validation, problem errors,
-middleware, resources, the application, the command line; the configuration and password
-hashes live in museum_config.py, signing in in museum_auth.py.
+waitress from the `museum` command (museum_cli.py). Sections, in order: validation, problem
+errors, middleware, resources, the application. The configuration and password hashes live
+in museum_config.py, signing in in museum_auth.py, the access log in museum_access_log.py,
+the door's rules in museum_door.py, and what the app shares with the command line and the
+mock in museum_services.py.
 """
 
-import collections
-import contextvars
 import functools
 import hashlib
-import hmac
 import importlib.resources
-import ipaddress
-import itertools
 import json
 import logging
 import math
 import re
-import secrets
-import sys
 import threading
-import time
 import unicodedata
 import uuid
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, timezone
 from http import HTTPStatus
 from urllib.parse import urlencode
 
 import falcon
+import falcon.inspect
 
-import access_log
 import museum_auth
 import museum_privacy
 import storage
-import ticket_image
+from museum_access_log import (
+    AccessLog,
+    SafeHeaders,
+    loggable_path,
+    loggable_word,
+    open_access_log,
+)
 from museum_config import (
     ADMIN_ROLE,
     CAPACITY_MAX,
     DATE,
     GATE_ROLE,
     PRICE_MAX,
+    TICKET_TYPES,
+    UUID_TEXT,
     VISITOR_ROLE,
     ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
-    check_password,
     check_passwords,
     load_config,
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
-    storage_limits,
 )
+from museum_door import (  # noqa: F401 (some only for those who import them from here)
+    CONFIRMATION_CODE,
+    DOOR_FIELDS,
+    DOOR_OUTCOMES,
+    QR_TEXT_LIMIT,
+    TICKET_STATUSES,
+    TYPED_CODE_LIMIT,
+    UNDO_RULE,
+    UNDO_WINDOW,
+    TypedCodeLimit,
+    admit,
+    door_details,
+    lookup_details,
+    may_undo,
+    new_confirmation_code,
+    qr_text,
+    read_qr_text,
+    ticket_status,
+    typed_codes,
+    verify_ticket,
+    wrong_date,
+)
+from museum_services import museum_today, open_configured_store, qr_secret, utc_now
+from museum_ticket_image import TicketImages
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -63,7 +87,6 @@ log = logging.getLogger("museum")
 # Validation
 # ============================================================================================
 
-UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
 BODY_LIMIT = 64 * 1024
@@ -75,7 +98,6 @@ EMAIL_MAX = 254
 PAGE_MAX = 10**6
 PAGE_SIZE_MAX = 30
 PAGE_SIZE_DEFAULT = 10
-TICKET_TYPES = ("general", "event")
 
 
 class Validator:
@@ -331,7 +353,7 @@ def storage_error_as_problem(req, resp, error, params):
 
 
 def unexpected_error(req, resp, error, params):
-    log.error("unexpected error on %s %s", _loggable_word(req.method), _loggable_path(req.path),
+    log.error("unexpected error on %s %s", loggable_word(req.method), loggable_path(req.path),
               exc_info=error)
     raise Problem(500, "Something went wrong on our side; it has been logged.")
 
@@ -356,115 +378,6 @@ def read_json(req):
 
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
-
-
-# ============================================================================================
-# Middleware
-# ============================================================================================
-
-REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
-_request_id = contextvars.ContextVar("request_id", default=None)
-# A made id is this process's random prefix and a count: unique across processes and
-# restarts, and cheaper than random bytes per request (next() on a count is atomic). Its
-# hex digits are written as the letters a-p: no run of digits, which the access log keeps
-# for nothing that could be a phone number.
-_AS_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
-_ID_PREFIX = secrets.token_hex(4).translate(_AS_LETTERS)
-_request_numbers = itertools.count()
-
-
-class RequestId:
-    """Every request has an id, to follow it from the proxy's log line to the service's:
-    a well-formed X-Request-Id from the client or proxy is kept, else one is made. It is
-    echoed in the answer's X-Request-Id and named on the access line and on every warning
-    or error logged while the request is answered."""
-
-    def process_request(self, req, resp):
-        given = req.get_header("X-Request-Id")
-        request_id = given if given and REQUEST_ID.fullmatch(given) \
-            else _ID_PREFIX + format(next(_request_numbers), "08x").translate(_AS_LETTERS)
-        req.context.request_id = request_id
-        _request_id.set(request_id)
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        resp.set_header("X-Request-Id", req.context.request_id)
-        _request_id.set(None)
-
-
-class NameTheRequest(logging.Filter):
-    """Ends a message logged while a request is answered with that request's id."""
-
-    def filter(self, record):
-        request_id = _request_id.get()
-        if request_id is not None:
-            record.msg = f"{record.msg} (request {request_id})"  # the id has no `%`
-        return True
-
-
-for _logger in (log, logging.getLogger("museum.storage")):
-    _logger.addFilter(NameTheRequest())
-
-
-class AccessLog:
-    """One line per request (waitress writes none): address, method, path, status,
-    duration and request id, handed to an access_log.AccessLogWriter. Never headers, query
-    strings or bodies, which may carry credentials or emails; path segments that are
-    neither UUIDs nor plain words are logged as `*`."""
-
-    def __init__(self, writer):
-        self.writer = writer
-
-    def process_request(self, req, resp):
-        req.context.started = time.perf_counter()
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        elapsed = (time.perf_counter() - req.context.started) * 1000
-        self.writer.write(f"{_loggable_address(req.remote_addr)} {_loggable_word(req.method)} "
-                          f"{_loggable_path(req.path)} {resp.status_code} {elapsed:.1f}ms "
-                          f"{req.context.request_id}")
-
-
-LOGGABLE_WORD = re.compile(r"[A-Za-z0-9._~-]{1,64}")
-DIGIT_RUN = re.compile(r"\d{7}")
-
-
-@functools.lru_cache(maxsize=4096)
-def _loggable_word(text):
-    """`text` if it is a UUID or a short plain word without a run of 7 digits (which could
-    be a phone number), else `*`: no email, phone or line break reaches the log from a URL."""
-    if UUID_TEXT.fullmatch(text) or (LOGGABLE_WORD.fullmatch(text)
-                                     and not DIGIT_RUN.search(text)):
-        return text
-    return "*"
-
-
-def _loggable_path(path):
-    """`path` for a log line: every segment through `_loggable_word`, at most 12 of them,
-    and the segment after `tickets` cut to 8 characters, since a ticket id is the key to
-    that ticket's image (event ids are public and stay whole)."""
-    segments = path.split("/")[:13]
-    logged = [segment and _loggable_word(segment) for segment in segments[:12]]
-    for index in range(1, len(logged)):
-        if segments[index - 1] == "tickets":
-            logged[index] = logged[index][:8]
-    return "/".join(logged) + ("/..." if len(segments) > 12 else "")
-
-
-@functools.lru_cache(maxsize=4096)
-def _loggable_address(address):
-    try:
-        return str(ipaddress.ip_address((address or "").strip("[]")))
-    except ValueError:
-        return "-"
-
-
-class SafeHeaders:
-    """No sniffing anywhere; JSON answers are never cached by browsers or proxies."""
-
-    def process_response(self, req, resp, resource, req_succeeded):
-        resp.set_header("X-Content-Type-Options", "nosniff")
-        if resp.get_header("Cache-Control") is None:
-            resp.set_header("Cache-Control", "no-store")
 
 
 # ============================================================================================
@@ -572,24 +485,12 @@ class MuseumHours:
     def __init__(self, schedule, today):
         self.schedule = schedule
         self.today = today
-        self.open_days = functools.lru_cache(maxsize=64)(self._open_days)
         self.page = functools.lru_cache(maxsize=1024)(self._page)
 
-    def _open_days(self, start):
-        """Every open day in [start, start + HOURS_HORIZON_DAYS) as an API dict."""
-        days = []
-        for offset in range(HOURS_HORIZON_DAYS):
-            try:
-                day = start + timedelta(days=offset)
-            except OverflowError:
-                break
-            hours = self.schedule.hours_on(day)
-            if hours:
-                days.append({"date": day.isoformat(), "timeOpen": hours[0], "timeClose": hours[1]})
-        return days
-
     def _page(self, start, offset, limit):
-        return to_json(self.open_days(start)[offset:offset + limit])
+        days = self.schedule.open_days(start, HOURS_HORIZON_DAYS)[offset:offset + limit]
+        return to_json([{"date": day.isoformat(), "timeOpen": opens, "timeClose": closes}
+                        for day, (opens, closes) in days])
 
     def on_get(self, req, resp):
         validator = Validator()
@@ -720,7 +621,7 @@ class Tickets:
         for _ in range(3):  # a fresh code on the rare clash with an existing one
             try:
                 stored, _ = self.store.create_ticket(
-                    {**ticket, "confirmationCode": _confirmation_code(ticket["ticketType"])},
+                    {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
                     idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])))
                 break
             except storage.DuplicateCode:
@@ -792,48 +693,14 @@ def _fingerprint(body):
         .hexdigest()
 
 
-CONFIRMATION_CODE = re.compile(r"ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}")
-RANDOM_PART = re.compile(r"[0-9a-f]{6}-[0-9a-f]{5}")  # a code's last 12 characters
-
-
-def _confirmation_code(kind):
-    """A fresh code of the shape CONFIRMATION_CODE describes."""
-    return f"ticket-{kind}-{secrets.token_hex(3)}-{secrets.randbits(20):05x}"
-
-
-def qr_text(secret, ticket_id, code):
-    """What the ticket's QR code says: the ticket, its code and an HMAC tag over both."""
-    return f"MUSEUM1:{ticket_id}:{code}:{_qr_tag(secret, ticket_id, code)}"
-
-
-def _qr_tag(secret, ticket_id, code):
-    return hmac.new(secret.encode(), f"{ticket_id}:{code}".encode(), "sha256").hexdigest()[:20]
-
-
-def read_qr_text(secret, text):
-    """(ticket_id, code) when `text` is a genuine ticket QR text, else None."""
-    parts = text.strip().split(":")
-    # A genuine text is ASCII; compare_digest raises on anything else.
-    if len(parts) != 4 or parts[0] != "MUSEUM1" or not text.isascii():
-        return None
-    _, ticket_id, code, tag = parts
-    return (ticket_id, code) if hmac.compare_digest(tag, _qr_tag(secret, ticket_id, code)) \
-        else None
-
-
 class TicketImage:
-    """The ticket's image with its QR code; rendered once per ticket per process."""
+    """The ticket's image with its QR code; drawn once per ticket per process."""
 
     needed_roles = {"GET": VISITOR_ROLE}
 
-    CACHE_LIMIT = 2048
-
     def __init__(self, store, secret):
         self.store = store
-        self.secret = secret
-        self._images = collections.OrderedDict()
-        self._lock = threading.Lock()
-        self._drawing = {}  # key -> lock held by the one thread drawing that image
+        self.images = TicketImages(secret)
 
     def on_get(self, req, resp, ticket_id):
         ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
@@ -841,8 +708,8 @@ class TicketImage:
             raise Problem(410, DOOR_OUTCOMES["void"][1])
         if ticket["cancelled"]:
             raise Problem(410, DOOR_OUTCOMES["cancelled"][1])
-        png, etag = self._image(ticket)
-        resp.etag = etag
+        png, digest = self.images.image(ticket)
+        resp.etag = etag = falcon.ETag(digest)
         resp.cache_control = ["private", "max-age=86400"]
         if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
             resp.status = 304
@@ -850,154 +717,10 @@ class TicketImage:
         resp.content_type = "image/png"
         resp.data = png
 
-    def _image(self, ticket):
-        # The key holds everything drawn, so a renamed event gets a new image, never a stale one.
-        key = (ticket["ticketId"], ticket["eventName"])
-        with self._lock:
-            if key in self._images:
-                self._images.move_to_end(key)
-                return self._images[key]
-            drawing = self._drawing.setdefault(key, threading.Lock())
-        with drawing:  # concurrent first requests wait for one drawing instead of each drawing
-            with self._lock:
-                if key in self._images:
-                    return self._images[key]
-            try:
-                png = ticket_image.render_ticket("MUSEUM TICKET", _ticket_lines(ticket),
-                                                 qr_text(self.secret, ticket["ticketId"],
-                                                         ticket["confirmationCode"]))
-                entry = png, falcon.ETag(hashlib.sha256(png).hexdigest()[:32])
-                with self._lock:
-                    self._images[key] = entry
-                    if len(self._images) > self.CACHE_LIMIT:
-                        self._images.popitem(last=False)
-            finally:
-                with self._lock:
-                    self._drawing.pop(key, None)
-        return entry
-
-
-def _ticket_lines(ticket):
-    lines = [("Type", "Special event" if ticket["ticketType"] == "event" else "General entry"),
-             ("Date", ticket["ticketDate"])]
-    if ticket["eventName"]:
-        lines.append(("Event", ticket["eventName"]))
-    lines.append(("Code", ticket["confirmationCode"]))
-    return lines
-
 
 # ============================================================================================
 # The door: admitting tickets at the entrance, and the page the gate staff use
 # ============================================================================================
-
-QR_TEXT_LIMIT = 512  # a genuine QR text is about 120 characters
-TYPED_CODE_LIMIT = 100  # a confirmation code as typed; a genuine one is 27 characters
-DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the admission
-    "already-admitted": (409, "This ticket was admitted before."),
-    "wrong-date": (409, "This ticket is for another day."),  # detail: see `wrong_date`
-    "cancelled": (410, "The event of this ticket was cancelled."),
-    "void": (410, "This ticket was voided."),
-    "forged": (422, "This is not a genuine ticket of this museum."),
-    "unknown": (404, "No ticket with this code was sold."),
-}
-DOOR_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode")
-
-
-def typed_codes(typed):
-    """The confirmation codes a typed code may be, ignoring case and surrounding spaces:
-    itself when whole, the code of either kind of ticket when only its random part was
-    typed (`792d82-891fc`), none when it has neither shape."""
-    code = typed.strip().lower()
-    if CONFIRMATION_CODE.fullmatch(code):
-        return [code]
-    if RANDOM_PART.fullmatch(code):
-        return [f"ticket-{kind}-{code}" for kind in TICKET_TYPES]
-    return []
-
-
-def _found(find, key):
-    try:
-        return find(key)
-    except storage.NotFound:
-        return None
-
-
-def door_check(store, secret, today, qr_text=None, code=None):
-    """What the door makes of a presented ticket, from its QR text or its typed confirmation
-    code (see `typed_codes`): `(result, ticket)`, result one of `admittable`,
-    `already-admitted`, `wrong-date`, `cancelled`, `void` (with the ticket), `forged` or
-    `unknown` (ticket None). Reads only."""
-    if qr_text is not None:
-        genuine = read_qr_text(secret, qr_text)
-        if genuine is None:
-            return "forged", None
-        ticket_id, code = genuine
-        ticket = _found(store.get_ticket, ticket_id)
-        if ticket is not None and ticket["confirmationCode"] != code:
-            return "forged", None
-    else:
-        found = (_found(store.get_ticket_by_code, typed) for typed in typed_codes(code))
-        ticket = next(filter(None, found), None)
-    if ticket is None:
-        return "unknown", None
-    if ticket["voidedAt"]:
-        return "void", ticket
-    if ticket["cancelled"]:
-        return "cancelled", ticket
-    if ticket["admittedAt"]:
-        return "already-admitted", ticket
-    if ticket["ticketDate"] != today.isoformat():
-        return "wrong-date", ticket
-    return "admittable", ticket
-
-
-TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
-
-
-def ticket_status(ticket):
-    """One of TICKET_STATUSES: a void ticket is void whatever else happened to it."""
-    if ticket["voidedAt"]:
-        return "void"
-    if ticket["cancelled"]:
-        return "cancelled"
-    return "admitted" if ticket["admittedAt"] else "valid"
-
-
-def door_details(ticket):
-    """What the door shows of a ticket: never its buyer's email or phone."""
-    details = {name: ticket[name] for name in DOOR_FIELDS}
-    if ticket["eventName"]:
-        details["eventName"] = ticket["eventName"]
-    if ticket["admittedAt"]:
-        details.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
-    return details
-
-
-def wrong_date(ticket, today):
-    """`(when, detail)` of a ticket for another day: `early` or `past`, and a detail such as
-    `early: ticket for 2026-12-05 (in 12 days)` or `past: ticket was for 2026-11-20`."""
-    day = date.fromisoformat(ticket["ticketDate"])
-    if day < today:
-        return "past", f"past: ticket was for {day}"
-    days = (day - today).days
-    return "early", f"early: ticket for {day} (in {days} day{'' if days == 1 else 's'})"
-
-
-def verify_ticket(text, secret, store, today):
-    """The door's verdict on a scanned QR text or a typed confirmation code (whole or its
-    random part), read only: `valid …`, `already admitted …`, `forged`, `unknown`,
-    `cancelled` or `wrong date, early: …` / `wrong date, past: …`."""
-    presented = {"code": text} if typed_codes(text) else {"qr_text": text}
-    result, ticket = door_check(store, secret, today, **presented)
-    if result == "wrong-date":
-        return f"wrong date, {wrong_date(ticket, today)[1]}"
-    if result == "already-admitted":
-        return f"already admitted at {ticket['admittedAt']} by {ticket['admittedBy']}"
-    if result != "admittable":
-        return result
-    what = f"event {ticket['eventName']}" if ticket["eventName"] else "general entry"
-    return f"valid: {what}, {ticket['ticketDate']}, not admitted yet"
-
 
 ADMISSION_RULES = {
     "code": lambda v, name, value: v.text(name, value, QR_TEXT_LIMIT),
@@ -1005,30 +728,20 @@ ADMISSION_RULES = {
 }
 
 
-class TypedCodeLimit:
-    """Codes typed at the door, and lookups of lost tickets, can be guessed there: after
-    LIMIT of them counted within WINDOW seconds (unknown codes, every lookup), a user is
-    answered 429 for WINDOW seconds (a hit would give away a ticket's id, with which any
-    signed-in user fetches its image). One limit shared by the door and the lookup."""
+def exactly_one(body, first, second, validator, missing):
+    """The body gives `first` or `second`, not both; `missing` says what to give."""
+    if first in body and second in body:
+        validator.error(second, f"must not be given with {first}")
+    elif first not in body and second not in body:
+        validator.error(first, missing)
 
-    LIMIT = 30
-    WINDOW = 60
 
-    def __init__(self):
-        self._counts = museum_auth.FailureCounts(self.LIMIT + 1, self.WINDOW, self.WINDOW)
-
-    def refuse_if_reached(self, user):
-        remaining = self._counts.locked_for(user)
-        if remaining > 0:
-            raise Problem(429, "Too many unknown ticket codes or lookups; wait a minute and "
-                          "retry.", headers={"Retry-After": str(math.ceil(remaining))})
-
-    def count(self, user):
-        """Count one guess of `user`; 429 when it is one too many."""
-        if self._counts.count(user):
-            log.warning("admissions refused to %s for %d s: more than %d unknown ticket codes "
-                        "or lookups within %d s", user, self.WINDOW, self.LIMIT, self.WINDOW)
-            self.refuse_if_reached(user)
+def refuse_guessing(guesses, user):
+    """429 while the `TypedCodeLimit` refuses `user`."""
+    remaining = guesses.seconds_refused(user)
+    if remaining > 0:
+        raise Problem(429, "Too many unknown ticket codes or lookups; wait a minute and "
+                      "retry.", headers={"Retry-After": str(math.ceil(remaining))})
 
 
 class Admissions:
@@ -1046,20 +759,17 @@ class Admissions:
 
     def on_post(self, req, resp):
         user = req.context.user.name
-        self.guesses.refuse_if_reached(user)
+        refuse_guessing(self.guesses, user)
         presented = self._presented(read_json(req))
         today = self.today()
-        result, ticket = door_check(self.store, self.secret, today, **presented)
+        result, ticket = admit(self.store, self.secret, today, user, rfc3339(self.clock()),
+                               **presented)
+        if result == "admitted":
+            json_response(resp, {"result": "admitted", **door_details(ticket)}, 201)
+            return
         if result == "unknown":
             self.guesses.count(user)
-        if result == "admittable":
-            admission, admitted = self.store.admit(ticket["ticketId"], user,
-                                                   rfc3339(self.clock()))
-            ticket = {**ticket, **admission}
-            if admitted:
-                json_response(resp, {"result": "admitted", **door_details(ticket)}, 201)
-                return
-            result = "already-admitted"  # another gate was a moment faster
+            refuse_guessing(self.guesses, user)
         status, detail = DOOR_OUTCOMES[result]
         members = {"result": result, **(door_details(ticket) if ticket else {})}
         if result == "wrong-date":
@@ -1071,20 +781,12 @@ class Admissions:
         """{"qr_text": …} or {"code": …}: exactly one of the two body fields."""
         validator = Validator()
         values = check_fields(body, ADMISSION_RULES, (), validator)
-        given = [name for name in ADMISSION_RULES if name in body]
-        if len(given) > 1:
-            validator.error("confirmationCode", "must not be given with code")
-        elif not given:
-            validator.error("code", "is required, or confirmationCode typed from the ticket")
+        exactly_one(body, "code", "confirmationCode", validator,
+                    "is required, or confirmationCode typed from the ticket")
         validator.raise_if_invalid()
         if "code" in values:
             return {"qr_text": values["code"]}
         return {"code": values["confirmationCode"]}
-
-
-UNDO_WINDOW = timedelta(minutes=10)
-UNDO_RULE = (f"A gate may undo only its own admissions, within {UNDO_WINDOW.seconds // 60} "
-             f"minutes; ask an admin.")
 
 
 class Admission:
@@ -1108,15 +810,9 @@ class Admission:
 
     def on_delete(self, req, resp, ticket_id):
         user, now = req.context.user, self.clock()
-
-        def may_undo(admission):
-            return user.role == ADMIN_ROLE or (
-                admission["admittedBy"] == user.name
-                and now - datetime.fromisoformat(admission["admittedAt"]) <= UNDO_WINDOW)
-
         try:
-            self.store.undo_admission(_path_uuid(ticket_id, "ticketId"), user.name,
-                                      rfc3339(now), may_undo)
+            self.store.undo_admission(_path_uuid(ticket_id, "ticketId"), user.name, rfc3339(now),
+                                      lambda admission: may_undo(user, admission, now))
         except storage.NotFound:
             raise Problem(404, "This ticket has not been admitted.") from None
         except storage.NotAllowed:
@@ -1130,15 +826,6 @@ LOOKUP_RULES = {
     "date": Validator.date,
 }
 LOOKUP_LIMIT = 20  # tickets answered at most
-
-
-def lookup_details(ticket):
-    """What a lookup shows of a ticket: the door's details, its event and status; never
-    its buyer's email or phone."""
-    details = door_details(ticket)
-    if ticket["eventId"]:
-        details["eventId"] = ticket["eventId"]
-    return {**details, "status": ticket_status(ticket), "admitted": bool(ticket["admittedAt"])}
 
 
 class TicketLookup:
@@ -1155,9 +842,10 @@ class TicketLookup:
 
     def on_post(self, req, resp):
         user = req.context.user.name
-        self.guesses.refuse_if_reached(user)
+        refuse_guessing(self.guesses, user)
         values, codes = self._wanted(read_json(req))
         self.guesses.count(user)
+        refuse_guessing(self.guesses, user)
         day = (values.get("date") or self.today()).isoformat()
         tickets = self.store.lookup_tickets(day, email=values.get("email"), codes=codes,
                                             limit=LOOKUP_LIMIT)
@@ -1168,11 +856,7 @@ class TicketLookup:
         """The checked body, and the codes its `code` may be ([] for an email)."""
         validator = Validator()
         values = check_fields(body, LOOKUP_RULES, (), validator)
-        given = [name for name in ("email", "code") if name in body]
-        if len(given) > 1:
-            validator.error("code", "must not be given with email")
-        elif not given:
-            validator.error("email", "is required, or code")
+        exactly_one(body, "email", "code", validator, "is required, or code")
         codes = typed_codes(values["code"]) if values.get("code") else []
         if values.get("code") and not codes:
             validator.error("code", "must be a confirmation code like "
@@ -1231,56 +915,30 @@ def rfc3339(moment):
 # The application
 # ============================================================================================
 
-def utc_now():
-    return datetime.now(timezone.utc)
-
-
 def new_uuid():
     return str(uuid.uuid4())
-
-
-def museum_today(time_zone, clock):
-    """A function giving today's date in the museum's time zone (None: the server's zone)."""
-    return lambda: clock().astimezone(time_zone).date()
-
-
-def open_configured_store(config, migrate=False):
-    """The store the config's storage url names. A database of an older schema is migrated
-    only when `migrate` or [storage] auto_migrate says so, and a sqlite one is backed up
-    beside itself first; otherwise `storage.SchemaBehind` says how to migrate it."""
-    url, limits = config["storage"]["url"], storage_limits(config)
-    try:
-        return storage.open_store(url, migrate=False, limits=limits)
-    except storage.SchemaBehind as behind:
-        if not (migrate or config["storage"]["auto_migrate"]):
-            raise
-        try:
-            copy = storage.backup_beside(url, behind.version)
-            log.info("backed up the database at schema version %d to %s before migrating it",
-                     behind.version, copy)
-        except storage.Unsupported as reason:
-            log.warning("migrating the database from schema version %d without a backup made "
-                        "by the service: %s", behind.version, reason)
-        return storage.open_store(url, limits=limits)
-
-
-def qr_secret(config, store):
-    return config["tickets"]["qr_secret"] or store.setting("qr_secret", secrets.token_hex(32))
 
 
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"
 
 
-class App(falcon.App):
-    """Falcon's app, where every resource that answers GET answers HEAD too (RFC 9110
-    section 9.3.2: the same status and headers, no body). Falcon answers 405 to HEAD where
-    a resource has no on_head; load balancers check health with `HEAD /healthz`. Falcon
-    itself drops the body of an answer to HEAD and keeps its Content-Length."""
+class Router(falcon.routing.CompiledRouter):
+    """Falcon's router, where every resource that answers GET answers HEAD with the same
+    responder (RFC 9110 section 9.3.2: the same status and headers, no body): Falcon itself
+    answers 405 to HEAD where a resource has no on_head, and load balancers check health
+    with `HEAD /healthz`. Falcon drops the body of an answer to HEAD and keeps its
+    Content-Length."""
 
-    def add_route(self, uri_template, resource, **kwargs):
-        if hasattr(resource, "on_get") and not hasattr(resource, "on_head"):
-            resource.on_head = resource.on_get
-        super().add_route(uri_template, resource, **kwargs)
+    def map_http_methods(self, resource, **kwargs):
+        methods = super().map_http_methods(resource, **kwargs)
+        if "GET" in methods:
+            methods.setdefault("HEAD", methods["GET"])
+        return methods
+
+
+# falcon.inspect (which lists the routes, as `falcon-inspect-app` does) knows routers by
+# their class: this one is read as the router it extends.
+falcon.inspect.register_router(Router)(falcon.inspect.inspect_compiled_router)
 
 
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
@@ -1289,29 +947,38 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     """The WSGI app for `config`. By default the store is opened from the config's storage
     url, users are checked against its [users] and the access log is written as its [log]
     says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
-    (an access_log.AccessLogWriter), and `museum mock` its own authenticator and `middleware`.
-    With `erase_contacts` (`museum serve`, `museum:app`), old contacts are erased from the
-    store daily, as museum_privacy says.
+    (a museum_access_log.AccessLogWriter), and `museum mock` its own authenticator and
+    `middleware`. With `erase_contacts` (`museum serve`, `museum:app`), old contacts are
+    erased from the store daily, as museum_privacy says.
 
     While any user still has the demo password, the app is built only for a loopback
     development run, which the caller states with `exposed_on=None`: this function cannot
     see where it will be served, and under gunicorn, mod_wsgi or waitress-serve, or behind a
     reverse proxy, the demo password would reach the network. `museum serve` states it when
     it listens on a loopback address without `trusted_proxy`, and otherwise says where it
-    listens. Otherwise a demo password is a ConfigError naming the users.
+    listens (museum_config.where_exposed). Otherwise a demo password is a ConfigError
+    naming the users.
     """
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
-    today = museum_today(config["museum"]["timezone"], clock)
     authenticator = authenticator or museum_auth.authenticator_for(config)
-    access = access or access_log.open_access_log(config)
-    logging_middleware = [AccessLog(access)] if access else []
-    app = App(middleware=[RequestId(), *logging_middleware, SafeHeaders(), *middleware,
-                          authenticator])
+    access = access or open_access_log(config)
+    app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware, authenticator],
+                     router=Router())
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
     app.add_error_handler(storage.StorageError, storage_error_as_problem)
+    today = museum_today(config, clock)
+    add_routes(app, config, store, today, clock, new_id)
+    if erase_contacts:  # last: an app that could not be built erases nothing
+        museum_privacy.erase_contacts_daily(store, config["storage"]["url"], today,
+                                            config["privacy"]["keep_contact_days"])
+    return app
+
+
+def add_routes(app, config, store, today, clock, new_id):
+    """Every path of the service, each with its resource."""
     app.add_route("/healthz", Health(store))
     app.add_route(f"{API}/openapi.json", OpenAPIDocument())
     app.add_route(f"{API}/museum-hours", MuseumHours(config.schedule, today))
@@ -1335,10 +1002,6 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
     app.add_route("/scan/scan.js", PageFile("scan.js", "text/javascript; charset=utf-8"))
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
-    if erase_contacts:  # last: an app that could not be built erases nothing
-        museum_privacy.erase_contacts_daily(store, config["storage"]["url"], today,
-                                            config["privacy"]["keep_contact_days"])
-    return app
 
 
 def set_log_level(config):
@@ -1362,14 +1025,3 @@ def app(environ, start_response):
                 set_log_level(config)
                 _default_app = create_app(config, erase_contacts=True)
     return _default_app(environ, start_response)
-
-
-def main(argv=None):
-    """The `museum` command, which lives in museum_cli.py."""
-    import museum_cli
-
-    return museum_cli.main(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

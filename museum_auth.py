@@ -172,12 +172,21 @@ class FailureCounts:
 
 
 @functools.lru_cache(maxsize=4096)
+def client_ip(address):
+    """The client's address as waitress gives it (an IPv6 one may be bracketed) as an
+    ipaddress object, or None when it is no address."""
+    try:
+        return ipaddress.ip_address((address or "").strip("[]"))
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
 def client_key(address):
     """What lock-outs count for a client address: the IPv4 address, or the /64 network of
     an IPv6 one (one host commonly holds a whole /64 and can rotate through it)."""
-    try:
-        ip = ipaddress.ip_address((address or "").strip("[]"))
-    except ValueError:
+    ip = client_ip(address)
+    if ip is None:
         return str(address)
     if ip.version == 6 and ip.ipv4_mapped:
         ip = ip.ipv4_mapped

@@ -7,12 +7,9 @@ Exit status: 0 done, 1 a runtime failure (the database), 2 a usage or config err
 
 import argparse
 import getpass
-import ipaddress
 import json
 import logging
 import sys
-import threading
-import time
 from datetime import date
 from urllib.parse import quote
 
@@ -22,12 +19,8 @@ from museum import (
     INTERFACE_VERSION,
     __version__,
     create_app,
-    museum_today,
-    open_configured_store,
     openapi_description,
     set_log_level,
-    utc_now,
-    verify_ticket,
 )
 from museum_config import (
     DEVICE_NAME,
@@ -38,32 +31,13 @@ from museum_config import (
     load_config,
     new_device_key,
     parse_config,
+    where_exposed,
 )
+from museum_door import verify_ticket
+from museum_services import museum_today, open_configured_store, qr_secret
 
 log = logging.getLogger("museum")
 VERSION_LINE = f"museum {__version__} (interface {INTERFACE_VERSION})"
-
-
-def _exposed_on(server_settings):
-    """Where `museum serve` with these settings is reachable from other machines, for the
-    demo-password rule; None for a loopback development run."""
-    proxy = server_settings["trusted_proxy"]
-    if proxy:  # whatever the host, the proxy publishes the service
-        return f"behind the proxy trusted_proxy = {proxy}"
-    if server_settings["unix_socket"]:  # a socket is there for a proxy to publish it
-        return f"on unix_socket = {server_settings['unix_socket']}"
-    if not _is_loopback(server_settings["host"]):
-        return f"on {server_settings['host']}"
-    return None
-
-
-def _is_loopback(host):
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def command_serve(args):
@@ -78,7 +52,7 @@ def command_serve(args):
     set_log_level(config)
     try:
         with museum_server.claim(config):
-            app = create_app(config, exposed_on=_exposed_on(config["server"]),
+            app = create_app(config, exposed_on=where_exposed(config["server"]),
                              erase_contacts=True)
             return serve(app, config["server"],
                          f"database {storage.display_url(config['storage']['url'])}")
@@ -123,7 +97,7 @@ def command_purge_contacts(args):
     config = _configured(args)
     store = storage.open_store(config["storage"]["url"], migrate=False)
     try:
-        today = museum_today(config["museum"]["timezone"], utc_now)()
+        today = museum_today(config)()
         museum_privacy.erase_old_contacts(store, today, config["privacy"]["keep_contact_days"])
     finally:
         store.close()
@@ -140,10 +114,10 @@ def command_mock(args):
 
     overrides = {("server", "host"): args.host, ("server", "port"): args.port}
     config = parse_config("", "mock defaults", overrides={k: v for k, v in overrides.items() if v})
-    if not _is_loopback(config["server"]["host"]):
-        # Any credentials are an admin here, as good as a demo password: same rule.
-        raise ConfigError(f"the mock accepts any credentials; refusing to listen on "
-                          f"{config['server']['host']} (use a loopback address)")
+    exposed = where_exposed(config["server"])
+    if exposed:  # any credentials are an admin here, as good as a demo password: same rule
+        raise ConfigError(f"the mock accepts any credentials; refusing to listen {exposed} "
+                          f"(use a loopback address)")
     return serve(museum_mock.create_mock_app(config), config["server"],
                  "MOCK: demo data in memory, any credentials, nothing is kept")
 
@@ -206,11 +180,10 @@ def command_add_device(args):
 def command_verify_ticket(args):
     config = _configured(args)
     store = storage.open_store(config["storage"]["url"], read_only=True)
-    secret = config["tickets"]["qr_secret"] or store.setting("qr_secret")
+    secret = qr_secret(config, store, create=False)
     if secret is None:
         raise storage.StorageError("no QR secret in the database yet: no ticket was sold")
-    verdict = verify_ticket(args.text, secret, store,
-                            museum_today(config["museum"]["timezone"], utc_now)())
+    verdict = verify_ticket(args.text, secret, store, museum_today(config)())
     print(verdict)
     return 0 if verdict.startswith("valid") else 1
 
@@ -235,7 +208,13 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="museum", description="The museum service.")
     parser.add_argument("--version", action="version", version=VERSION_LINE)
     commands = parser.add_subparsers(dest="command", required=True)
+    _serving_commands(commands)
+    _setup_commands(commands)
+    _database_commands(commands)
+    return parser
 
+
+def _serving_commands(commands):
     serve = commands.add_parser(
         "serve", help="serve the API with waitress",
         description="Serve the API. Settings come from the config file, then MUSEUM_<SECTION>_"
@@ -255,6 +234,8 @@ def build_parser():
     _listen_flags(mock)
     mock.set_defaults(run=command_mock)
 
+
+def _setup_commands(commands):
     openapi = commands.add_parser("openapi", help="print the OpenAPI description as JSON")
     openapi.set_defaults(run=command_openapi)
 
@@ -279,6 +260,8 @@ def build_parser():
     device.add_argument("--config", help="config file (default: $MUSEUM_CONFIG or ./museum.ini)")
     device.set_defaults(run=command_add_device)
 
+
+def _database_commands(commands):
     verify = _database_command(
         commands, "verify-ticket", command_verify_ticket, "check a scanned ticket QR text "
         "or a typed confirmation code, reading the database only; admits nobody (exit 0 if "
@@ -314,7 +297,6 @@ def build_parser():
         commands, "purge-contacts", command_purge_contacts, "erase the email and phone of "
         "tickets dated more than [privacy] keep_contact_days ago, as the running service "
         "does daily")
-    return parser
 
 
 def _database_command(commands, name, run, summary):
@@ -348,3 +330,7 @@ def main(argv=None):
     except storage.StorageError as error:
         print(f"museum: {error}", file=sys.stderr)
         return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -17,7 +17,7 @@ import os
 import re
 import secrets
 from dataclasses import dataclass, field, fields
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -25,6 +25,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from storage import Limits
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+TICKET_TYPES = ("general", "event")
+UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 log = logging.getLogger("museum")
 
 
@@ -319,6 +321,19 @@ class Schedule:
     def hours_on(self, day):
         return self.exceptions.get(day, self.weekly[day.weekday()])
 
+    def open_days(self, start, count):
+        """(day, (open, close)) of each open day among the `count` days from `start` (fewer
+        where the calendar ends)."""
+        days = []
+        for offset in range(count):
+            try:
+                day = start + timedelta(days=offset)
+            except OverflowError:
+                break
+            if self.hours_on(day):
+                days.append((day, self.hours_on(day)))
+        return days
+
 
 @dataclass(frozen=True)
 class GeneralCapacity:
@@ -504,6 +519,28 @@ DEMO_PASSWORD_HASHES = frozenset({  # each as its parameters and salt, then its 
     "scrypt$16384$8$1$Pu10bSErAulcCo9k4Llwbw==$"
     "61ZQ8C8rJOr4fKEncJvV5Ec+Fy/uQluYeeHldkbWRyT+lXmaLvmLLOVz/iFWcfjagbDKWiLctG1Ns7xGVtsPhw==",
 })
+
+
+def where_exposed(server_settings):
+    """Where a server with these [server] settings is reachable from other machines, for
+    the demo-password rule of `check_passwords`; None for a loopback development run."""
+    proxy = server_settings["trusted_proxy"]
+    if proxy:  # whatever the host, the proxy publishes the service
+        return f"behind the proxy trusted_proxy = {proxy}"
+    if server_settings["unix_socket"]:  # a socket is there for a proxy to publish it
+        return f"on unix_socket = {server_settings['unix_socket']}"
+    if not _is_loopback(server_settings["host"]):
+        return f"on {server_settings['host']}"
+    return None
+
+
+def _is_loopback(host):
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def check_passwords(config, exposed_on):

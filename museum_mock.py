@@ -5,14 +5,15 @@
 from datetime import timedelta
 
 import storage
-from museum import create_app, museum_today, new_uuid, utc_now
+from museum import create_app, new_uuid
 from museum_auth import AnyCredentials, authenticator_for
+from museum_services import museum_today
 
 
 def create_mock_app(config):
     """The service's app for `config` on a fresh in-memory store seeded with demo events."""
     store = storage.open_store(":memory:")
-    seed_demo_events(store, museum_today(config["museum"]["timezone"], utc_now)())
+    seed_demo_events(store, museum_today(config)())
     # Any well-formed credentials sign in: no check fails, so no lock-out ever counts.
     return create_app(config, store=store,
                       authenticator=authenticator_for(config, AnyCredentials()),

@@ -19,7 +19,7 @@ from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer
 
-import access_log
+import museum_access_log
 import museum_locks
 import storage
 
@@ -162,7 +162,7 @@ def run_server(wsgi_app, server_settings, title, what):
             next_check = time.monotonic() + LOOP_SECONDS
         if reopening.is_set():
             reopening.clear()
-            log.info("SIGHUP: %d access log file(s) reopened", access_log.reopen_files())
+            log.info("SIGHUP: %d access log file(s) reopened", museum_access_log.reopen_files())
     drain(sockets)
     log.info("stopped")
     return 0

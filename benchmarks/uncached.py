@@ -10,8 +10,9 @@ of the page is skipped.
 import sys
 
 import museum
+import museum_cli
 
 museum.ListingCache.LIMIT = 0
 
 if __name__ == "__main__":
-    sys.exit(museum.main())
+    sys.exit(museum_cli.main())

@@ -17,8 +17,10 @@ requests are served again within seconds of the server's return. The outage is l
 once (storage/sql.py), not the pool's warning per attempt.
 """
 
+import functools
 import logging
 import os
+import re
 import secrets
 from contextlib import contextmanager
 
@@ -217,15 +219,35 @@ MIGRATIONS = [
 ]
 
 
+# What a query's text is made of, for placeholders: string literals, quoted names and
+# comments (where a `?` is text), and the two characters that mean something to psycopg.
+_SQL_PART = re.compile(r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|/\*.*?\*/|[?%]""", re.S)
+
+
+@functools.lru_cache(maxsize=1024)
+def psycopg_query(query):
+    """`query`, written with the shared SQL's `?` placeholders, as psycopg takes it with
+    parameters: each `?` outside literals, quoted names and comments as `%s`, and every
+    `%` as `%%`, which psycopg would otherwise read as a placeholder, inside literals too."""
+    def translated(match):
+        part = match.group()
+        return "%s" if part == "?" else part.replace("%", "%%")
+
+    return _SQL_PART.sub(translated, query)
+
+
 class QmarkConnection(psycopg.Connection):
-    """A connection that takes the shared SQL's `?` placeholders (psycopg's are `%s`)."""
+    """A connection that takes the shared SQL's `?` placeholders (psycopg's are `%s`).
+    Without parameters psycopg reads no placeholders, and the query goes as written."""
 
     def execute(self, query, params=None, **options):
-        return super().execute(query.replace("?", "%s"), params, **options)
+        if params is not None:
+            query = psycopg_query(query)
+        return super().execute(query, params, **options)
 
     def executemany(self, query, params_seq):
         with self.cursor() as cursor:
-            cursor.executemany(query.replace("?", "%s"), params_seq)
+            cursor.executemany(psycopg_query(query), params_seq)
 
 
 def _configure(conn):

@@ -23,7 +23,7 @@ def museum_command(directory, config_text, *args):
     config.write_text(config_text, encoding="utf-8")
     environ = {name: value for name, value in os.environ.items()
                if not name.startswith("MUSEUM_")}
-    done = subprocess.run([sys.executable, "-m", "museum", *args, "--config", str(config)],
+    done = subprocess.run([sys.executable, "-m", "museum_cli", *args, "--config", str(config)],
                           cwd=directory, capture_output=True, text=True, timeout=120,
                           env={**environ, "PYTHONPATH": str(ROOT)})
     return Done(done.returncode, done.stdout.strip(), done.stderr.strip())

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 import webtest
 
-import access_log
+import museum_access_log
 import museum
 import museum_config
 import storage
@@ -85,7 +85,7 @@ def logged_client(config, store):
     """A client whose access lines are written at once to `.lines`."""
     lines = io.StringIO()
     app = museum.create_app(config, store=store, clock=lambda: NOW,
-                            access=access_log.AccessLogWriter(lines, flush_seconds=0))
+                            access=museum_access_log.AccessLogWriter(lines, flush_seconds=0))
     client = webtest.TestApp(app, lint=True)
     client.lines = lines
     return client

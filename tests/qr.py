@@ -1,6 +1,6 @@
 """Reading ticket images back in tests: a small PNG reader and zxing-cpp QR decoding.
 
-Only what `ticket_image` writes is understood: 8-bit greyscale, no interlace, every row
+Only what `museum_ticket_image` writes is understood: 8-bit greyscale, no interlace, every row
 with filter type 0. Anything else fails an assertion, which is itself a finding.
 """
 

@@ -111,14 +111,14 @@ def start_server(directory, config_text, *extra_args, db=None):
     config_path.write_text(config_text, encoding="utf-8")
     # --port would win over the config's socket.
     listen = [] if UNIX_SOCKET.search(config_text) else ["--port", "0"]
-    return start_process(directory, "server", "-m", "museum", "serve", "--config",
+    return start_process(directory, "server", "-m", "museum_cli", "serve", "--config",
                          str(config_path), *listen,
                          "--db", db or str(directory / "museum.sqlite3"), *extra_args)
 
 
 def start_mock(directory, *extra_args):
     """Start `museum mock` in `directory` on a free port."""
-    return start_process(directory, "mock", "-m", "museum", "mock", "--port", "0", *extra_args)
+    return start_process(directory, "mock", "-m", "museum_cli", "mock", "--port", "0", *extra_args)
 
 
 def start_process(directory, name, *argv, startup_timeout=30):

@@ -119,7 +119,7 @@ def test_off_writes_no_access_line(tmp_path):
 ])
 def test_a_bad_log_setting_stops_startup_with_one_line(tmp_path, log_section, message):
     (tmp_path / "museum.ini").write_text(f"[log]\n{log_section}\n")
-    result = subprocess.run([sys.executable, "-m", "museum", "serve", "--port", "0"],
+    result = subprocess.run([sys.executable, "-m", "museum_cli", "serve", "--port", "0"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=60,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 2

@@ -236,7 +236,7 @@ def test_a_restarted_mock_forgets_what_was_written_and_keeps_no_file(tmp_path):
 
 def test_mock_refuses_a_public_address(tmp_path):
     """Any credentials are an admin on the mock, so like a demo password it stays local."""
-    result = subprocess.run([sys.executable, "-m", "museum", "mock", "--host", "0.0.0.0"],
+    result = subprocess.run([sys.executable, "-m", "museum_cli", "mock", "--host", "0.0.0.0"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=60,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 2

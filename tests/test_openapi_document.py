@@ -195,7 +195,7 @@ def test_description_is_served_without_credentials(client):
 
 def test_museum_openapi_prints_the_same_document(tmp_path):
     """`museum openapi` prints the served document as JSON, opening no file or database."""
-    done = subprocess.run([sys.executable, "-m", "museum", "openapi"], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "museum_cli", "openapi"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr

@@ -111,7 +111,7 @@ def test_host_and_port_flags_win_over_the_configs_socket(tmp_path, config_text):
     sock = tmp_path / "museum.sock"
     (tmp_path / "museum.ini").write_text(config_text + f"[server]\nunix_socket = {sock}\n")
     with _stopped_at_end(start_process(
-            tmp_path, "server", "-m", "museum", "serve", "--config",
+            tmp_path, "server", "-m", "museum_cli", "serve", "--config",
             str(tmp_path / "museum.ini"), "--host", "127.0.0.1", "--port", "0")) as server:
         assert server.port and server.request("GET", "/healthz")[0] == 200
         assert not sock.exists()
@@ -135,7 +135,7 @@ def test_the_restore_drill_never_touches_the_live_service(tmp_path, config_text)
     sock, live_db = live_dir / "museum.sock", live_dir / "museum.sqlite3"
     live_config = config_text + f"[server]\nunix_socket = {sock}\n[storage]\nurl = {live_db}\n"
     shim = bin_dir / "museum"
-    shim.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m museum \"$@\"\n")
+    shim.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m museum_cli \"$@\"\n")
     shim.chmod(0o755)
     # The production paths, as the test's; the service's user is the test's.
     paths = {"sudo -u museum ": "", "/opt/museum/bin/museum": str(shim),
@@ -155,7 +155,7 @@ def test_the_restore_drill_never_touches_the_live_service(tmp_path, config_text)
         done = subprocess.run(["bash", "-euc", "\n".join(preparation)], cwd=tmp_path,
                               env=environ, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
-        with _stopped_at_end(start_process(drill_dir, "drill", "-m", "museum",
+        with _stopped_at_end(start_process(drill_dir, "drill", "-m", "museum_cli",
                                            *shlex.split(serve, comments=True)[1:])) as drill:
             assert drill.port
             during = live_sale(sock, purchase, with_id=True)

@@ -135,7 +135,7 @@ def test_demo_passwords_are_refused_on_a_unix_socket(tmp_path):
     """A socket is there for a proxy to publish the service: the shipped demo passwords
     must not go behind it."""
     result = subprocess.run(
-        [sys.executable, "-m", "museum", "serve", "--config", str(ROOT / "museum.ini")],
+        [sys.executable, "-m", "museum_cli", "serve", "--config", str(ROOT / "museum.ini")],
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
         env={**os.environ, "PYTHONPATH": str(ROOT),
              "MUSEUM_SERVER_UNIX_SOCKET": str(tmp_path / "museum.sock")})

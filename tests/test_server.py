@@ -25,7 +25,7 @@ def server_config():
 
 
 def run_museum(*args, cwd, stdin=""):
-    return subprocess.run([sys.executable, "-m", "museum", *args], cwd=cwd, input=stdin,
+    return subprocess.run([sys.executable, "-m", "museum_cli", *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
 

@@ -953,7 +953,7 @@ def test_without_the_extra_museum_imports_and_names_the_missing_install(tmp_path
     assert sqlite_works.returncode == 0, sqlite_works.stderr
     config = tmp_path / "museum.ini"
     config.write_text("[museum]\ntimezone = UTC\n")
-    served = run_museum(f"import museum; sys.exit(museum.main(['serve', '--config', "
+    served = run_museum(f"import museum_cli; sys.exit(museum_cli.main(['serve', '--config', "
                         f"{str(config)!r}, '--db', {DEAD_SERVER!r}]))")
     assert served.returncode == 1
     assert served.stderr.strip().splitlines()[-1].startswith(
@@ -965,8 +965,21 @@ def test_serve_stops_with_one_line_when_the_server_cannot_be_reached(tmp_path):
     config = tmp_path / "museum.ini"
     config.write_text("[museum]\ntimezone = UTC\n")
     served = subprocess.run(
-        [sys.executable, "-m", "museum", "serve", "--config", str(config), "--db", DEAD_SERVER],
+        [sys.executable, "-m", "museum_cli", "serve", "--config", str(config), "--db", DEAD_SERVER],
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert served.returncode == 1
     last = served.stderr.strip().splitlines()[-1]
     assert last.startswith(f"museum: PostgreSQL at {DEAD_SERVER} is unavailable: "), served.stderr
+
+
+def test_postgres_reads_only_real_placeholders(postgres_url):
+    """The shared SQL's `?` are parameters on PostgreSQL too; a `?` or a `%` in a string
+    literal or a comment stays text, and a `%` is no placeholder."""
+    from storage.postgres import QmarkConnection
+
+    with QmarkConnection.connect(postgres_url, autocommit=True) as conn:
+        row = conn.execute("SELECT 'why?', '100%', CAST(? AS text) || '%', ? /* who? */ -- 5%?\n",
+                           ("half", 2)).fetchone()
+        unbound = conn.execute("SELECT '50%?'").fetchone()
+    assert row == ("why?", "100%", "half%", 2)
+    assert unbound == ("50%?",)

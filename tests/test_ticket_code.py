@@ -14,7 +14,7 @@ import webtest
 
 import museum
 import storage
-import ticket_image
+import museum_ticket_image
 from conftest import ADMIN, NOW, TODAY, VISITOR, assert_problem
 from qr import read_qr
 from serving import wait_until
@@ -42,15 +42,16 @@ def signing(request, db_path):
 
 @pytest.fixture
 def renders(monkeypatch):
-    """Every call of `ticket_image.render_ticket` as (title, fields, qr_text); still draws."""
+    """Every call of `museum_ticket_image.render_ticket` as (title, fields, qr_text); it still
+    draws."""
     calls = []
-    real = ticket_image.render_ticket
+    real = museum_ticket_image.render_ticket
 
     def counting(title, fields, qr_text):
         calls.append((title, fields, qr_text))
         return real(title, fields, qr_text)
 
-    monkeypatch.setattr(ticket_image, "render_ticket", counting)
+    monkeypatch.setattr(museum_ticket_image, "render_ticket", counting)
     return calls
 
 
@@ -198,7 +199,7 @@ def test_each_ticket_is_drawn_once_per_process(client, renders):
 
 def test_concurrent_first_requests_draw_the_ticket_once(client, store, renders, monkeypatch):
     ticket_id = buy(client, body()).json["ticketId"]
-    drawing, reading = ticket_image.render_ticket, store.get_ticket
+    drawing, reading = museum_ticket_image.render_ticket, store.get_ticket
     read, all_read = [], threading.Event()
 
     def read_ticket(*args):
@@ -213,7 +214,7 @@ def test_concurrent_first_requests_draw_the_ticket_once(client, store, renders, 
         return drawing(*args)
 
     monkeypatch.setattr(store, "get_ticket", read_ticket)
-    monkeypatch.setattr(ticket_image, "render_ticket", held)
+    monkeypatch.setattr(museum_ticket_image, "render_ticket", held)
     client.get("/v1.1/museum-hours", headers=VISITOR, status=200)  # signed in before they start
     bodies = []
     threads = [threading.Thread(target=lambda: bodies.append(fetch(client, ticket_id).body))

@@ -1,4 +1,4 @@
-"""Tests of ticket_image: the PNG is well formed, stable, and its QR code scans."""
+"""Tests of museum_ticket_image: the PNG is well formed, stable, and its QR code scans."""
 
 import struct
 import uuid
@@ -7,7 +7,7 @@ import zlib
 import pytest
 
 from qr import chunks, decode_grey, read_qr, scan
-from ticket_image import render_ticket
+from museum_ticket_image import render_ticket
 
 QR_SCALE = 4
 QUIET_MODULES = 4

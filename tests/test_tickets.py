@@ -286,7 +286,7 @@ def test_every_ticket_gets_its_own_id_and_code(client, db_path):
 def test_a_code_already_taken_is_drawn_again(client, db_path, monkeypatch):
     drawn = iter(["ticket-general-aaaaaa-00001", "ticket-general-aaaaaa-00001",
                   "ticket-general-bbbbbb-00002"])
-    monkeypatch.setattr(museum, "_confirmation_code", lambda kind: next(drawn))
+    monkeypatch.setattr(museum, "new_confirmation_code", lambda kind: next(drawn))
     first, second = buy(client, body()).json, buy(client, body()).json
     assert first["confirmationCode"] == "ticket-general-aaaaaa-00001"
     assert second["confirmationCode"] == "ticket-general-bbbbbb-00002"

@@ -35,7 +35,7 @@ EVENT_DATES = ["2026-12-05", "2026-12-06"]
 UNKNOWN_ID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
 CODE = museum.CONFIRMATION_CODE
 OMIT = object()  # a field value meaning "leave the field out"
-fresh_code = museum._confirmation_code
+fresh_code = museum.new_confirmation_code
 
 
 def body(ticket_type="general", **fields):

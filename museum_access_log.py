@@ -1,4 +1,5 @@
-"""The access log: one line per request, collected in memory and written in blocks.
+"""The access log: one line per request, collected in memory and written in blocks, and
+the middleware that names each request and writes its line.
 
 One write per request costs more than the rest of a cheap request (it hands the core to
 another thread on every line), so, as nginx's `access_log ... buffer= flush=` does, lines
@@ -10,13 +11,19 @@ A file is reopened on SIGHUP, so that logrotate can rename it.
 """
 
 import atexit
+import contextvars
+import functools
+import itertools
 import logging
+import re
+import secrets
 import sys
 import threading
 import time
 import weakref
 
-from museum_config import ConfigError
+from museum_auth import client_ip
+from museum_config import UUID_TEXT, ConfigError
 
 BUFFER_BYTES = 64 * 1024
 # A line is "<date> <time>,<ms><LABEL><message>\n", like the application log's lines.
@@ -152,3 +159,107 @@ def open_access_log(config):
             raise ConfigError(f"{config.source}: [log] access: cannot open {destination} "
                               f"({error.strerror})") from None
     return AccessLogWriter(file, settings["flush"])
+
+
+# ============================================================================================
+# The middleware: each request's id and access line, and the headers every answer carries
+# ============================================================================================
+
+REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_request_id = contextvars.ContextVar("request_id", default=None)
+# A made id is this process's random prefix and a count: unique across processes and
+# restarts, and cheaper than random bytes per request (next() on a count is atomic). Its
+# hex digits are written as the letters a-p: no run of digits, which the access log keeps
+# for nothing that could be a phone number.
+_AS_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
+_ID_PREFIX = secrets.token_hex(4).translate(_AS_LETTERS)
+_request_numbers = itertools.count()
+
+
+class AccessLog:
+    """Every request has an id, to follow it from the proxy's log line to the service's:
+    a well-formed X-Request-Id from the client or proxy is kept, else one is made. It is
+    echoed in the answer's X-Request-Id and named on every warning or error logged while
+    the request is answered.
+
+    Unless `writer` is None ([log] access = off), one line per request (waitress writes
+    none) goes to that AccessLogWriter: address, method, path, status, duration and request
+    id. Never headers, query strings or bodies, which may carry credentials or emails; path
+    segments that are neither UUIDs nor plain words are logged as `*`. (One middleware for
+    both: each one more is two more calls on every request.)"""
+
+    def __init__(self, writer):
+        self.writer = writer
+
+    def process_request(self, req, resp):
+        req.context.started = time.perf_counter()
+        given = req.get_header("X-Request-Id")
+        request_id = given if given and REQUEST_ID.fullmatch(given) \
+            else _ID_PREFIX + format(next(_request_numbers), "08x").translate(_AS_LETTERS)
+        req.context.request_id = request_id
+        _request_id.set(request_id)
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        resp.set_header("X-Request-Id", req.context.request_id)
+        _request_id.set(None)
+        if self.writer is not None:
+            elapsed = (time.perf_counter() - req.context.started) * 1000
+            self.writer.write(f"{loggable_address(req.remote_addr)} {loggable_word(req.method)} "
+                              f"{loggable_path(req.path)} {resp.status_code} {elapsed:.1f}ms "
+                              f"{req.context.request_id}")
+
+
+class NameTheRequest(logging.Filter):
+    """Ends a message logged while a request is answered with that request's id."""
+
+    def filter(self, record):
+        request_id = _request_id.get()
+        if request_id is not None:
+            record.msg = f"{record.msg} (request {request_id})"  # the id has no `%`
+        return True
+
+
+for _logger in (log, logging.getLogger("museum.storage")):
+    _logger.addFilter(NameTheRequest())
+
+
+class SafeHeaders:
+    """No sniffing anywhere; JSON answers are never cached by browsers or proxies."""
+
+    def process_response(self, req, resp, resource, req_succeeded):
+        resp.set_header("X-Content-Type-Options", "nosniff")
+        if resp.get_header("Cache-Control") is None:
+            resp.set_header("Cache-Control", "no-store")
+
+
+LOGGABLE_WORD = re.compile(r"[A-Za-z0-9._~-]{1,64}")
+DIGIT_RUN = re.compile(r"\d{7}")
+
+
+@functools.lru_cache(maxsize=4096)
+def loggable_word(text):
+    """`text` if it is a UUID or a short plain word without a run of 7 digits (which could
+    be a phone number), else `*`: no email, phone or line break reaches the log from a URL."""
+    if UUID_TEXT.fullmatch(text) or (LOGGABLE_WORD.fullmatch(text)
+                                     and not DIGIT_RUN.search(text)):
+        return text
+    return "*"
+
+
+@functools.lru_cache(maxsize=4096)  # most requests ask for a few paths over and over
+def loggable_path(path):
+    """`path` for a log line: every segment through `loggable_word`, at most 12 of them,
+    and the segment after `tickets` cut to 8 characters, since a ticket id is the key to
+    that ticket's image (event ids are public and stay whole)."""
+    segments = path.split("/")[:13]
+    logged = [segment and loggable_word(segment) for segment in segments[:12]]
+    for index in range(1, len(logged)):
+        if segments[index - 1] == "tickets":
+            logged[index] = logged[index][:8]
+    return "/".join(logged) + ("/..." if len(segments) > 12 else "")
+
+
+@functools.lru_cache(maxsize=4096)
+def loggable_address(address):
+    ip = client_ip(address)
+    return "-" if ip is None else str(ip)

@@ -1,17 +1,72 @@
-"""Render a museum ticket as a PNG: a readable text panel beside a scannable QR code.
+"""Render a museum ticket as a PNG: a readable text panel beside a scannable QR code,
+and keep each ticket's image once drawn.
 
 Everything is drawn with a built-in bitmap font and encoded with the standard
 library, so the output depends only on the inputs (the service hashes it for
 an ETag) and needs no imaging library.
 """
 
+import collections
+import hashlib
 import struct
+import threading
 import unicodedata
 import zlib
 
 import segno
 
-__all__ = ["render_ticket"]
+from museum_door import qr_text
+
+__all__ = ["render_ticket", "TicketImages"]
+
+
+class TicketImages:
+    """Each ticket's image and its digest (for an ETag), drawn once per process: one
+    drawing costs about 15 ms. Concurrent first requests for an image wait for one
+    drawing instead of each drawing it; the least recently used go first past LIMIT."""
+
+    LIMIT = 2048
+
+    def __init__(self, secret):
+        self.secret = secret  # signs the QR text
+        self._images = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._drawing = {}  # key -> lock held by the one thread drawing that image
+
+    def image(self, ticket):
+        """(PNG bytes, digest) of `ticket`, as the store gives it."""
+        # The key holds everything drawn, so a renamed event gets a new image, never a stale one.
+        key = (ticket["ticketId"], ticket["eventName"])
+        with self._lock:
+            if key in self._images:
+                self._images.move_to_end(key)
+                return self._images[key]
+            drawing = self._drawing.setdefault(key, threading.Lock())
+        with drawing:
+            with self._lock:
+                if key in self._images:
+                    return self._images[key]
+            try:
+                png = render_ticket("MUSEUM TICKET", _ticket_lines(ticket), qr_text(
+                    self.secret, ticket["ticketId"], ticket["confirmationCode"]))
+                entry = png, hashlib.sha256(png).hexdigest()[:32]
+                with self._lock:
+                    self._images[key] = entry
+                    if len(self._images) > self.LIMIT:
+                        self._images.popitem(last=False)
+            finally:
+                with self._lock:
+                    self._drawing.pop(key, None)
+        return entry
+
+
+def _ticket_lines(ticket):
+    lines = [("Type", "Special event" if ticket["ticketType"] == "event" else "General entry"),
+             ("Date", ticket["ticketDate"])]
+    if ticket["eventName"]:
+        lines.append(("Event", ticket["eventName"]))
+    lines.append(("Code", ticket["confirmationCode"]))
+    return lines
 
 WHITE = 255
 BLACK = 0

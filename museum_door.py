@@ -1,0 +1,230 @@
+"""The door's rules, apart from HTTP: the confirmation code and the signed text of a
+ticket's QR code, what the door makes of a presented ticket, and what it shows of one.
+
+Used by museum.py's door resources (which turn these outcomes into answers) and by
+`museum verify-ticket`; it reads the store and never writes to it.
+"""
+
+import hmac
+import logging
+import re
+import secrets
+from datetime import date, datetime, timedelta
+
+import storage
+from museum_auth import FailureCounts
+from museum_config import ADMIN_ROLE, TICKET_TYPES
+
+log = logging.getLogger("museum")
+
+
+# ============================================================================================
+# The confirmation code and the QR text
+# ============================================================================================
+
+# The code's random part, as groups of hex digits: 44 random bits, like 792d82-891fc.
+RANDOM_GROUPS = (6, 5)
+
+
+def confirmation_code(kind, random_part):
+    """The one shape of a code: `ticket-<kind>-<random part>` (the pattern below is made
+    with it too)."""
+    return f"ticket-{kind}-{random_part}"
+
+
+RANDOM_PART = re.compile("-".join(f"[0-9a-f]{{{digits}}}" for digits in RANDOM_GROUPS))
+CONFIRMATION_CODE = re.compile(confirmation_code(f"({'|'.join(TICKET_TYPES)})",
+                                                 RANDOM_PART.pattern))
+
+
+def new_confirmation_code(kind):
+    """A fresh code for a ticket of `kind`, matching CONFIRMATION_CODE."""
+    groups = (format(secrets.randbits(4 * digits), f"0{digits}x") for digits in RANDOM_GROUPS)
+    return confirmation_code(kind, "-".join(groups))
+
+
+def qr_text(secret, ticket_id, code):
+    """What the ticket's QR code says: the ticket, its code and an HMAC tag over both."""
+    return f"MUSEUM1:{ticket_id}:{code}:{_qr_tag(secret, ticket_id, code)}"
+
+
+def _qr_tag(secret, ticket_id, code):
+    return hmac.new(secret.encode(), f"{ticket_id}:{code}".encode(), "sha256").hexdigest()[:20]
+
+
+def read_qr_text(secret, text):
+    """(ticket_id, code) when `text` is a genuine ticket QR text, else None."""
+    parts = text.strip().split(":")
+    # A genuine text is ASCII; compare_digest raises on anything else.
+    if len(parts) != 4 or parts[0] != "MUSEUM1" or not text.isascii():
+        return None
+    _, ticket_id, code, tag = parts
+    return (ticket_id, code) if hmac.compare_digest(tag, _qr_tag(secret, ticket_id, code)) \
+        else None
+
+
+def typed_codes(typed):
+    """The confirmation codes a typed code may be, ignoring case and surrounding spaces:
+    itself when whole, the code of either kind of ticket when only its random part was
+    typed (`792d82-891fc`), none when it has neither shape."""
+    code = typed.strip().lower()
+    if CONFIRMATION_CODE.fullmatch(code):
+        return [code]
+    if RANDOM_PART.fullmatch(code):
+        return [confirmation_code(kind, code) for kind in TICKET_TYPES]
+    return []
+
+
+# ============================================================================================
+# What the door makes of a ticket
+# ============================================================================================
+
+QR_TEXT_LIMIT = 512  # a genuine QR text is about 120 characters
+TYPED_CODE_LIMIT = 100  # a confirmation code as typed; a genuine one is 27 characters
+DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the admission
+    "already-admitted": (409, "This ticket was admitted before."),
+    "wrong-date": (409, "This ticket is for another day."),  # detail: see `wrong_date`
+    "cancelled": (410, "The event of this ticket was cancelled."),
+    "void": (410, "This ticket was voided."),
+    "forged": (422, "This is not a genuine ticket of this museum."),
+    "unknown": (404, "No ticket with this code was sold."),
+}
+DOOR_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode")
+TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
+
+
+def _found(find, key):
+    try:
+        return find(key)
+    except storage.NotFound:
+        return None
+
+
+def door_check(store, secret, today, qr_text=None, code=None):
+    """What the door makes of a presented ticket, from its QR text or its typed confirmation
+    code (see `typed_codes`): `(result, ticket)`, result one of `admittable`,
+    `already-admitted`, `wrong-date`, `cancelled`, `void` (with the ticket), `forged` or
+    `unknown` (ticket None). Reads only."""
+    if qr_text is not None:
+        genuine = read_qr_text(secret, qr_text)
+        if genuine is None:
+            return "forged", None
+        ticket_id, code = genuine
+        ticket = _found(store.get_ticket, ticket_id)
+        if ticket is not None and ticket["confirmationCode"] != code:
+            return "forged", None
+    else:
+        found = (_found(store.get_ticket_by_code, typed) for typed in typed_codes(code))
+        ticket = next(filter(None, found), None)
+    if ticket is None:
+        return "unknown", None
+    status = ticket_status(ticket)
+    if status in ("void", "cancelled"):
+        return status, ticket
+    if status == "admitted":
+        return "already-admitted", ticket
+    if ticket["ticketDate"] != today.isoformat():
+        return "wrong-date", ticket
+    return "admittable", ticket
+
+
+def admit(store, secret, today, user, admitted_at, **presented):
+    """Admit a presented ticket (as `door_check` takes it) in the name of `user` at
+    `admitted_at` (RFC 3339 text): `(result, ticket)`, result `admitted` (the ticket with
+    its admission) or, when not admittable, `door_check`'s."""
+    result, ticket = door_check(store, secret, today, **presented)
+    if result != "admittable":
+        return result, ticket
+    admission, admitted = store.admit(ticket["ticketId"], user, admitted_at)
+    # Not admitted: another gate was a moment faster.
+    return "admitted" if admitted else "already-admitted", {**ticket, **admission}
+
+
+def ticket_status(ticket):
+    """One of TICKET_STATUSES: a void ticket is void whatever else happened to it."""
+    if ticket["voidedAt"]:
+        return "void"
+    if ticket["cancelled"]:
+        return "cancelled"
+    return "admitted" if ticket["admittedAt"] else "valid"
+
+
+def door_details(ticket):
+    """What the door shows of a ticket: never its buyer's email or phone."""
+    details = {name: ticket[name] for name in DOOR_FIELDS}
+    if ticket["eventName"]:
+        details["eventName"] = ticket["eventName"]
+    if ticket["admittedAt"]:
+        details.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
+    return details
+
+
+def lookup_details(ticket):
+    """What a lookup shows of a ticket: the door's details, its event and status; never
+    its buyer's email or phone."""
+    details = door_details(ticket)
+    if ticket["eventId"]:
+        details["eventId"] = ticket["eventId"]
+    return {**details, "status": ticket_status(ticket), "admitted": bool(ticket["admittedAt"])}
+
+
+def wrong_date(ticket, today):
+    """`(when, detail)` of a ticket for another day: `early` or `past`, and a detail such as
+    `early: ticket for 2026-12-05 (in 12 days)` or `past: ticket was for 2026-11-20`."""
+    day = date.fromisoformat(ticket["ticketDate"])
+    if day < today:
+        return "past", f"past: ticket was for {day}"
+    days = (day - today).days
+    return "early", f"early: ticket for {day} (in {days} day{'' if days == 1 else 's'})"
+
+
+def verify_ticket(text, secret, store, today):
+    """The door's verdict on a scanned QR text or a typed confirmation code (whole or its
+    random part), read only: `valid …`, `already admitted …`, `forged`, `unknown`,
+    `cancelled`, `void` or `wrong date, early: …` / `wrong date, past: …`."""
+    presented = {"code": text} if typed_codes(text) else {"qr_text": text}
+    result, ticket = door_check(store, secret, today, **presented)
+    if result == "wrong-date":
+        return f"wrong date, {wrong_date(ticket, today)[1]}"
+    if result == "already-admitted":
+        return f"already admitted at {ticket['admittedAt']} by {ticket['admittedBy']}"
+    if result != "admittable":
+        return result
+    what = f"event {ticket['eventName']}" if ticket["eventName"] else "general entry"
+    return f"valid: {what}, {ticket['ticketDate']}, not admitted yet"
+
+
+UNDO_WINDOW = timedelta(minutes=10)
+UNDO_RULE = (f"A gate may undo only its own admissions, within {UNDO_WINDOW.seconds // 60} "
+             f"minutes; ask an admin.")
+
+
+def may_undo(user, admission, now):
+    """Whether `user` may undo `admission` (see UNDO_RULE): an admin at any time, the gate
+    that made it within UNDO_WINDOW."""
+    return user.role == ADMIN_ROLE or (
+        admission["admittedBy"] == user.name
+        and now - datetime.fromisoformat(admission["admittedAt"]) <= UNDO_WINDOW)
+
+
+class TypedCodeLimit:
+    """Codes typed at the door, and lookups of lost tickets, can be guessed there: after
+    LIMIT of them counted within WINDOW seconds (unknown codes, every lookup), a user is
+    refused for WINDOW seconds (a hit would give away a ticket's id, with which any
+    signed-in user fetches its image). One limit shared by the door and the lookup."""
+
+    LIMIT = 30
+    WINDOW = 60
+
+    def __init__(self):
+        self._counts = FailureCounts(self.LIMIT + 1, self.WINDOW, self.WINDOW)
+
+    def seconds_refused(self, user):
+        """How long `user` is still refused (0: not refused)."""
+        return self._counts.locked_for(user)
+
+    def count(self, user):
+        """Count one guess of `user`; the one too many starts the refusal."""
+        if self._counts.count(user):
+            log.warning("admissions refused to %s for %d s: more than %d unknown ticket codes "
+                        "or lookups within %d s", user, self.WINDOW, self.LIMIT, self.WINDOW)
