@@ -33,6 +33,7 @@ import falcon
 import access_log
 import museum_auth
 import museum_privacy
+import museum_sales
 import storage
 import ticket_image
 from museum_config import (
@@ -77,6 +78,7 @@ PAGE_MAX = 10**6
 PAGE_SIZE_MAX = 30
 PAGE_SIZE_DEFAULT = 10
 TICKET_TYPES = ("general", "event")
+TICKET_LABELS = {"general": "General entry", "event": "Special event"}  # by TICKET_TYPES
 
 
 class Validator:
@@ -240,6 +242,9 @@ TICKET_RULES = {
 }
 
 
+BAD_QUERY = "A query parameter is not valid; see errors."
+
+
 def parse_query(req, validator, name, parse, default):
     """One query parameter, given at most once, through `parse(validator, name, text)`."""
     value = req.params.get(name)
@@ -249,6 +254,26 @@ def parse_query(req, validator, name, parse, default):
         validator.error(name, "must be given once")
         return None
     return parse(validator, name, value)
+
+
+def start_date(req, validator, today):
+    """The `startDate` query parameter; by default `today`."""
+    return parse_query(req, validator, "startDate", Validator.date, None) or today
+
+
+def date_window(req, validator, today, default_days=None, max_days=None):
+    """The `startDate` and `endDate` query parameters as dates: an absent end is
+    `default_days` from the start (None: open-ended), at most `max_days` from it."""
+    start = start_date(req, validator, today)
+    end = parse_query(req, validator, "endDate", Validator.date, None)
+    if end is None and default_days:
+        end = start + timedelta(days=default_days - 1)
+    if end and end < start:
+        validator.error("endDate", "must not be before startDate")
+    elif end and max_days and (end - start).days >= max_days:
+        validator.error("endDate", f"must be at most {max_days} days from startDate, "
+                                   f"counting both")
+    return start, end
 
 
 def paging(req, validator):
@@ -587,14 +612,6 @@ class OpenAPIDocument:
         json_response(resp, openapi_description())
 
 
-def sales():
-    """The module of what was sold (a ticket read back or voided, the availability, the
-    sales report), imported when the app is built: it builds on this one."""
-    import museum_sales
-
-    return museum_sales
-
-
 def openapi_description():
     """The OpenAPI document. Imported on first use, not at the top: it is built from this
     module's limits, patterns and version."""
@@ -636,9 +653,9 @@ class MuseumHours:
 
     def on_get(self, req, resp):
         validator = Validator()
-        start = parse_query(req, validator, "startDate", Validator.date, None) or self.today()
+        start = start_date(req, validator, self.today())
         page, limit = paging(req, validator)
-        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        validator.raise_if_invalid(BAD_QUERY)
         resp.data = self.page(start, (page - 1) * limit, limit)
 
 
@@ -662,12 +679,9 @@ class SpecialEvents:
 
     def on_get(self, req, resp):
         validator = Validator()
-        start = parse_query(req, validator, "startDate", Validator.date, None) or self.today()
-        end = parse_query(req, validator, "endDate", Validator.date, None)
+        start, end = date_window(req, validator, self.today())
         page, limit = paging(req, validator)
-        if start and end and end < start:
-            validator.error("endDate", "must not be before startDate")
-        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        validator.raise_if_invalid(BAD_QUERY)
         resp.data, total = self.listings.page(
             start.isoformat(), end and end.isoformat(), (page - 1) * limit, limit)
         set_paging_headers(req, resp, self.public_url, page, limit, total)
@@ -734,8 +748,6 @@ class Tickets:
     """Buying a ticket (any role), and the list of an event's buyers (admin)."""
 
     needed_roles = {"POST": VISITOR_ROLE, "GET": ADMIN_ROLE}
-    MESSAGES = {"general": "Museum general entry ticket purchased",
-                "event": "Museum special event ticket purchased"}
 
     def __init__(self, store, config, today, new_id, public_url):
         self.store = store
@@ -781,10 +793,10 @@ class Tickets:
         event_id = parse_query(req, validator, "eventId", Validator.uuid, None)
         day = parse_query(req, validator, "date", Validator.date, None)
         page, limit = paging(req, validator)
-        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        validator.raise_if_invalid(BAD_QUERY)
         tickets, total = self.store.list_tickets(event_id, day and day.isoformat(),
                                                  (page - 1) * limit, limit)
-        json_response(resp, [sales().ticket_view(ticket, contacts=True)
+        json_response(resp, [museum_sales.ticket_view(ticket, ticket_status(ticket), True)
                              for ticket in tickets])
         set_paging_headers(req, resp, self.public_url, page, limit, total)
 
@@ -821,7 +833,8 @@ class Tickets:
                 "currency": self.currency}
 
     def _receipt(self, ticket):
-        receipt = {"message": self.MESSAGES[ticket["ticketType"]]}
+        label = TICKET_LABELS[ticket["ticketType"]].lower()
+        receipt = {"message": f"Museum {label} ticket purchased"}
         receipt.update((name, ticket[name]) for name in
                        ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
                         "currency"))
@@ -833,6 +846,75 @@ class Tickets:
 def _fingerprint(body):
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8", "surrogatepass")) \
         .hexdigest()
+
+
+class Ticket:
+    """One ticket: read at the door or the desk, and voided (a refund) by an admin."""
+
+    needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
+
+    def __init__(self, store, clock):
+        self.store = store
+        self.clock = clock
+
+    def on_get(self, req, resp, ticket_id):
+        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        json_response(resp, museum_sales.ticket_view(ticket, ticket_status(ticket),
+                                                     req.context.user.role == ADMIN_ROLE))
+
+    def on_delete(self, req, resp, ticket_id):
+        # A second void answers 204 too: the ticket is void, as asked.
+        self.store.void_ticket(_path_uuid(ticket_id, "ticketId"), rfc3339(self.clock()))
+        resp.status = 204
+
+
+class Availability:
+    """The places left on each day of a window: general entry and each event's."""
+
+    needed_roles = {"GET": VISITOR_ROLE}
+
+    def __init__(self, store, schedule, capacity, today):
+        self.store = store
+        self.schedule = schedule
+        self.capacity = capacity
+        self.today = today
+
+    def on_get(self, req, resp):
+        validator = Validator()
+        start, end = date_window(req, validator, self.today(),
+                                 museum_sales.AVAILABILITY_DAYS_DEFAULT,
+                                 museum_sales.AVAILABILITY_DAYS_MAX)
+        validator.raise_if_invalid(BAD_QUERY)
+        taken = self.store.places_taken(start.isoformat(), end.isoformat())
+        events = museum_sales.events_by_day(taken["events"])
+        days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
+        json_response(resp, [museum_sales.day_availability(
+            day, self.schedule.hours_on(day), self.capacity.on(day),
+            taken["general"].get(day.isoformat(), 0), events.get(day.isoformat(), []))
+            for day in days])
+
+
+class SalesReport:
+    """What was sold for each day of a window (at most REPORT_DAYS_MAX days, by default
+    today alone): JSON, or CSV when the client prefers `text/csv`."""
+
+    needed_roles = {"GET": ADMIN_ROLE}
+
+    def __init__(self, store, today):
+        self.store = store
+        self.today = today
+
+    def on_get(self, req, resp):
+        validator = Validator()
+        start, end = date_window(req, validator, self.today(), 1, museum_sales.REPORT_DAYS_MAX)
+        validator.raise_if_invalid(BAD_QUERY)
+        rows = museum_sales.report_rows(self.store, start, end)
+        if req.client_prefers(["application/json", "text/csv"]) == "text/csv":
+            resp.content_type = "text/csv; charset=utf-8"
+            resp.downloadable_as = f"sales-{start}-{end}.csv"
+            resp.data = museum_sales.report_csv(rows).encode()
+        else:
+            json_response(resp, rows)
 
 
 CONFIRMATION_CODE = re.compile(r"ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}")
@@ -921,7 +1003,7 @@ class TicketImage:
 
 
 def _ticket_lines(ticket):
-    lines = [("Type", "Special event" if ticket["ticketType"] == "event" else "General entry"),
+    lines = [("Type", TICKET_LABELS[ticket["ticketType"]]),
              ("Date", ticket["ticketDate"])]
     if ticket["eventName"]:
         lines.append(("Event", ticket["eventName"]))
@@ -1236,7 +1318,7 @@ class AdmissionSummary:
     def on_get(self, req, resp):
         validator = Validator()
         day = parse_query(req, validator, "date", Validator.date, None) or self.today()
-        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        validator.raise_if_invalid(BAD_QUERY)
         json_response(resp, {"date": day.isoformat(), **self.store.door_summary(day.isoformat())})
 
 
@@ -1365,10 +1447,10 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
     app.add_route(f"{API}/tickets", Tickets(store, config, today, new_id, public_url))
     secret = qr_secret(config, store)
-    app.add_route(f"{API}/tickets/{{ticket_id}}", sales().Ticket(store, clock))
+    app.add_route(f"{API}/tickets/{{ticket_id}}", Ticket(store, clock))
     app.add_route(f"{API}/availability",
-                  sales().Availability(store, config.schedule, config.capacity, today))
-    app.add_route(f"{API}/reports/sales", sales().SalesReport(store, today))
+                  Availability(store, config.schedule, config.capacity, today))
+    app.add_route(f"{API}/reports/sales", SalesReport(store, today))
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     guesses = TypedCodeLimit()
     app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock, guesses))
