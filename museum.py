@@ -22,6 +22,7 @@ import secrets
 import sys
 import threading
 import time
+import typing
 import unicodedata
 import uuid
 from datetime import date, datetime, timedelta, timezone
@@ -193,25 +194,70 @@ def _plausible_email(value):
 SERVICE_FIELDS = ("eventId", "ticketId", "confirmationCode")
 
 
-def check_fields(body, rules, required, validator):
-    """Check a JSON object against `rules` ({field: check(validator, name, value)}): unknown
-    fields, nulls and missing required fields are errors; returns the checked values."""
+class When(typing.NamedTuple):
+    """A field required when the body's `field` is `value`, refused when it is another."""
+
+    field: str
+    value: str
+
+
+class Field(typing.NamedTuple):
+    """One body field, declared once: the validator checks it and the OpenAPI document
+    describes it from this. `check(validator, name, value)` gives the checked value;
+    `required` is True, False or a When; `nullable_in_patch` lets a change clear it."""
+
+    check: object
+    schema: dict
+    example: object
+    required: object = False
+    nullable_in_patch: bool = False
+
+
+def checked_by(method, *args):
+    """A field's check: the Validator `method`, given `args` after the name and value."""
+    return lambda validator, name, value: method(validator, name, value, *args)
+
+
+def check_fields(body, fields, validator, change=False):
+    """Check a JSON object against `fields` ({name: Field}): unknown fields, nulls and
+    missing required fields are errors, but a `change` requires none and may clear the
+    fields nullable in a patch (to None); returns the checked values."""
     if not isinstance(body, dict):
         raise Problem(400, "The request body must be a JSON object.")
     for name in body:
-        if name not in rules:
+        if name not in fields:
             validator.error(name, "is assigned by the service" if name in SERVICE_FIELDS
                             else "is not a known field")
     values = {}
-    for name, check in rules.items():
+    for name, field in fields.items():
         if name not in body:
-            if name in required:
+            if field.required is True and not change:
                 validator.error(name, "is required")
-        elif body[name] is None:
+        elif body[name] is None and not (change and field.nullable_in_patch):
             validator.error(name, "must not be null")
         else:
-            values[name] = check(validator, name, body[name])
+            values[name] = None if body[name] is None else field.check(validator, name, body[name])
+    for name, field in fields.items():
+        if isinstance(field.required, When) and values.get(field.required.field) is not None:
+            _check_condition(name, field.required, values[field.required.field] ==
+                             field.required.value, name in body, validator)
     return values
+
+
+def _check_condition(name, when, holds, given, validator):
+    if holds and not given:
+        validator.error(name, f"is required when {when.field} is {when.value}")
+    elif given and not holds:
+        validator.error(name, f"must not be given unless {when.field} is {when.value}")
+
+
+def trimmed_text(max_length, what=""):
+    """The JSON schema of Validator.text: 1..max_length characters once trimmed of
+    surrounding whitespace; `what` begins its description."""
+    return {"type": "string", "minLength": 1,
+            "description": f"{what}Trimmed of surrounding whitespace, then 1-{max_length} "
+                           "characters.",
+            "pattern": rf"^\s*\S(?:[\s\S]{{0,{max_length - 2}}}\S)?\s*$"}
 
 
 def _event_dates(validator, name, value):
@@ -222,23 +268,43 @@ def _event_dates(validator, name, value):
     return sorted({day.isoformat() for day in days if day})
 
 
-EVENT_RULES = {
-    "name": lambda v, name, value: v.text(name, value, NAME_MAX),
-    "location": lambda v, name, value: v.text(name, value, NAME_MAX),
-    "eventDescription": lambda v, name, value: v.text(name, value, DESCRIPTION_MAX,
-                                                      multiline=True),
-    "dates": _event_dates,
-    "price": Validator.price,
-    "capacity": lambda v, name, value: v.whole_number(name, value, 1, CAPACITY_MAX),
+DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
+UUID_SCHEMA = {"type": "string", "format": "uuid"}
+EMAIL_SCHEMA = {"type": "string", "format": "email", "maxLength": EMAIL_MAX}
+# The writable fields of an event: its create and change bodies, and the event itself.
+EVENT_FIELDS = {
+    "name": Field(checked_by(Validator.text, NAME_MAX), trimmed_text(NAME_MAX),
+                  "Pirate Coding Workshop", True),
+    "location": Field(checked_by(Validator.text, NAME_MAX), trimmed_text(NAME_MAX),
+                      "Seven Seas Gallery", True),
+    "eventDescription": Field(checked_by(Validator.text, DESCRIPTION_MAX, True),
+                              trimmed_text(DESCRIPTION_MAX),
+                              "Learn to code like a pirate: treasure maps, loops and parrots.",
+                              True),
+    "dates": Field(_event_dates, {
+        "type": "array", "minItems": 1, "maxItems": EVENT_DATES_MAX, "items": DATE_SCHEMA,
+        "description": "The event's days; returned sorted, without duplicates."},
+        ["2027-10-30", "2027-10-31"], True),
+    "price": Field(Validator.price, {
+        "type": "number", "minimum": 0, "maximum": PRICE_MAX,
+        "description": "Price of one event ticket in the museum's currency, with at most 2 "
+        "decimals (more is refused, 400); kept exactly. A ticket keeps the price it was sold "
+        "at when the event's price changes later."}, 25, True),
+    "capacity": Field(checked_by(Validator.whole_number, 1, CAPACITY_MAX), {
+        "type": "integer", "minimum": 1, "maximum": CAPACITY_MAX,
+        "description": "Places on each of the event's dates; without it, unlimited. Returned "
+        "only when set."}, 20),
 }
-EVENT_REQUIRED = ("name", "location", "eventDescription", "dates", "price")
-
-TICKET_RULES = {
-    "ticketType": lambda v, name, value: v.choice(name, value, TICKET_TYPES),
-    "ticketDate": Validator.date,
-    "email": Validator.email,
-    "phone": Validator.phone,
-    "eventId": Validator.uuid,
+TICKET_FIELDS = {
+    "ticketType": Field(checked_by(Validator.choice, TICKET_TYPES),
+                        {"$ref": "#/components/schemas/TicketType"}, "event", True),
+    "ticketDate": Field(Validator.date, {**DATE_SCHEMA, "description": "The day of the "
+                        "visit: an open day, not before today."}, "2027-10-30", True),
+    "email": Field(Validator.email, EMAIL_SCHEMA, "visitor@example.com", True),
+    "phone": Field(Validator.phone, {"type": "string", "pattern": f"^{PHONE.pattern}$",
+                   "description": "At least 7 of its characters are digits."}, "+1 555-0100"),
+    "eventId": Field(Validator.uuid, UUID_SCHEMA, "3f1c9a52-7d4e-4b8a-9c61-2e5f0d8b7a14",
+                     When("ticketType", "event")),
 }
 
 
@@ -671,7 +737,7 @@ class SpecialEvents:
 
     def on_post(self, req, resp):
         validator = Validator()
-        event = check_fields(read_json(req), EVENT_RULES, EVENT_REQUIRED, validator)
+        event = check_fields(read_json(req), EVENT_FIELDS, validator)
         validator.raise_if_invalid()
         event = self.store.create_event({"eventId": self.new_id(), **event})
         json_response(resp, event, 201)
@@ -721,7 +787,7 @@ class SpecialEvent:
     def on_patch(self, req, resp, event_id):
         event_id = _path_uuid(event_id, "eventId")
         validator = Validator()
-        changes = check_fields(read_json(req), EVENT_RULES, (), validator)
+        changes = check_fields(read_json(req), EVENT_FIELDS, validator, change=True)
         validator.raise_if_invalid()
         event = self.store.update_event(event_id, changes) if changes \
             else self.store.get_event(event_id)
@@ -814,17 +880,12 @@ class Tickets:
 
     def _check(self, body):
         validator = Validator()
-        ticket = check_fields(body, TICKET_RULES, ("ticketType", "ticketDate", "email"),
-                              validator)
+        ticket = check_fields(body, TICKET_FIELDS, validator)
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
         if day and day < self.today():
             validator.error("ticketDate", "must not be in the past")
         elif day and (day - self.today()).days > SALE_HORIZON_DAYS:
             validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
-        if kind == "event" and "eventId" not in body:
-            validator.error("eventId", "is required for an event ticket")
-        if kind == "general" and "eventId" in body:
-            validator.error("eventId", "must not be given for a general ticket")
         if kind == "general" and day and day >= self.today() and not self.schedule.hours_on(day):
             validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
         validator.raise_if_invalid()
@@ -1124,9 +1185,12 @@ def verify_ticket(text, secret, store, today):
     return f"valid: {what}, {ticket['ticketDate']}, not admitted yet"
 
 
-ADMISSION_RULES = {
-    "code": lambda v, name, value: v.text(name, value, QR_TEXT_LIMIT),
-    "confirmationCode": lambda v, name, value: v.text(name, value, TYPED_CODE_LIMIT),
+ADMISSION_FIELDS = {  # exactly one of them
+    "code": Field(checked_by(Validator.text, QR_TEXT_LIMIT), trimmed_text(
+        QR_TEXT_LIMIT, "The text of the ticket's QR code, as scanned. "), None),
+    "confirmationCode": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
+        TYPED_CODE_LIMIT, "The confirmation code printed on the ticket, as typed; letter "
+        "case does not matter. "), "ticket-general-3fa85f-64571"),
 }
 
 
@@ -1195,8 +1259,8 @@ class Admissions:
     def _presented(body):
         """{"qr_text": …} or {"code": …}: exactly one of the two body fields."""
         validator = Validator()
-        values = check_fields(body, ADMISSION_RULES, (), validator)
-        given = [name for name in ADMISSION_RULES if name in body]
+        values = check_fields(body, ADMISSION_FIELDS, validator)
+        given = [name for name in ADMISSION_FIELDS if name in body]
         if len(given) > 1:
             validator.error("confirmationCode", "must not be given with code")
         elif not given:
@@ -1249,10 +1313,13 @@ class Admission:
         resp.status = 204
 
 
-LOOKUP_RULES = {
-    "email": Validator.email,
-    "code": lambda v, name, value: v.text(name, value, TYPED_CODE_LIMIT),
-    "date": Validator.date,
+LOOKUP_FIELDS = {  # exactly one of email and code
+    "email": Field(Validator.email, {**EMAIL_SCHEMA, "description": "The buyer's whole email "
+                   "address."}, "visitor@example.com"),
+    "code": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
+        TYPED_CODE_LIMIT, "A confirmation code, whole (ticket-event-792d82-891fc) or only its "
+        "random part (792d82-891fc); letter case does not matter. "), "3fa85f-64571"),
+    "date": Field(Validator.date, DATE_SCHEMA, "2027-10-29"),
 }
 LOOKUP_LIMIT = 20  # tickets answered at most
 
@@ -1292,7 +1359,7 @@ class TicketLookup:
     def _wanted(body):
         """The checked body, and the codes its `code` may be ([] for an email)."""
         validator = Validator()
-        values = check_fields(body, LOOKUP_RULES, (), validator)
+        values = check_fields(body, LOOKUP_FIELDS, validator)
         given = [name for name in ("email", "code") if name in body]
         if len(given) > 1:
             validator.error("code", "must not be given with email")
