@@ -33,10 +33,12 @@ import falcon
 
 import access_log
 import museum_auth
+import museum_openapi
 import museum_privacy
 import museum_sales
 import storage
 import ticket_image
+from museum_openapi import Operation, query
 from museum_config import (
     ADMIN_ROLE,
     CAPACITY_MAX,
@@ -605,6 +607,9 @@ def authenticator_for(config, accounts=None):
 # Resources, one class per path
 # ============================================================================================
 
+# Each resource describes its operations (museum_openapi.Operation) in `described`.
+PAGED = ("XTotalCount", "Link")  # the headers of a page of a listing
+BODY_REFUSED = {413: "ContentTooLarge", 415: "UnsupportedMediaType"}  # wherever a body is read
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
@@ -673,17 +678,25 @@ class OpenAPIDocument:
     """The OpenAPI description of this interface; public, so clients can be generated."""
 
     auth_required = False
+    described = {"get": Operation("getOpenApiDescription", "Description",
+                                  "Get this OpenAPI description",
+                                  answers={200: ("This document.", {"type": "object"})})}
 
     def on_get(self, req, resp):
         json_response(resp, openapi_description())
 
 
+@functools.cache
 def openapi_description():
-    """The OpenAPI document. Imported on first use, not at the top: it is built from this
-    module's limits, patterns and version."""
-    import openapi_document
-
-    return openapi_document.DOCUMENT
+    """The OpenAPI document of the resources below, from this module's fields and limits."""
+    return museum_openapi.document({
+        "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
+        "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
+        "/admissions": Admissions, "/admissions/summary": AdmissionSummary,
+        "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
+        "/availability": Availability, "/reports/sales": SalesReport,
+        "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
+        "/openapi.json": OpenAPIDocument}, globals())
 
 
 HOURS_HORIZON_DAYS = 366  # days from startDate on that the opening hours list
@@ -694,6 +707,9 @@ class MuseumHours:
     computed once and kept."""
 
     needed_roles = {"GET": VISITOR_ROLE}
+    described = {"get": Operation("getMuseumHours", "Operations", "Get museum hours",
+                                  ("StartDate", "Page", "Limit"),
+                                  {200: ("One page of open days.", "MuseumHours")})}
 
     def __init__(self, schedule, today):
         self.schedule = schedule
@@ -727,6 +743,13 @@ class MuseumHours:
 
 class SpecialEvents:
     needed_roles = {"GET": VISITOR_ROLE, "POST": ADMIN_ROLE}
+    described = {
+        "post": Operation("createSpecialEvent", "Events", "Create a special event", (), {
+            201: ("The event was created.", "SpecialEvent", ("Location",)), 403: "Forbidden",
+            **BODY_REFUSED}, "SpecialEventCreate"),
+        "get": Operation("listSpecialEvents", "Events", "List special events",
+                         ("StartDate", "EndDate", "Page", "Limit"), {200: (
+                             "One page of events.", "SpecialEventList", PAGED)})}
 
     def __init__(self, store, today, new_id, public_url):
         self.store = store
@@ -777,6 +800,16 @@ def _page_links(req, base_url, page, limit, total):
 
 class SpecialEvent:
     needed_roles = {"GET": VISITOR_ROLE, "PATCH": ADMIN_ROLE, "DELETE": ADMIN_ROLE}
+    described = {
+        "get": Operation("getSpecialEvent", "Events", "Get a special event", ("EventId",),
+                         {200: "SpecialEvent", 404: "NotFound"}),
+        "patch": Operation("updateSpecialEvent", "Events", "Update a special event",
+                           ("EventId",), {200: "SpecialEvent", 403: "Forbidden",
+                                          404: "NotFound", 409: "EventChangeRefused",
+                                          **BODY_REFUSED}, "SpecialEventUpdate"),
+        "delete": Operation("deleteSpecialEvent", "Events", "Cancel a special event",
+                            ("EventId",), {204: ("The event was cancelled.", None),
+                                           403: "Forbidden", 404: "NotFound"})}
 
     def __init__(self, store):
         self.store = store
@@ -814,6 +847,19 @@ class Tickets:
     """Buying a ticket (any role), and the list of an event's buyers (admin)."""
 
     needed_roles = {"POST": VISITOR_ROLE, "GET": ADMIN_ROLE}
+    described = {
+        "post": Operation("buyMuseumTickets", "Tickets", "Buy a museum ticket",
+                          ("IdempotencyKey",), {
+                              201: ("The ticket was bought.", "TicketPurchase", ("Location",)),
+                              404: "NotFound", 409: "PurchaseConflict", **BODY_REFUSED},
+                          "BuyTicketRequest"),
+        "get": Operation("listEventTickets", "Tickets", "List an event's buyers", (
+            query("eventId", "The event.", UUID_SCHEMA, TICKET_FIELDS["eventId"].example, True),
+            query("date", "Only the tickets for this date.", DATE_SCHEMA, "2027-10-30"),
+            "Page", "Limit"), {200: ("One page of tickets.", {
+                "type": "array", "maxItems": PAGE_SIZE_MAX, "items": {
+                    "$ref": "#/components/schemas/Ticket"}}, PAGED),
+                403: "Forbidden", 404: "NotFound"})}
 
     def __init__(self, store, config, today, new_id, public_url):
         self.store = store
@@ -913,6 +959,11 @@ class Ticket:
     """One ticket: read at the door or the desk, and voided (a refund) by an admin."""
 
     needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
+    described = {
+        "get": Operation("getTicket", "Tickets", "Read a ticket", ("TicketId",), {
+            200: ("The ticket.", "Ticket"), 403: "NeedsGateRole", 404: "NotFound"}),
+        "delete": Operation("voidTicket", "Tickets", "Void a ticket", ("TicketId",), {
+            204: ("The ticket is void.", None), 403: "Forbidden", 404: "NotFound"})}
 
     def __init__(self, store, clock):
         self.store = store
@@ -933,6 +984,13 @@ class Availability:
     """The places left on each day of a window: general entry and each event's."""
 
     needed_roles = {"GET": VISITOR_ROLE}
+    described = {"get": Operation("getAvailability", "Tickets", "Places left each day", (
+        "StartDate", query("endDate", "Last day to include; defaults to "
+                           f"{museum_sales.AVAILABILITY_DAYS_DEFAULT - 1} days after `startDate`, "
+                           f"at most {museum_sales.AVAILABILITY_DAYS_MAX - 1} days after it.",
+                           DATE_SCHEMA, "2027-10-31")), {200: ("One entry per day.", {
+                               "type": "array", "maxItems": museum_sales.AVAILABILITY_DAYS_MAX,
+                               "items": {"$ref": "#/components/schemas/DayAvailability"}})})}
 
     def __init__(self, store, schedule, capacity, today):
         self.store = store
@@ -960,6 +1018,12 @@ class SalesReport:
     today alone): JSON, or CSV when the client prefers `text/csv`."""
 
     needed_roles = {"GET": ADMIN_ROLE}
+    described = {"get": Operation("getSalesReport", "Reports", "The sales report", (
+        query("startDate", "First day; defaults to today at the museum.", DATE_SCHEMA,
+              "2027-10-01"),
+        query("endDate", f"Last day; defaults to `startDate`, at most "
+              f"{museum_sales.REPORT_DAYS_MAX - 1} days after it.", DATE_SCHEMA, "2027-10-31")),
+        {200: "SalesReport", 403: "Forbidden"})}
 
     def __init__(self, store, today):
         self.store = store
@@ -1011,7 +1075,10 @@ class TicketImage:
     """The ticket's image with its QR code; rendered once per ticket per process."""
 
     needed_roles = {"GET": VISITOR_ROLE}
-
+    described = {"get": Operation("getTicketCode", "Tickets", "Get a ticket's scannable code",
+                                  ("TicketId", "IfNoneMatch"), {
+                                      200: "TicketImage", 304: "NotModified", 404: "NotFound",
+                                      410: "Gone"})}
     CACHE_LIMIT = 2048
 
     def __init__(self, store, secret):
@@ -1187,7 +1254,8 @@ def verify_ticket(text, secret, store, today):
 
 ADMISSION_FIELDS = {  # exactly one of them
     "code": Field(checked_by(Validator.text, QR_TEXT_LIMIT), trimmed_text(
-        QR_TEXT_LIMIT, "The text of the ticket's QR code, as scanned. "), None),
+        QR_TEXT_LIMIT, "The text of the ticket's QR code, as scanned. "), qr_text(
+            "example secret", "a8e2d6c0-51b7-4f3e-8d92-6c4b1e0f7a35", "ticket-general-3fa85f-64571")),
     "confirmationCode": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
         TYPED_CODE_LIMIT, "The confirmation code printed on the ticket, as typed; letter "
         "case does not matter. "), "ticket-general-3fa85f-64571"),
@@ -1225,6 +1293,10 @@ class Admissions:
     codes count toward the `TypedCodeLimit`."""
 
     needed_roles = {"POST": GATE_ROLE}
+    described = {"post": Operation("admitTicket", "Door", "Admit a ticket at the door", (), {
+        201: ("The ticket was admitted.", "Admission"), 403: "NeedsGateRole",
+        404: "UnknownTicket", 409: "NotAdmittable", 410: "DeadTicket", 422: "ForgedTicket",
+        **BODY_REFUSED}, "AdmissionRequest")}
 
     def __init__(self, store, secret, today, clock, guesses):
         self.store = store
@@ -1282,6 +1354,13 @@ class Admission:
     ticket's history."""
 
     needed_roles = {"GET": GATE_ROLE, "DELETE": GATE_ROLE}
+    described = {
+        "get": Operation("getAdmissionHistory", "Door", "Get a ticket's admission history",
+                         ("TicketId",), {200: ("The ticket's admissions.", "AdmissionHistory"),
+                                         403: "NeedsGateRole", 404: "NotFound"}),
+        "delete": Operation("undoAdmission", "Door", "Undo an admission", ("TicketId",), {
+            204: ("The admission was undone.", None), 403: "UndoNotAllowed",
+            404: "NotAdmitted"})}
 
     def __init__(self, store, clock):
         self.store = store
@@ -1339,6 +1418,9 @@ class TicketLookup:
     or only its random part. Every lookup counts toward the `TypedCodeLimit`."""
 
     needed_roles = {"POST": GATE_ROLE}
+    described = {"post": Operation("lookupTickets", "Door", "Find a visitor's lost ticket", (), {
+        200: ("The tickets found (none: an empty list).", "LookupResult"),
+        403: "NeedsGateRole", **BODY_REFUSED}, "LookupRequest")}
 
     def __init__(self, store, today, guesses):
         self.store = store
@@ -1377,6 +1459,12 @@ class AdmissionSummary:
     """The door's counters for one day."""
 
     needed_roles = {"GET": GATE_ROLE}
+    described = {"get": Operation("getAdmissionSummary", "Door",
+                                  "Count the day's tickets sold and admitted", (query(
+                                      "date", "The day to count; defaults to today at the "
+                                      "museum.", DATE_SCHEMA, "2027-10-30"),), {
+                                      200: ("The day's counts.", "AdmissionSummary"),
+                                      403: "NeedsGateRole"})}
 
     def __init__(self, store, today):
         self.store = store
