@@ -38,7 +38,6 @@ import museum_privacy
 import museum_sales
 import storage
 import ticket_image
-from museum_openapi import Operation, query
 from museum_config import (
     ADMIN_ROLE,
     CAPACITY_MAX,
@@ -54,6 +53,7 @@ from museum_config import (
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
     storage_limits,
 )
+from museum_openapi import DATE_SCHEMA, UUID_SCHEMA, Operation, query, trimmed_text
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -235,10 +235,13 @@ def check_fields(body, fields, validator, change=False):
         if name not in body:
             if field.required is True and not change:
                 validator.error(name, "is required")
-        elif body[name] is None and not (change and field.nullable_in_patch):
-            validator.error(name, "must not be null")
+        elif body[name] is None:
+            if change and field.nullable_in_patch:
+                values[name] = None  # cleared
+            else:
+                validator.error(name, "must not be null")
         else:
-            values[name] = None if body[name] is None else field.check(validator, name, body[name])
+            values[name] = field.check(validator, name, body[name])
     for name, field in fields.items():
         if isinstance(field.required, When) and values.get(field.required.field) is not None:
             _check_condition(name, field.required, values[field.required.field] ==
@@ -253,15 +256,6 @@ def _check_condition(name, when, holds, given, validator):
         validator.error(name, f"must not be given unless {when.field} is {when.value}")
 
 
-def trimmed_text(max_length, what=""):
-    """The JSON schema of Validator.text: 1..max_length characters once trimmed of
-    surrounding whitespace; `what` begins its description."""
-    return {"type": "string", "minLength": 1,
-            "description": f"{what}Trimmed of surrounding whitespace, then 1-{max_length} "
-                           "characters.",
-            "pattern": rf"^\s*\S(?:[\s\S]{{0,{max_length - 2}}}\S)?\s*$"}
-
-
 def _event_dates(validator, name, value):
     if not isinstance(value, list) or not 1 <= len(value) <= EVENT_DATES_MAX:
         validator.error(name, f"must be a list of 1 to {EVENT_DATES_MAX} dates")
@@ -270,8 +264,6 @@ def _event_dates(validator, name, value):
     return sorted({day.isoformat() for day in days if day})
 
 
-DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
-UUID_SCHEMA = {"type": "string", "format": "uuid"}
 EMAIL_SCHEMA = {"type": "string", "format": "email", "maxLength": EMAIL_MAX}
 # The writable fields of an event: its create and change bodies, and the event itself.
 EVENT_FIELDS = {
@@ -609,7 +601,6 @@ def authenticator_for(config, accounts=None):
 
 # Each resource describes its operations (museum_openapi.Operation) in `described`.
 PAGED = ("XTotalCount", "Link")  # the headers of a page of a listing
-BODY_REFUSED = {413: "ContentTooLarge", 415: "UnsupportedMediaType"}  # wherever a body is read
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
@@ -745,8 +736,8 @@ class SpecialEvents:
     needed_roles = {"GET": VISITOR_ROLE, "POST": ADMIN_ROLE}
     described = {
         "post": Operation("createSpecialEvent", "Events", "Create a special event", (), {
-            201: ("The event was created.", "SpecialEvent", ("Location",)), 403: "Forbidden",
-            **BODY_REFUSED}, "SpecialEventCreate"),
+            201: ("The event was created.", "SpecialEvent", ("Location",))},
+            "SpecialEventCreate"),
         "get": Operation("listSpecialEvents", "Events", "List special events",
                          ("StartDate", "EndDate", "Page", "Limit"), {200: (
                              "One page of events.", "SpecialEventList", PAGED)})}
@@ -804,12 +795,11 @@ class SpecialEvent:
         "get": Operation("getSpecialEvent", "Events", "Get a special event", ("EventId",),
                          {200: "SpecialEvent", 404: "NotFound"}),
         "patch": Operation("updateSpecialEvent", "Events", "Update a special event",
-                           ("EventId",), {200: "SpecialEvent", 403: "Forbidden",
-                                          404: "NotFound", 409: "EventChangeRefused",
-                                          **BODY_REFUSED}, "SpecialEventUpdate"),
+                           ("EventId",), {200: "SpecialEvent", 404: "NotFound",
+                                          409: "EventChangeRefused"}, "SpecialEventUpdate"),
         "delete": Operation("deleteSpecialEvent", "Events", "Cancel a special event",
                             ("EventId",), {204: ("The event was cancelled.", None),
-                                           403: "Forbidden", 404: "NotFound"})}
+                                           404: "NotFound"})}
 
     def __init__(self, store):
         self.store = store
@@ -851,15 +841,14 @@ class Tickets:
         "post": Operation("buyMuseumTickets", "Tickets", "Buy a museum ticket",
                           ("IdempotencyKey",), {
                               201: ("The ticket was bought.", "TicketPurchase", ("Location",)),
-                              404: "NotFound", 409: "PurchaseConflict", **BODY_REFUSED},
+                              404: "NotFound", 409: "PurchaseConflict"},
                           "BuyTicketRequest"),
         "get": Operation("listEventTickets", "Tickets", "List an event's buyers", (
             query("eventId", "The event.", UUID_SCHEMA, TICKET_FIELDS["eventId"].example, True),
             query("date", "Only the tickets for this date.", DATE_SCHEMA, "2027-10-30"),
             "Page", "Limit"), {200: ("One page of tickets.", {
                 "type": "array", "maxItems": PAGE_SIZE_MAX, "items": {
-                    "$ref": "#/components/schemas/Ticket"}}, PAGED),
-                403: "Forbidden", 404: "NotFound"})}
+                    "$ref": "#/components/schemas/Ticket"}}, PAGED), 404: "NotFound"})}
 
     def __init__(self, store, config, today, new_id, public_url):
         self.store = store
@@ -961,9 +950,9 @@ class Ticket:
     needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
     described = {
         "get": Operation("getTicket", "Tickets", "Read a ticket", ("TicketId",), {
-            200: ("The ticket.", "Ticket"), 403: "NeedsGateRole", 404: "NotFound"}),
+            200: ("The ticket.", "Ticket"), 404: "NotFound"}),
         "delete": Operation("voidTicket", "Tickets", "Void a ticket", ("TicketId",), {
-            204: ("The ticket is void.", None), 403: "Forbidden", 404: "NotFound"})}
+            204: ("The ticket is void.", None), 404: "NotFound"})}
 
     def __init__(self, store, clock):
         self.store = store
@@ -1023,7 +1012,7 @@ class SalesReport:
               "2027-10-01"),
         query("endDate", f"Last day; defaults to `startDate`, at most "
               f"{museum_sales.REPORT_DAYS_MAX - 1} days after it.", DATE_SCHEMA, "2027-10-31")),
-        {200: "SalesReport", 403: "Forbidden"})}
+        {200: "SalesReport"})}
 
     def __init__(self, store, today):
         self.store = store
@@ -1294,9 +1283,8 @@ class Admissions:
 
     needed_roles = {"POST": GATE_ROLE}
     described = {"post": Operation("admitTicket", "Door", "Admit a ticket at the door", (), {
-        201: ("The ticket was admitted.", "Admission"), 403: "NeedsGateRole",
-        404: "UnknownTicket", 409: "NotAdmittable", 410: "DeadTicket", 422: "ForgedTicket",
-        **BODY_REFUSED}, "AdmissionRequest")}
+        201: ("The ticket was admitted.", "Admission"), 404: "UnknownTicket",
+        409: "NotAdmittable", 410: "DeadTicket", 422: "ForgedTicket"}, "AdmissionRequest")}
 
     def __init__(self, store, secret, today, clock, guesses):
         self.store = store
@@ -1357,7 +1345,7 @@ class Admission:
     described = {
         "get": Operation("getAdmissionHistory", "Door", "Get a ticket's admission history",
                          ("TicketId",), {200: ("The ticket's admissions.", "AdmissionHistory"),
-                                         403: "NeedsGateRole", 404: "NotFound"}),
+                                         404: "NotFound"}),
         "delete": Operation("undoAdmission", "Door", "Undo an admission", ("TicketId",), {
             204: ("The admission was undone.", None), 403: "UndoNotAllowed",
             404: "NotAdmitted"})}
@@ -1419,8 +1407,7 @@ class TicketLookup:
 
     needed_roles = {"POST": GATE_ROLE}
     described = {"post": Operation("lookupTickets", "Door", "Find a visitor's lost ticket", (), {
-        200: ("The tickets found (none: an empty list).", "LookupResult"),
-        403: "NeedsGateRole", **BODY_REFUSED}, "LookupRequest")}
+        200: ("The tickets found (none: an empty list).", "LookupResult")}, "LookupRequest")}
 
     def __init__(self, store, today, guesses):
         self.store = store
@@ -1463,8 +1450,7 @@ class AdmissionSummary:
                                   "Count the day's tickets sold and admitted", (query(
                                       "date", "The day to count; defaults to today at the "
                                       "museum.", DATE_SCHEMA, "2027-10-30"),), {
-                                      200: ("The day's counts.", "AdmissionSummary"),
-                                      403: "NeedsGateRole"})}
+                                      200: ("The day's counts.", "AdmissionSummary")})}
 
     def __init__(self, store, today):
         self.store = store

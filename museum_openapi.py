@@ -31,12 +31,16 @@ _HEADER_LIMIT = SCHEMA["server"]["max_request_header_size"].default
 # name or address, headers over the server's limit, an unavailable database.
 _ANY_OPERATION = {400: "BadRequest", 401: "Unauthorized", 429: "TooManyRequests",
                   431: "RequestHeaderFieldsTooLarge", 503: "ServiceUnavailable"}
+# Who may not: the answer to credentials without the role a method needs.
+_ROLE_REFUSED = {ADMIN_ROLE: "Forbidden", GATE_ROLE: "NeedsGateRole"}
+_BODY_REFUSED = {413: "ContentTooLarge", 415: "UnsupportedMediaType"}  # wherever a body is read
 # The HTTP server itself answers malformed framing (400) and bodies over its buffer (413)
 # with a short text; the application never sees those requests.
 _SERVER_TEXT = {"text/plain": {"schema": {"type": "string"}}}
 _PNG = {"schema": {"type": "string", "format": "binary"}}
 _COUNT = {"type": "integer", "minimum": 0}
-_UUID = {"type": "string", "format": "uuid"}
+UUID_SCHEMA = {"type": "string", "format": "uuid"}
+DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
 
 
 class Operation(typing.NamedTuple):
@@ -91,11 +95,11 @@ def document(resources, facts):
 
 
 def _path_item(resource, facts):
-    return {method: _operation(resource, operation, facts)
+    return {method: _operation(resource, method, operation, facts)
             for method, operation in resource.described.items()}
 
 
-def _operation(resource, operation, facts):
+def _operation(resource, method, operation, facts):
     described = {"operationId": operation.operation_id, "summary": operation.summary}
     if operation.operation_id in PROSE:
         described["description"] = PROSE[operation.operation_id].format(**facts)
@@ -108,8 +112,13 @@ def _operation(resource, operation, facts):
             "schema": ref("schemas", operation.body),
             **_request_examples(facts)[operation.operation_id]}}}
     public = not getattr(resource, "auth_required", True)
-    answers = {**({431: _ANY_OPERATION[431]} if public else _ANY_OPERATION),
-               **operation.answers}
+    answers = {431: _ANY_OPERATION[431]} if public else dict(_ANY_OPERATION)
+    role = getattr(resource, "needed_roles", {}).get(method.upper())
+    if role in _ROLE_REFUSED:
+        answers[403] = _ROLE_REFUSED[role]
+    if operation.body:
+        answers.update(_BODY_REFUSED)
+    answers.update(operation.answers)
     described["responses"] = {
         str(status): _answer(answer, _answer_examples(facts).get(operation.operation_id))
         for status, answer in sorted(answers.items())}
@@ -183,6 +192,15 @@ def named_problems(meaning, schema_name, examples):
     return json_answer(meaning, ref("schemas", schema_name),
                        {name: {"value": body} for name, body in examples.items()},
                        media_type="application/problem+json", named=True)
+
+
+def trimmed_text(max_length, what=""):
+    """The JSON schema of museum.Validator.text: 1..max_length characters once trimmed of
+    surrounding whitespace; `what` begins its description."""
+    return {"type": "string", "minLength": 1,
+            "description": f"{what}Trimmed of surrounding whitespace, then 1-{max_length} "
+                           "characters.",
+            "pattern": rf"^\s*\S(?:[\s\S]{{0,{max_length - 2}}}\S)?\s*$"}
 
 
 def anchored(regex):
@@ -401,9 +419,9 @@ def _parameters(facts):
         "Limit": query("limit", "Items per page.", {
             "type": "integer", "minimum": 1, "maximum": facts["PAGE_SIZE_MAX"],
             "default": facts["PAGE_SIZE_DEFAULT"]}),
-        "EventId": {**query("eventId", "The event's id.", _UUID, _EVENT_ID, True),
+        "EventId": {**query("eventId", "The event's id.", UUID_SCHEMA, _EVENT_ID, True),
                     "in": "path"},
-        "TicketId": {**query("ticketId", "The ticket's id.", _UUID, _TICKET_ID, True),
+        "TicketId": {**query("ticketId", "The ticket's id.", UUID_SCHEMA, _TICKET_ID, True),
                      "in": "path"},
         "IdempotencyKey": {**query(
             "Idempotency-Key", "Client-chosen key that makes retrying a purchase safe.",
@@ -442,14 +460,14 @@ HEADERS = {
 }
 
 # What a ticket's receipt and the door show of it: never the buyer's email or phone.
-_TICKET = {"ticketId": _UUID, "ticketType": ref("schemas", "TicketType"),
+_TICKET = {"ticketId": UUID_SCHEMA, "ticketType": ref("schemas", "TicketType"),
            "ticketDate": ref("schemas", "Date"),
            "confirmationCode": ref("schemas", "ConfirmationCode"),
            "eventName": {"type": "string", "description": "Only on event tickets."}}
 _ADMISSION = {"admittedAt": {"type": "string", "format": "date-time",
                              "description": "When the ticket was admitted, in UTC (RFC 3339)."},
               "admittedBy": {"type": "string", "description": "The user who admitted it."}}
-_EVENT_ONLY = {**_UUID, "description": "Only on event tickets."}
+_EVENT_ONLY = {**UUID_SCHEMA, "description": "Only on event tickets."}
 _PRICED = {"price": ref("schemas", "TicketPrice"), "currency": ref("schemas", "Currency")}
 
 
@@ -469,7 +487,7 @@ def _field_schemas(facts):
         "SpecialEventUpdate": {**body_schema(events, change=True), "description":
                                "Any subset of the event's fields; other fields are rejected."},
         "SpecialEvent": _object(["eventId", *body_schema(events)["required"]],
-                                {"eventId": _UUID, **body_schema(events)["properties"]}),
+                                {"eventId": UUID_SCHEMA, **body_schema(events)["properties"]}),
         "SpecialEventList": {**page_of, "items": ref("schemas", "SpecialEvent")},
         "TicketType": {"type": "string", "enum": list(facts["TICKET_TYPES"])},
         "BuyTicketRequest": {**body_schema(facts["TICKET_FIELDS"]), "description":
@@ -564,7 +582,7 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
                     "description": "General entry; `null` when closed."},
         "events": {"type": "array", "description": "The events taking place that day, by name.",
                    "items": {"allOf": [ref("schemas", "Places"), _object(
-                       ["eventId", "name"], {"eventId": _UUID, "name": {"type": "string"}})]}}}),
+                       ["eventId", "name"], {"eventId": UUID_SCHEMA, "name": {"type": "string"}})]}}}),
     "SalesRow": _object(REPORT_COLUMNS, {
         "date": ref("schemas", "Date"), "ticketType": ref("schemas", "TicketType"),
         "eventId": {"type": ["string", "null"], "format": "uuid",
@@ -577,7 +595,7 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
                     "description": "The prices of the tickets not void."},
         "currency": ref("schemas", "Currency")}),
     "AdmissionHistory": _object(["ticketId", "admitted", "history"], {
-        "ticketId": _UUID, "admitted": {"type": "boolean", "description": "Admitted now."},
+        "ticketId": UUID_SCHEMA, "admitted": {"type": "boolean", "description": "Admitted now."},
         **_ADMISSION,
         "history": {"type": "array", "description": "Every admission and undo, oldest first.",
                     "items": _object(["action", "at", "by"], {
@@ -586,7 +604,7 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
                         "by": {"type": "string",
                                "description": "The user (device) who did it."}})}}),
     "EventDoorCounts": _object(["eventId", "name", "sold", "admitted"], {
-        "eventId": _UUID, "name": {"type": "string"}, "sold": _COUNT, "admitted": _COUNT}),
+        "eventId": UUID_SCHEMA, "name": {"type": "string"}, "sold": _COUNT, "admitted": _COUNT}),
     "AdmissionSummary": _object(["date", "sold", "admitted", "events", "devices"], {
         "date": ref("schemas", "Date"),
         "sold": {**ref("schemas", "DoorCounts"), "description": "Tickets for the day, by kind."},
@@ -612,7 +630,7 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
                        "`sold-out` and names what is full.",
         "allOf": [ref("schemas", "Problem"), {"type": "object", "properties": {
             "reason": {"type": "string", "const": "sold-out"}, "date": ref("schemas", "Date"),
-            "eventId": {**_UUID, "description": "Only when an event date is full."}}}]},
+            "eventId": {**UUID_SCHEMA, "description": "Only when an event date is full."}}}]},
     "FieldError": _object(["field", "message"], {"field": {"type": "string"},
                                                  "message": {"type": "string"}}),
 }

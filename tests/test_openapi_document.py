@@ -19,6 +19,7 @@ from openapi_spec_validator import validate
 
 import museum
 from described import DOCUMENT, each_operation, resolve
+import museum_openapi
 from museum_openapi import METHODS
 from serving import ROOT
 
@@ -230,3 +231,20 @@ def test_the_description_module_imports_nothing_of_the_app(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_field_declared_nullable_in_a_change_is_cleared_and_described_so():
+    """`nullable_in_patch` on a declaration is all a field needs to be cleared with null in
+    a change: the validator takes the null and the change's schema allows it."""
+    capacity = museum.EVENT_FIELDS["capacity"]._replace(nullable_in_patch=True)
+    fields = {**museum.EVENT_FIELDS, "capacity": capacity}
+    validator = museum.Validator()
+    assert museum.check_fields({"capacity": None}, fields, validator, change=True) == {
+        "capacity": None}
+    assert validator.errors == []
+    museum.check_fields({**museum_openapi.example_of(fields), "capacity": None}, fields,
+                        validator)
+    assert validator.errors == [{"field": "capacity", "message": "must not be null"}]
+    change = museum_openapi.body_schema(fields, change=True)["properties"]["capacity"]
+    assert change["type"] == ["integer", "null"]
+    assert museum_openapi.body_schema(fields)["properties"]["capacity"]["type"] == "integer"
