@@ -53,7 +53,7 @@ from museum_config import (
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
     storage_limits,
 )
-from museum_openapi import DATE_SCHEMA, UUID_SCHEMA, Operation, query, trimmed_text
+from museum_openapi import DATE_SCHEMA, UUID_SCHEMA, Answer, Operation, query, trimmed_text
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -671,7 +671,7 @@ class OpenAPIDocument:
     auth_required = False
     described = {"get": Operation("getOpenApiDescription", "Description",
                                   "Get this OpenAPI description",
-                                  answers={200: ("This document.", {"type": "object"})})}
+                                  answers={200: Answer("This document.", {"type": "object"})})}
 
     def on_get(self, req, resp):
         json_response(resp, openapi_description())
@@ -700,7 +700,7 @@ class MuseumHours:
     needed_roles = {"GET": VISITOR_ROLE}
     described = {"get": Operation("getMuseumHours", "Operations", "Get museum hours",
                                   ("StartDate", "Page", "Limit"),
-                                  {200: ("One page of open days.", "MuseumHours")})}
+                                  {200: Answer("One page of open days.", "MuseumHours")})}
 
     def __init__(self, schedule, today):
         self.schedule = schedule
@@ -736,10 +736,10 @@ class SpecialEvents:
     needed_roles = {"GET": VISITOR_ROLE, "POST": ADMIN_ROLE}
     described = {
         "post": Operation("createSpecialEvent", "Events", "Create a special event", (), {
-            201: ("The event was created.", "SpecialEvent", ("Location",))},
+            201: Answer("The event was created.", "SpecialEvent", ("Location",))},
             "SpecialEventCreate"),
         "get": Operation("listSpecialEvents", "Events", "List special events",
-                         ("StartDate", "EndDate", "Page", "Limit"), {200: (
+                         ("StartDate", "EndDate", "Page", "Limit"), {200: Answer(
                              "One page of events.", "SpecialEventList", PAGED)})}
 
     def __init__(self, store, today, new_id, public_url):
@@ -798,7 +798,7 @@ class SpecialEvent:
                            ("EventId",), {200: "SpecialEvent", 404: "NotFound",
                                           409: "EventChangeRefused"}, "SpecialEventUpdate"),
         "delete": Operation("deleteSpecialEvent", "Events", "Cancel a special event",
-                            ("EventId",), {204: ("The event was cancelled.", None),
+                            ("EventId",), {204: Answer("The event was cancelled.", None),
                                            404: "NotFound"})}
 
     def __init__(self, store):
@@ -839,14 +839,13 @@ class Tickets:
     needed_roles = {"POST": VISITOR_ROLE, "GET": ADMIN_ROLE}
     described = {
         "post": Operation("buyMuseumTickets", "Tickets", "Buy a museum ticket",
-                          ("IdempotencyKey",), {
-                              201: ("The ticket was bought.", "TicketPurchase", ("Location",)),
-                              404: "NotFound", 409: "PurchaseConflict"},
-                          "BuyTicketRequest"),
+                          ("IdempotencyKey",), {201: Answer(
+                              "The ticket was bought.", "TicketPurchase", ("Location",)),
+                              404: "NotFound", 409: "PurchaseConflict"}, "BuyTicketRequest"),
         "get": Operation("listEventTickets", "Tickets", "List an event's buyers", (
             query("eventId", "The event.", UUID_SCHEMA, TICKET_FIELDS["eventId"].example, True),
             query("date", "Only the tickets for this date.", DATE_SCHEMA, "2027-10-30"),
-            "Page", "Limit"), {200: ("One page of tickets.", {
+            "Page", "Limit"), {200: Answer("One page of tickets.", {
                 "type": "array", "maxItems": PAGE_SIZE_MAX, "items": {
                     "$ref": "#/components/schemas/Ticket"}}, PAGED), 404: "NotFound"})}
 
@@ -950,9 +949,9 @@ class Ticket:
     needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
     described = {
         "get": Operation("getTicket", "Tickets", "Read a ticket", ("TicketId",), {
-            200: ("The ticket.", "Ticket"), 404: "NotFound"}),
+            200: Answer("The ticket.", "Ticket"), 404: "NotFound"}),
         "delete": Operation("voidTicket", "Tickets", "Void a ticket", ("TicketId",), {
-            204: ("The ticket is void.", None), 404: "NotFound"})}
+            204: Answer("The ticket is void.", None), 404: "NotFound"})}
 
     def __init__(self, store, clock):
         self.store = store
@@ -977,7 +976,7 @@ class Availability:
         "StartDate", query("endDate", "Last day to include; defaults to "
                            f"{museum_sales.AVAILABILITY_DAYS_DEFAULT - 1} days after `startDate`, "
                            f"at most {museum_sales.AVAILABILITY_DAYS_MAX - 1} days after it.",
-                           DATE_SCHEMA, "2027-10-31")), {200: ("One entry per day.", {
+                           DATE_SCHEMA, "2027-10-31")), {200: Answer("One entry per day.", {
                                "type": "array", "maxItems": museum_sales.AVAILABILITY_DAYS_MAX,
                                "items": {"$ref": "#/components/schemas/DayAvailability"}})})}
 
@@ -1244,7 +1243,8 @@ def verify_ticket(text, secret, store, today):
 ADMISSION_FIELDS = {  # exactly one of them
     "code": Field(checked_by(Validator.text, QR_TEXT_LIMIT), trimmed_text(
         QR_TEXT_LIMIT, "The text of the ticket's QR code, as scanned. "), qr_text(
-            "example secret", "a8e2d6c0-51b7-4f3e-8d92-6c4b1e0f7a35", "ticket-general-3fa85f-64571")),
+            "example secret", "a8e2d6c0-51b7-4f3e-8d92-6c4b1e0f7a35",
+            "ticket-general-3fa85f-64571")),
     "confirmationCode": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
         TYPED_CODE_LIMIT, "The confirmation code printed on the ticket, as typed; letter "
         "case does not matter. "), "ticket-general-3fa85f-64571"),
@@ -1283,7 +1283,7 @@ class Admissions:
 
     needed_roles = {"POST": GATE_ROLE}
     described = {"post": Operation("admitTicket", "Door", "Admit a ticket at the door", (), {
-        201: ("The ticket was admitted.", "Admission"), 404: "UnknownTicket",
+        201: Answer("The ticket was admitted.", "Admission"), 404: "UnknownTicket",
         409: "NotAdmittable", 410: "DeadTicket", 422: "ForgedTicket"}, "AdmissionRequest")}
 
     def __init__(self, store, secret, today, clock, guesses):
@@ -1344,10 +1344,10 @@ class Admission:
     needed_roles = {"GET": GATE_ROLE, "DELETE": GATE_ROLE}
     described = {
         "get": Operation("getAdmissionHistory", "Door", "Get a ticket's admission history",
-                         ("TicketId",), {200: ("The ticket's admissions.", "AdmissionHistory"),
-                                         404: "NotFound"}),
+                         ("TicketId",), {200: Answer("The ticket's admissions.",
+                                                     "AdmissionHistory"), 404: "NotFound"}),
         "delete": Operation("undoAdmission", "Door", "Undo an admission", ("TicketId",), {
-            204: ("The admission was undone.", None), 403: "UndoNotAllowed",
+            204: Answer("The admission was undone.", None), 403: "UndoNotAllowed",
             404: "NotAdmitted"})}
 
     def __init__(self, store, clock):
@@ -1407,7 +1407,7 @@ class TicketLookup:
 
     needed_roles = {"POST": GATE_ROLE}
     described = {"post": Operation("lookupTickets", "Door", "Find a visitor's lost ticket", (), {
-        200: ("The tickets found (none: an empty list).", "LookupResult")}, "LookupRequest")}
+        200: Answer("The tickets found (none: an empty list).", "LookupResult")}, "LookupRequest")}
 
     def __init__(self, store, today, guesses):
         self.store = store
@@ -1450,7 +1450,7 @@ class AdmissionSummary:
                                   "Count the day's tickets sold and admitted", (query(
                                       "date", "The day to count; defaults to today at the "
                                       "museum.", DATE_SCHEMA, "2027-10-30"),), {
-                                      200: ("The day's counts.", "AdmissionSummary")})}
+                                      200: Answer("The day's counts.", "AdmissionSummary")})}
 
     def __init__(self, store, today):
         self.store = store

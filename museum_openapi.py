@@ -46,15 +46,24 @@ DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
 class Operation(typing.NamedTuple):
     """One operation of a resource, as data beside it: `parameters` name shared ones
     (components/parameters) or are `query(...)` dicts; `answers` map a status to the name
-    of a shared answer (components/responses) or to (meaning, schema name or inline
-    schema, header names); `body` names the request body's schema."""
+    of a shared answer (components/responses) or to an Answer; `body` names the request
+    body's schema, made from its declared fields."""
 
     operation_id: str
     tag: str
     summary: str
     parameters: tuple = ()
-    answers: dict = {}
+    answers: dict = {}  # noqa: RUF012 (a NamedTuple's default, never changed)
     body: str = None
+
+
+class Answer(typing.NamedTuple):
+    """An operation's own answer: what it means, the name of its body's schema (or the
+    schema itself; None: no body) and the names of its headers."""
+
+    meaning: str
+    schema: object = None
+    headers: tuple = ()
 
 
 def query(name, description, schema, example=None, required=False):
@@ -130,12 +139,11 @@ def _operation(resource, method, operation, facts):
 def _answer(answer, example):
     if isinstance(answer, str):
         return ref("responses", answer)
-    meaning, schema, headers = (*answer, ())[:3]
-    if schema is None:
-        return {"description": meaning}
-    headers = {_HEADER_NAMES[name]: ref("headers", name) for name in headers}
-    schema = ref("schemas", schema) if isinstance(schema, str) else schema
-    return json_answer(meaning, schema, example, headers)
+    if answer.schema is None:
+        return {"description": answer.meaning}
+    headers = {_HEADER_NAMES[name]: ref("headers", name) for name in answer.headers}
+    schema = ref("schemas", answer.schema) if isinstance(answer.schema, str) else answer.schema
+    return json_answer(answer.meaning, schema, example, headers)
 
 
 def json_answer(meaning, schema, example, headers=None, media_type="application/json",
@@ -581,8 +589,8 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "general": {"oneOf": [ref("schemas", "Places"), {"type": "null"}],
                     "description": "General entry; `null` when closed."},
         "events": {"type": "array", "description": "The events taking place that day, by name.",
-                   "items": {"allOf": [ref("schemas", "Places"), _object(
-                       ["eventId", "name"], {"eventId": UUID_SCHEMA, "name": {"type": "string"}})]}}}),
+                   "items": {"allOf": [ref("schemas", "Places"), _object(["eventId", "name"], {
+                       "eventId": UUID_SCHEMA, "name": {"type": "string"}})]}}}),
     "SalesRow": _object(REPORT_COLUMNS, {
         "date": ref("schemas", "Date"), "ticketType": ref("schemas", "TicketType"),
         "eventId": {"type": ["string", "null"], "format": "uuid",
