@@ -53,7 +53,15 @@ from museum_config import (
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
     storage_limits,
 )
-from museum_openapi import DATE_SCHEMA, UUID_SCHEMA, Answer, Operation, query, trimmed_text
+from museum_openapi import (
+    DATE_SCHEMA,
+    UUID_SCHEMA,
+    Answer,
+    Operation,
+    anchored,
+    query,
+    trimmed_text,
+)
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -279,7 +287,7 @@ EVENT_FIELDS = {
         "type": "array", "minItems": 1, "maxItems": EVENT_DATES_MAX, "items": DATE_SCHEMA,
         "description": "The event's days; returned sorted, without duplicates."},
         ["2027-10-30", "2027-10-31"], True),
-    "price": Field(Validator.price, {
+    "price": Field(checked_by(Validator.price), {
         "type": "number", "minimum": 0, "maximum": PRICE_MAX,
         "description": "Price of one event ticket in the museum's currency, with at most 2 "
         "decimals (more is refused, 400); kept exactly. A ticket keeps the price it was sold "
@@ -292,13 +300,13 @@ EVENT_FIELDS = {
 TICKET_FIELDS = {
     "ticketType": Field(checked_by(Validator.choice, TICKET_TYPES),
                         {"$ref": "#/components/schemas/TicketType"}, "event", True),
-    "ticketDate": Field(Validator.date, {**DATE_SCHEMA, "description": "The day of the "
-                        "visit: an open day, not before today."}, "2027-10-30", True),
-    "email": Field(Validator.email, EMAIL_SCHEMA, "visitor@example.com", True),
-    "phone": Field(Validator.phone, {"type": "string", "pattern": f"^{PHONE.pattern}$",
+    "ticketDate": Field(checked_by(Validator.date), {**DATE_SCHEMA, "description": "The day "
+                        "of the visit: an open day, not before today."}, "2027-10-30", True),
+    "email": Field(checked_by(Validator.email), EMAIL_SCHEMA, "visitor@example.com", True),
+    "phone": Field(checked_by(Validator.phone), {"type": "string", "pattern": anchored(PHONE),
                    "description": "At least 7 of its characters are digits."}, "+1 555-0100"),
-    "eventId": Field(Validator.uuid, UUID_SCHEMA, "3f1c9a52-7d4e-4b8a-9c61-2e5f0d8b7a14",
-                     When("ticketType", "event")),
+    "eventId": Field(checked_by(Validator.uuid), UUID_SCHEMA,
+                     "3f1c9a52-7d4e-4b8a-9c61-2e5f0d8b7a14", When("ticketType", "event")),
 }
 
 
@@ -1381,12 +1389,12 @@ class Admission:
 
 
 LOOKUP_FIELDS = {  # exactly one of email and code
-    "email": Field(Validator.email, {**EMAIL_SCHEMA, "description": "The buyer's whole email "
-                   "address."}, "visitor@example.com"),
+    "email": Field(checked_by(Validator.email), {
+        **EMAIL_SCHEMA, "description": "The buyer's whole email address."}, "visitor@example.com"),
     "code": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
         TYPED_CODE_LIMIT, "A confirmation code, whole (ticket-event-792d82-891fc) or only its "
         "random part (792d82-891fc); letter case does not matter. "), "3fa85f-64571"),
-    "date": Field(Validator.date, DATE_SCHEMA, "2027-10-29"),
+    "date": Field(checked_by(Validator.date), DATE_SCHEMA, "2027-10-29"),
 }
 LOOKUP_LIMIT = 20  # tickets answered at most
 
