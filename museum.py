@@ -60,6 +60,7 @@ from museum_openapi import (
     Operation,
     anchored,
     query,
+    ref,
     trimmed_text,
 )
 
@@ -299,7 +300,7 @@ EVENT_FIELDS = {
 }
 TICKET_FIELDS = {
     "ticketType": Field(checked_by(Validator.choice, TICKET_TYPES),
-                        {"$ref": "#/components/schemas/TicketType"}, "event", True),
+                        ref("schemas", "TicketType"), "event", True),
     "ticketDate": Field(checked_by(Validator.date), {**DATE_SCHEMA, "description": "The day "
                         "of the visit: an open day, not before today."}, "2027-10-30", True),
     "email": Field(checked_by(Validator.email), EMAIL_SCHEMA, "visitor@example.com", True),
@@ -687,7 +688,8 @@ class OpenAPIDocument:
 
 @functools.cache
 def openapi_description():
-    """The OpenAPI document of the resources below, from this module's fields and limits."""
+    """The OpenAPI document of the resources below; the facts it states (limits, patterns,
+    rules, the declared fields) are this module's constants, handed over by name."""
     return museum_openapi.document({
         "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
         "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
@@ -854,8 +856,8 @@ class Tickets:
             query("eventId", "The event.", UUID_SCHEMA, TICKET_FIELDS["eventId"].example, True),
             query("date", "Only the tickets for this date.", DATE_SCHEMA, "2027-10-30"),
             "Page", "Limit"), {200: Answer("One page of tickets.", {
-                "type": "array", "maxItems": PAGE_SIZE_MAX, "items": {
-                    "$ref": "#/components/schemas/Ticket"}}, PAGED), 404: "NotFound"})}
+                "type": "array", "maxItems": PAGE_SIZE_MAX, "items": ref("schemas", "Ticket")},
+                PAGED), 404: "NotFound"})}
 
     def __init__(self, store, config, today, new_id, public_url):
         self.store = store
@@ -986,7 +988,7 @@ class Availability:
                            f"at most {museum_sales.AVAILABILITY_DAYS_MAX - 1} days after it.",
                            DATE_SCHEMA, "2027-10-31")), {200: Answer("One entry per day.", {
                                "type": "array", "maxItems": museum_sales.AVAILABILITY_DAYS_MAX,
-                               "items": {"$ref": "#/components/schemas/DayAvailability"}})})}
+                               "items": ref("schemas", "DayAvailability")})})}
 
     def __init__(self, store, schedule, capacity, today):
         self.store = store

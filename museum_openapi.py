@@ -53,7 +53,7 @@ class Operation(typing.NamedTuple):
     tag: str
     summary: str
     parameters: tuple = ()
-    answers: dict = {}  # noqa: RUF012 (a NamedTuple's default, never changed)
+    answers: dict = {}
     body: str = None
 
 
