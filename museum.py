@@ -16,9 +16,10 @@ import logging
 import math
 import re
 import threading
+import typing
 import unicodedata
 import uuid
-from datetime import date, timezone
+from datetime import date, timedelta, timezone
 from http import HTTPStatus
 from urllib.parse import urlencode
 
@@ -26,7 +27,9 @@ import falcon
 import falcon.inspect
 
 import museum_auth
+import museum_openapi
 import museum_privacy
+import museum_sales
 import storage
 from museum_access_log import (
     AccessLog,
@@ -41,6 +44,7 @@ from museum_config import (
     DATE,
     GATE_ROLE,
     PRICE_MAX,
+    TICKET_LABELS,
     TICKET_TYPES,
     UUID_TEXT,
     VISITOR_ROLE,
@@ -73,6 +77,16 @@ from museum_door import (  # noqa: F401 (some only for those who import them fro
 )
 from museum_services import museum_today, open_configured_store, qr_secret, utc_now
 from museum_ticket_image import TicketImages
+from museum_openapi import (
+    DATE_SCHEMA,
+    UUID_SCHEMA,
+    Answer,
+    Operation,
+    anchored,
+    query,
+    ref,
+    trimmed_text,
+)
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -212,25 +226,64 @@ def _plausible_email(value):
 SERVICE_FIELDS = ("eventId", "ticketId", "confirmationCode")
 
 
-def check_fields(body, rules, required, validator):
-    """Check a JSON object against `rules` ({field: check(validator, name, value)}): unknown
-    fields, nulls and missing required fields are errors; returns the checked values."""
+class When(typing.NamedTuple):
+    """A field required when the body's `field` is `value`, refused when it is another."""
+
+    field: str
+    value: str
+
+
+class Field(typing.NamedTuple):
+    """One body field, declared once: the validator checks it and the OpenAPI document
+    describes it from this. `check(validator, name, value)` gives the checked value;
+    `required` is True, False or a When; `nullable_in_patch` lets a change clear it."""
+
+    check: object
+    schema: dict
+    example: object
+    required: object = False
+    nullable_in_patch: bool = False
+
+
+def checked_by(method, *args):
+    """A field's check: the Validator `method`, given `args` after the name and value."""
+    return lambda validator, name, value: method(validator, name, value, *args)
+
+
+def check_fields(body, fields, validator, change=False):
+    """Check a JSON object against `fields` ({name: Field}): unknown fields, nulls and
+    missing required fields are errors, but a `change` requires none and may clear the
+    fields nullable in a patch (to None); returns the checked values."""
     if not isinstance(body, dict):
         raise Problem(400, "The request body must be a JSON object.")
     for name in body:
-        if name not in rules:
+        if name not in fields:
             validator.error(name, "is assigned by the service" if name in SERVICE_FIELDS
                             else "is not a known field")
     values = {}
-    for name, check in rules.items():
+    for name, field in fields.items():
         if name not in body:
-            if name in required:
+            if field.required is True and not change:
                 validator.error(name, "is required")
         elif body[name] is None:
-            validator.error(name, "must not be null")
+            if change and field.nullable_in_patch:
+                values[name] = None  # cleared
+            else:
+                validator.error(name, "must not be null")
         else:
-            values[name] = check(validator, name, body[name])
+            values[name] = field.check(validator, name, body[name])
+    for name, field in fields.items():
+        if isinstance(field.required, When) and values.get(field.required.field) is not None:
+            _check_condition(name, field.required, values[field.required.field] ==
+                             field.required.value, name in body, validator)
     return values
+
+
+def _check_condition(name, when, holds, given, validator):
+    if holds and not given:
+        validator.error(name, f"is required when {when.field} is {when.value}")
+    elif given and not holds:
+        validator.error(name, f"must not be given unless {when.field} is {when.value}")
 
 
 def _event_dates(validator, name, value):
@@ -241,24 +294,45 @@ def _event_dates(validator, name, value):
     return sorted({day.isoformat() for day in days if day})
 
 
-EVENT_RULES = {
-    "name": lambda v, name, value: v.text(name, value, NAME_MAX),
-    "location": lambda v, name, value: v.text(name, value, NAME_MAX),
-    "eventDescription": lambda v, name, value: v.text(name, value, DESCRIPTION_MAX,
-                                                      multiline=True),
-    "dates": _event_dates,
-    "price": Validator.price,
-    "capacity": lambda v, name, value: v.whole_number(name, value, 1, CAPACITY_MAX),
+EMAIL_SCHEMA = {"type": "string", "format": "email", "maxLength": EMAIL_MAX}
+# The writable fields of an event: its create and change bodies, and the event itself.
+EVENT_FIELDS = {
+    "name": Field(checked_by(Validator.text, NAME_MAX), trimmed_text(NAME_MAX),
+                  "Pirate Coding Workshop", True),
+    "location": Field(checked_by(Validator.text, NAME_MAX), trimmed_text(NAME_MAX),
+                      "Seven Seas Gallery", True),
+    "eventDescription": Field(checked_by(Validator.text, DESCRIPTION_MAX, True),
+                              trimmed_text(DESCRIPTION_MAX),
+                              "Learn to code like a pirate: treasure maps, loops and parrots.",
+                              True),
+    "dates": Field(_event_dates, {
+        "type": "array", "minItems": 1, "maxItems": EVENT_DATES_MAX, "items": DATE_SCHEMA,
+        "description": "The event's days; returned sorted, without duplicates."},
+        ["2027-10-30", "2027-10-31"], True),
+    "price": Field(checked_by(Validator.price), {
+        "type": "number", "minimum": 0, "maximum": PRICE_MAX,
+        "description": "Price of one event ticket in the museum's currency, with at most 2 "
+        "decimals (more is refused, 400); kept exactly. A ticket keeps the price it was sold "
+        "at when the event's price changes later."}, 25, True),
+    "capacity": Field(checked_by(Validator.whole_number, 1, CAPACITY_MAX), {
+        "type": "integer", "minimum": 1, "maximum": CAPACITY_MAX,
+        "description": "Places on each of the event's dates; without it, unlimited. Returned "
+        "only when set."}, 20),
 }
-EVENT_REQUIRED = ("name", "location", "eventDescription", "dates", "price")
+TICKET_FIELDS = {
+    "ticketType": Field(checked_by(Validator.choice, TICKET_TYPES),
+                        ref("schemas", "TicketType"), "event", True),
+    "ticketDate": Field(checked_by(Validator.date), {**DATE_SCHEMA, "description": "The day "
+                        "of the visit: an open day, not before today."}, "2027-10-30", True),
+    "email": Field(checked_by(Validator.email), EMAIL_SCHEMA, "visitor@example.com", True),
+    "phone": Field(checked_by(Validator.phone), {"type": "string", "pattern": anchored(PHONE),
+                   "description": "At least 7 of its characters are digits."}, "+1 555-0100"),
+    "eventId": Field(checked_by(Validator.uuid), UUID_SCHEMA,
+                     "3f1c9a52-7d4e-4b8a-9c61-2e5f0d8b7a14", When("ticketType", "event")),
+}
 
-TICKET_RULES = {
-    "ticketType": lambda v, name, value: v.choice(name, value, TICKET_TYPES),
-    "ticketDate": Validator.date,
-    "email": Validator.email,
-    "phone": Validator.phone,
-    "eventId": Validator.uuid,
-}
+
+BAD_QUERY = "A query parameter is not valid; see errors."
 
 
 def parse_query(req, validator, name, parse, default):
@@ -270,6 +344,26 @@ def parse_query(req, validator, name, parse, default):
         validator.error(name, "must be given once")
         return None
     return parse(validator, name, value)
+
+
+def start_date(req, validator, today):
+    """The `startDate` query parameter; by default `today`."""
+    return parse_query(req, validator, "startDate", Validator.date, None) or today
+
+
+def date_window(req, validator, today, default_days=None, max_days=None):
+    """The `startDate` and `endDate` query parameters as dates: an absent end is
+    `default_days` from the start (None: open-ended), at most `max_days` from it."""
+    start = start_date(req, validator, today)
+    end = parse_query(req, validator, "endDate", Validator.date, None)
+    if end is None and default_days:
+        end = start + timedelta(days=default_days - 1)
+    if end and end < start:
+        validator.error("endDate", "must not be before startDate")
+    elif end and max_days and (end - start).days >= max_days:
+        validator.error("endDate", f"must be at most {max_days} days from startDate, "
+                                   f"counting both")
+    return start, end
 
 
 def paging(req, validator):
@@ -384,6 +478,8 @@ def _reject_constant(name):
 # Resources, one class per path
 # ============================================================================================
 
+# Each resource describes its operations (museum_openapi.Operation) in `described`.
+PAGED = ("XTotalCount", "Link")  # the headers of a page of a listing
 _compact_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
@@ -452,25 +548,26 @@ class OpenAPIDocument:
     """The OpenAPI description of this interface; public, so clients can be generated."""
 
     auth_required = False
+    described = {"get": Operation("getOpenApiDescription", "Description",
+                                  "Get this OpenAPI description",
+                                  answers={200: Answer("This document.", {"type": "object"})})}
 
     def on_get(self, req, resp):
         json_response(resp, openapi_description())
 
 
-def sales():
-    """The module of what was sold (a ticket read back or voided, the availability, the
-    sales report), imported when the app is built: it builds on this one."""
-    import museum_sales
-
-    return museum_sales
-
-
+@functools.cache
 def openapi_description():
-    """The OpenAPI document. Imported on first use, not at the top: it is built from this
-    module's limits, patterns and version."""
-    import openapi_document
-
-    return openapi_document.DOCUMENT
+    """The OpenAPI document of the resources below; the facts it states (limits, patterns,
+    rules, the declared fields) are this module's constants, handed over by name."""
+    return museum_openapi.document({
+        "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
+        "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
+        "/admissions": Admissions, "/admissions/summary": AdmissionSummary,
+        "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
+        "/availability": Availability, "/reports/sales": SalesReport,
+        "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
+        "/openapi.json": OpenAPIDocument}, globals())
 
 
 HOURS_HORIZON_DAYS = 366  # days from startDate on that the opening hours list
@@ -481,6 +578,9 @@ class MuseumHours:
     computed once and kept."""
 
     needed_roles = {"GET": VISITOR_ROLE}
+    described = {"get": Operation("getMuseumHours", "Operations", "Get museum hours",
+                                  ("StartDate", "Page", "Limit"),
+                                  {200: Answer("One page of open days.", "MuseumHours")})}
 
     def __init__(self, schedule, today):
         self.schedule = schedule
@@ -494,14 +594,21 @@ class MuseumHours:
 
     def on_get(self, req, resp):
         validator = Validator()
-        start = parse_query(req, validator, "startDate", Validator.date, None) or self.today()
+        start = start_date(req, validator, self.today())
         page, limit = paging(req, validator)
-        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        validator.raise_if_invalid(BAD_QUERY)
         resp.data = self.page(start, (page - 1) * limit, limit)
 
 
 class SpecialEvents:
     needed_roles = {"GET": VISITOR_ROLE, "POST": ADMIN_ROLE}
+    described = {
+        "post": Operation("createSpecialEvent", "Events", "Create a special event", (), {
+            201: Answer("The event was created.", "SpecialEvent", ("Location",))},
+            "SpecialEventCreate"),
+        "get": Operation("listSpecialEvents", "Events", "List special events",
+                         ("StartDate", "EndDate", "Page", "Limit"), {200: Answer(
+                             "One page of events.", "SpecialEventList", PAGED)})}
 
     def __init__(self, store, today, new_id, public_url):
         self.store = store
@@ -512,7 +619,7 @@ class SpecialEvents:
 
     def on_post(self, req, resp):
         validator = Validator()
-        event = check_fields(read_json(req), EVENT_RULES, EVENT_REQUIRED, validator)
+        event = check_fields(read_json(req), EVENT_FIELDS, validator)
         validator.raise_if_invalid()
         event = self.store.create_event({"eventId": self.new_id(), **event})
         json_response(resp, event, 201)
@@ -520,12 +627,9 @@ class SpecialEvents:
 
     def on_get(self, req, resp):
         validator = Validator()
-        start = parse_query(req, validator, "startDate", Validator.date, None) or self.today()
-        end = parse_query(req, validator, "endDate", Validator.date, None)
+        start, end = date_window(req, validator, self.today())
         page, limit = paging(req, validator)
-        if start and end and end < start:
-            validator.error("endDate", "must not be before startDate")
-        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        validator.raise_if_invalid(BAD_QUERY)
         resp.data, total = self.listings.page(
             start.isoformat(), end and end.isoformat(), (page - 1) * limit, limit)
         set_paging_headers(req, resp, self.public_url, page, limit, total)
@@ -555,6 +659,15 @@ def _page_links(req, base_url, page, limit, total):
 
 class SpecialEvent:
     needed_roles = {"GET": VISITOR_ROLE, "PATCH": ADMIN_ROLE, "DELETE": ADMIN_ROLE}
+    described = {
+        "get": Operation("getSpecialEvent", "Events", "Get a special event", ("EventId",),
+                         {200: "SpecialEvent", 404: "NotFound"}),
+        "patch": Operation("updateSpecialEvent", "Events", "Update a special event",
+                           ("EventId",), {200: "SpecialEvent", 404: "NotFound",
+                                          409: "EventChangeRefused"}, "SpecialEventUpdate"),
+        "delete": Operation("deleteSpecialEvent", "Events", "Cancel a special event",
+                            ("EventId",), {204: Answer("The event was cancelled.", None),
+                                           404: "NotFound"})}
 
     def __init__(self, store):
         self.store = store
@@ -565,7 +678,7 @@ class SpecialEvent:
     def on_patch(self, req, resp, event_id):
         event_id = _path_uuid(event_id, "eventId")
         validator = Validator()
-        changes = check_fields(read_json(req), EVENT_RULES, (), validator)
+        changes = check_fields(read_json(req), EVENT_FIELDS, validator, change=True)
         validator.raise_if_invalid()
         event = self.store.update_event(event_id, changes) if changes \
             else self.store.get_event(event_id)
@@ -592,8 +705,17 @@ class Tickets:
     """Buying a ticket (any role), and the list of an event's buyers (admin)."""
 
     needed_roles = {"POST": VISITOR_ROLE, "GET": ADMIN_ROLE}
-    MESSAGES = {"general": "Museum general entry ticket purchased",
-                "event": "Museum special event ticket purchased"}
+    described = {
+        "post": Operation("buyMuseumTickets", "Tickets", "Buy a museum ticket",
+                          ("IdempotencyKey",), {201: Answer(
+                              "The ticket was bought.", "TicketPurchase", ("Location",)),
+                              404: "NotFound", 409: "PurchaseConflict"}, "BuyTicketRequest"),
+        "get": Operation("listEventTickets", "Tickets", "List an event's buyers", (
+            query("eventId", "The event.", UUID_SCHEMA, TICKET_FIELDS["eventId"].example, True),
+            query("date", "Only the tickets for this date.", DATE_SCHEMA, "2027-10-30"),
+            "Page", "Limit"), {200: Answer("One page of tickets.", {
+                "type": "array", "maxItems": PAGE_SIZE_MAX, "items": ref("schemas", "Ticket")},
+                PAGED), 404: "NotFound"})}
 
     def __init__(self, store, config, today, new_id, public_url):
         self.store = store
@@ -639,10 +761,10 @@ class Tickets:
         event_id = parse_query(req, validator, "eventId", Validator.uuid, None)
         day = parse_query(req, validator, "date", Validator.date, None)
         page, limit = paging(req, validator)
-        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        validator.raise_if_invalid(BAD_QUERY)
         tickets, total = self.store.list_tickets(event_id, day and day.isoformat(),
                                                  (page - 1) * limit, limit)
-        json_response(resp, [sales().ticket_view(ticket, contacts=True)
+        json_response(resp, [museum_sales.ticket_view(ticket, ticket_status(ticket), True)
                              for ticket in tickets])
         set_paging_headers(req, resp, self.public_url, page, limit, total)
 
@@ -660,17 +782,12 @@ class Tickets:
 
     def _check(self, body):
         validator = Validator()
-        ticket = check_fields(body, TICKET_RULES, ("ticketType", "ticketDate", "email"),
-                              validator)
+        ticket = check_fields(body, TICKET_FIELDS, validator)
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
         if day and day < self.today():
             validator.error("ticketDate", "must not be in the past")
         elif day and (day - self.today()).days > SALE_HORIZON_DAYS:
             validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
-        if kind == "event" and "eventId" not in body:
-            validator.error("eventId", "is required for an event ticket")
-        if kind == "general" and "eventId" in body:
-            validator.error("eventId", "must not be given for a general ticket")
         if kind == "general" and day and day >= self.today() and not self.schedule.hours_on(day):
             validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
         validator.raise_if_invalid()
@@ -679,7 +796,8 @@ class Tickets:
                 "currency": self.currency}
 
     def _receipt(self, ticket):
-        receipt = {"message": self.MESSAGES[ticket["ticketType"]]}
+        label = TICKET_LABELS[ticket["ticketType"]].lower()
+        receipt = {"message": f"Museum {label} ticket purchased"}
         receipt.update((name, ticket[name]) for name in
                        ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
                         "currency"))
@@ -693,10 +811,101 @@ def _fingerprint(body):
         .hexdigest()
 
 
+class Ticket:
+    """One ticket: read at the door or the desk, and voided (a refund) by an admin."""
+
+    needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
+    described = {
+        "get": Operation("getTicket", "Tickets", "Read a ticket", ("TicketId",), {
+            200: Answer("The ticket.", "Ticket"), 404: "NotFound"}),
+        "delete": Operation("voidTicket", "Tickets", "Void a ticket", ("TicketId",), {
+            204: Answer("The ticket is void.", None), 404: "NotFound"})}
+
+    def __init__(self, store, clock):
+        self.store = store
+        self.clock = clock
+
+    def on_get(self, req, resp, ticket_id):
+        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        json_response(resp, museum_sales.ticket_view(ticket, ticket_status(ticket),
+                                                     req.context.user.role == ADMIN_ROLE))
+
+    def on_delete(self, req, resp, ticket_id):
+        # A second void answers 204 too: the ticket is void, as asked.
+        self.store.void_ticket(_path_uuid(ticket_id, "ticketId"), rfc3339(self.clock()))
+        resp.status = 204
+
+
+class Availability:
+    """The places left on each day of a window: general entry and each event's."""
+
+    needed_roles = {"GET": VISITOR_ROLE}
+    described = {"get": Operation("getAvailability", "Tickets", "Places left each day", (
+        "StartDate", query("endDate", "Last day to include; defaults to "
+                           f"{museum_sales.AVAILABILITY_DAYS_DEFAULT - 1} days after `startDate`, "
+                           f"at most {museum_sales.AVAILABILITY_DAYS_MAX - 1} days after it.",
+                           DATE_SCHEMA, "2027-10-31")), {200: Answer("One entry per day.", {
+                               "type": "array", "maxItems": museum_sales.AVAILABILITY_DAYS_MAX,
+                               "items": ref("schemas", "DayAvailability")})})}
+
+    def __init__(self, store, schedule, capacity, today):
+        self.store = store
+        self.schedule = schedule
+        self.capacity = capacity
+        self.today = today
+
+    def on_get(self, req, resp):
+        validator = Validator()
+        start, end = date_window(req, validator, self.today(),
+                                 museum_sales.AVAILABILITY_DAYS_DEFAULT,
+                                 museum_sales.AVAILABILITY_DAYS_MAX)
+        validator.raise_if_invalid(BAD_QUERY)
+        taken = self.store.places_taken(start.isoformat(), end.isoformat())
+        events = museum_sales.events_by_day(taken["events"])
+        days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
+        json_response(resp, [museum_sales.day_availability(
+            day, self.schedule.hours_on(day), self.capacity.on(day),
+            taken["general"].get(day.isoformat(), 0), events.get(day.isoformat(), []))
+            for day in days])
+
+
+class SalesReport:
+    """What was sold for each day of a window (at most REPORT_DAYS_MAX days, by default
+    today alone): JSON, or CSV when the client prefers `text/csv`."""
+
+    needed_roles = {"GET": ADMIN_ROLE}
+    described = {"get": Operation("getSalesReport", "Reports", "The sales report", (
+        query("startDate", "First day; defaults to today at the museum.", DATE_SCHEMA,
+              "2027-10-01"),
+        query("endDate", f"Last day; defaults to `startDate`, at most "
+              f"{museum_sales.REPORT_DAYS_MAX - 1} days after it.", DATE_SCHEMA, "2027-10-31")),
+        {200: "SalesReport"})}
+
+    def __init__(self, store, today):
+        self.store = store
+        self.today = today
+
+    def on_get(self, req, resp):
+        validator = Validator()
+        start, end = date_window(req, validator, self.today(), 1, museum_sales.REPORT_DAYS_MAX)
+        validator.raise_if_invalid(BAD_QUERY)
+        rows = museum_sales.report_rows(self.store, start, end)
+        if req.client_prefers(["application/json", "text/csv"]) == "text/csv":
+            resp.content_type = "text/csv; charset=utf-8"
+            resp.downloadable_as = f"sales-{start}-{end}.csv"
+            resp.data = museum_sales.report_csv(rows).encode()
+        else:
+            json_response(resp, rows)
+
+
 class TicketImage:
     """The ticket's image with its QR code; drawn once per ticket per process."""
 
     needed_roles = {"GET": VISITOR_ROLE}
+    described = {"get": Operation("getTicketCode", "Tickets", "Get a ticket's scannable code",
+                                  ("TicketId", "IfNoneMatch"), {
+                                      200: "TicketImage", 304: "NotModified", 404: "NotFound",
+                                      410: "Gone"})}
 
     def __init__(self, store, secret):
         self.store = store
@@ -722,9 +931,14 @@ class TicketImage:
 # The door: admitting tickets at the entrance, and the page the gate staff use
 # ============================================================================================
 
-ADMISSION_RULES = {
-    "code": lambda v, name, value: v.text(name, value, QR_TEXT_LIMIT),
-    "confirmationCode": lambda v, name, value: v.text(name, value, TYPED_CODE_LIMIT),
+ADMISSION_FIELDS = {  # exactly one of them
+    "code": Field(checked_by(Validator.text, QR_TEXT_LIMIT), trimmed_text(
+        QR_TEXT_LIMIT, "The text of the ticket's QR code, as scanned. "), qr_text(
+            "example secret", "a8e2d6c0-51b7-4f3e-8d92-6c4b1e0f7a35",
+            "ticket-general-3fa85f-64571")),
+    "confirmationCode": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
+        TYPED_CODE_LIMIT, "The confirmation code printed on the ticket, as typed; letter "
+        "case does not matter. "), "ticket-general-3fa85f-64571"),
 }
 
 
@@ -749,6 +963,9 @@ class Admissions:
     codes count toward the `TypedCodeLimit`."""
 
     needed_roles = {"POST": GATE_ROLE}
+    described = {"post": Operation("admitTicket", "Door", "Admit a ticket at the door", (), {
+        201: Answer("The ticket was admitted.", "Admission"), 404: "UnknownTicket",
+        409: "NotAdmittable", 410: "DeadTicket", 422: "ForgedTicket"}, "AdmissionRequest")}
 
     def __init__(self, store, secret, today, clock, guesses):
         self.store = store
@@ -780,7 +997,7 @@ class Admissions:
     def _presented(body):
         """{"qr_text": …} or {"code": …}: exactly one of the two body fields."""
         validator = Validator()
-        values = check_fields(body, ADMISSION_RULES, (), validator)
+        values = check_fields(body, ADMISSION_FIELDS, validator)
         exactly_one(body, "code", "confirmationCode", validator,
                     "is required, or confirmationCode typed from the ticket")
         validator.raise_if_invalid()
@@ -795,6 +1012,13 @@ class Admission:
     ticket's history."""
 
     needed_roles = {"GET": GATE_ROLE, "DELETE": GATE_ROLE}
+    described = {
+        "get": Operation("getAdmissionHistory", "Door", "Get a ticket's admission history",
+                         ("TicketId",), {200: Answer("The ticket's admissions.",
+                                                     "AdmissionHistory"), 404: "NotFound"}),
+        "delete": Operation("undoAdmission", "Door", "Undo an admission", ("TicketId",), {
+            204: Answer("The admission was undone.", None), 403: "UndoNotAllowed",
+            404: "NotAdmitted"})}
 
     def __init__(self, store, clock):
         self.store = store
@@ -820,10 +1044,13 @@ class Admission:
         resp.status = 204
 
 
-LOOKUP_RULES = {
-    "email": Validator.email,
-    "code": lambda v, name, value: v.text(name, value, TYPED_CODE_LIMIT),
-    "date": Validator.date,
+LOOKUP_FIELDS = {  # exactly one of email and code
+    "email": Field(checked_by(Validator.email), {
+        **EMAIL_SCHEMA, "description": "The buyer's whole email address."}, "visitor@example.com"),
+    "code": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
+        TYPED_CODE_LIMIT, "A confirmation code, whole (ticket-event-792d82-891fc) or only its "
+        "random part (792d82-891fc); letter case does not matter. "), "3fa85f-64571"),
+    "date": Field(checked_by(Validator.date), DATE_SCHEMA, "2027-10-29"),
 }
 LOOKUP_LIMIT = 20  # tickets answered at most
 
@@ -834,6 +1061,8 @@ class TicketLookup:
     or only its random part. Every lookup counts toward the `TypedCodeLimit`."""
 
     needed_roles = {"POST": GATE_ROLE}
+    described = {"post": Operation("lookupTickets", "Door", "Find a visitor's lost ticket", (), {
+        200: Answer("The tickets found (none: an empty list).", "LookupResult")}, "LookupRequest")}
 
     def __init__(self, store, today, guesses):
         self.store = store
@@ -855,7 +1084,7 @@ class TicketLookup:
     def _wanted(body):
         """The checked body, and the codes its `code` may be ([] for an email)."""
         validator = Validator()
-        values = check_fields(body, LOOKUP_RULES, (), validator)
+        values = check_fields(body, LOOKUP_FIELDS, validator)
         exactly_one(body, "email", "code", validator, "is required, or code")
         codes = typed_codes(values["code"]) if values.get("code") else []
         if values.get("code") and not codes:
@@ -869,6 +1098,11 @@ class AdmissionSummary:
     """The door's counters for one day."""
 
     needed_roles = {"GET": GATE_ROLE}
+    described = {"get": Operation("getAdmissionSummary", "Door",
+                                  "Count the day's tickets sold and admitted", (query(
+                                      "date", "The day to count; defaults to today at the "
+                                      "museum.", DATE_SCHEMA, "2027-10-30"),), {
+                                      200: Answer("The day's counts.", "AdmissionSummary")})}
 
     def __init__(self, store, today):
         self.store = store
@@ -877,7 +1111,7 @@ class AdmissionSummary:
     def on_get(self, req, resp):
         validator = Validator()
         day = parse_query(req, validator, "date", Validator.date, None) or self.today()
-        validator.raise_if_invalid("A query parameter is not valid; see errors.")
+        validator.raise_if_invalid(BAD_QUERY)
         json_response(resp, {"date": day.isoformat(), **self.store.door_summary(day.isoformat())})
 
 
@@ -989,10 +1223,10 @@ def add_routes(app, config, store, today, clock, new_id):
     app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
     app.add_route(f"{API}/tickets", Tickets(store, config, today, new_id, public_url))
     secret = qr_secret(config, store)
-    app.add_route(f"{API}/tickets/{{ticket_id}}", sales().Ticket(store, clock))
+    app.add_route(f"{API}/tickets/{{ticket_id}}", Ticket(store, clock))
     app.add_route(f"{API}/availability",
-                  sales().Availability(store, config.schedule, config.capacity, today))
-    app.add_route(f"{API}/reports/sales", sales().SalesReport(store, today))
+                  Availability(store, config.schedule, config.capacity, today))
+    app.add_route(f"{API}/reports/sales", SalesReport(store, today))
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     guesses = TypedCodeLimit()
     app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock, guesses))

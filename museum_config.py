@@ -26,6 +26,7 @@ from storage import Limits
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 TICKET_TYPES = ("general", "event")
+TICKET_LABELS = {"general": "General entry", "event": "Special event"}  # by TICKET_TYPES
 UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 log = logging.getLogger("museum")
 

@@ -1,64 +1,28 @@
-"""What the museum has sold, as HTTP resources of the museum service: a sold ticket read
-back or voided, the places left each day (the availability) and the sales report.
+"""What the museum has sold, as plain data: a sold ticket as it is read back, the places
+left on a day (the availability), and the sales report's rows and CSV.
 
-The availability and the report read counts the store keeps with each sale, void and
-admission; the opening hours and the general entry capacity come from the config.
+Pure functions over what the store returns; the HTTP resources that serve them live in
+museum.py. The availability and the report read counts the store keeps with each sale,
+void and admission; the opening hours and the general entry capacity come from the config.
 """
 
 import csv
 import io
-from datetime import timedelta
-
-from museum import (
-    ADMIN_ROLE,
-    GATE_ROLE,
-    VISITOR_ROLE,
-    Validator,
-    _path_uuid,
-    json_response,
-    parse_query,
-    rfc3339,
-    ticket_status,
-)
 
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31
 REPORT_DAYS_MAX = 366
 REPORT_COLUMNS = ("date", "ticketType", "eventId", "eventName", "sold", "void", "admitted",
                   "revenue", "currency")
-CSV = "text/csv"
-
-
-# -- a ticket ------------------------------------------------------------------------------
-
-class Ticket:
-    """One ticket: read at the door or the desk, and voided (a refund) by an admin."""
-
-    needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
-
-    def __init__(self, store, clock):
-        self.store = store
-        self.clock = clock
-
-    def on_get(self, req, resp, ticket_id):
-        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
-        json_response(resp, ticket_view(ticket, contacts=req.context.user.role == ADMIN_ROLE))
-
-    def on_delete(self, req, resp, ticket_id):
-        # A second void answers 204 too: the ticket is void, as asked.
-        self.store.void_ticket(_path_uuid(ticket_id, "ticketId"), rfc3339(self.clock()))
-        resp.status = 204
-
-
 TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
                       "currency")
 
 
-def ticket_view(ticket, contacts=False):
-    """A ticket as it is read back: with its buyer's email and phone only for `contacts`
-    (an admin), and only until they are erased."""
+def ticket_view(ticket, status, contacts=False):
+    """A ticket as it is read back, with its `status`: with its buyer's email and phone only
+    for `contacts` (an admin), and only until they are erased."""
     view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
-    view["status"] = ticket_status(ticket)
+    view["status"] = status
     if ticket["eventId"]:
         view.update(eventId=ticket["eventId"], eventName=ticket["eventName"])
     if ticket["admittedAt"]:
@@ -70,25 +34,7 @@ def ticket_view(ticket, contacts=False):
     return view
 
 
-
 # -- the availability ----------------------------------------------------------------------
-
-def date_window(req, today, default_days, max_days):
-    """The `startDate` and `endDate` query parameters as dates: by default `default_days`
-    from today, at most `max_days` (400 naming the parameter otherwise)."""
-    validator = Validator()
-    start = parse_query(req, validator, "startDate", Validator.date, None) or today
-    end = parse_query(req, validator, "endDate", Validator.date, None)
-    if start and end is None:
-        end = start + timedelta(days=default_days - 1)
-    if start and end and end < start:
-        validator.error("endDate", "must not be before startDate")
-    elif start and end and (end - start).days >= max_days:
-        validator.error("endDate", f"must be at most {max_days} days from startDate, "
-                                   f"counting both")
-    validator.raise_if_invalid("A query parameter is not valid; see errors.")
-    return start, end
-
 
 def places(capacity, sold):
     """The counts of one kind of place; capacity None is unlimited."""
@@ -96,60 +42,25 @@ def places(capacity, sold):
     return {"capacity": capacity, "sold": sold, "available": available}
 
 
-class Availability:
-    """The places left on each day of a window: general entry and each event's."""
+def events_by_day(taken_events):
+    """{date: [each event's places that day]} from the store's `places_taken()["events"]`."""
+    events = {}
+    for entry in taken_events:
+        events.setdefault(entry["date"], []).append(
+            {"eventId": entry["eventId"], "name": entry["name"],
+             **places(entry["capacity"], entry["sold"])})
+    return events
 
-    needed_roles = {"GET": VISITOR_ROLE}
 
-    def __init__(self, store, schedule, capacity, today):
-        self.store = store
-        self.schedule = schedule
-        self.capacity = capacity
-        self.today = today
-
-    def on_get(self, req, resp):
-        start, end = date_window(req, self.today(), AVAILABILITY_DAYS_DEFAULT,
-                                 AVAILABILITY_DAYS_MAX)
-        taken = self.store.places_taken(start.isoformat(), end.isoformat())
-        events = {}
-        for entry in taken["events"]:
-            events.setdefault(entry["date"], []).append(
-                {"eventId": entry["eventId"], "name": entry["name"],
-                 **places(entry["capacity"], entry["sold"])})
-        days = []
-        for offset in range((end - start).days + 1):
-            day = start + timedelta(days=offset)
-            key = day.isoformat()
-            is_open = self.schedule.hours_on(day) is not None
-            general = places(self.capacity.on(day), taken["general"].get(key, 0)) \
-                if is_open else None
-            days.append({"date": key, "open": is_open, "general": general,
-                         "events": events.get(key, [])})
-        json_response(resp, days)
+def day_availability(day, hours, general_capacity, general_sold, events):
+    """One day's entry of the availability: open when it has `hours`, the general entry's
+    places (None when closed) and its `events`' places."""
+    is_open = hours is not None
+    general = places(general_capacity, general_sold) if is_open else None
+    return {"date": day.isoformat(), "open": is_open, "general": general, "events": events}
 
 
 # -- the sales report ---------------------------------------------------------------------
-
-class SalesReport:
-    """What was sold for each day of a window (at most REPORT_DAYS_MAX days, by default
-    today alone): JSON, or CSV when the client prefers `text/csv`."""
-
-    needed_roles = {"GET": ADMIN_ROLE}
-
-    def __init__(self, store, today):
-        self.store = store
-        self.today = today
-
-    def on_get(self, req, resp):
-        start, end = date_window(req, self.today(), 1, REPORT_DAYS_MAX)
-        rows = report_rows(self.store, start, end)
-        if req.client_prefers(["application/json", CSV]) == CSV:
-            resp.content_type = f"{CSV}; charset=utf-8"
-            resp.downloadable_as = f"sales-{start}-{end}.csv"
-            resp.data = report_csv(rows).encode()
-        else:
-            json_response(resp, rows)
-
 
 def report_rows(store, start, end):
     """The report's rows for [start, end] (dates), in REPORT_COLUMNS' terms."""

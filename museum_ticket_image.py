@@ -15,6 +15,7 @@ import zlib
 
 import segno
 
+from museum_config import TICKET_LABELS
 from museum_door import qr_text
 
 __all__ = ["render_ticket", "TicketImages"]
@@ -61,12 +62,13 @@ class TicketImages:
 
 
 def _ticket_lines(ticket):
-    lines = [("Type", "Special event" if ticket["ticketType"] == "event" else "General entry"),
+    lines = [("Type", TICKET_LABELS[ticket["ticketType"]]),
              ("Date", ticket["ticketDate"])]
     if ticket["eventName"]:
         lines.append(("Event", ticket["eventName"]))
     lines.append(("Code", ticket["confirmationCode"]))
     return lines
+
 
 WHITE = 255
 BLACK = 0

@@ -1,4 +1,5 @@
-"""Checks of real responses against what `openapi_document.DOCUMENT` says of their operation."""
+"""The served OpenAPI description, walked (`operations`, `resolve`), and real responses checked
+against what it says of their operation."""
 
 import json
 
@@ -6,20 +7,28 @@ import jsonschema
 import referencing
 import referencing.jsonschema
 
-from openapi_document import DOCUMENT
+import museum
+from museum_openapi import METHODS
 
-METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+DOCUMENT = museum.openapi_description()
 SERVER = DOCUMENT["servers"][0]["url"]
 _URI = "urn:museum-openapi"
 _REGISTRY = referencing.Registry().with_resource(
     _URI, referencing.jsonschema.DRAFT202012.create_resource(DOCUMENT))
 
 
+def each_operation():
+    """Yield (path under the server, method, operation) for every operation."""
+    for path, item in DOCUMENT["paths"].items():
+        for method, operation in item.items():
+            if method in METHODS:
+                yield path, method, operation
+
+
 def operations():
     """{operationId: (path under the server, method, operation)} of the whole document."""
     return {operation["operationId"]: (path, method, operation)
-            for path, item in DOCUMENT["paths"].items()
-            for method, operation in item.items() if method in METHODS}
+            for path, method, operation in each_operation()}
 
 
 def resolve(node):

@@ -1,4 +1,4 @@
-"""Checks of the hand-kept OpenAPI description in `openapi_document.DOCUMENT`.
+"""Checks of the OpenAPI description `museum.openapi_description()` assembles.
 
 Needs the test-only packages pytest and openapi-spec-validator (which brings jsonschema).
 """
@@ -12,15 +12,17 @@ import sys
 
 import falcon.inspect
 import jsonschema
+import pytest
 import referencing
 import referencing.jsonschema
 from openapi_spec_validator import validate
 
 import museum
-from openapi_document import DOCUMENT
+from described import DOCUMENT, each_operation, resolve
+import museum_openapi
+from museum_openapi import METHODS
 from serving import ROOT
 
-METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 API_OPERATIONS = {
     "getMuseumHours", "createSpecialEvent", "listSpecialEvents", "getSpecialEvent",
     "updateSpecialEvent", "deleteSpecialEvent", "buyMuseumTickets", "getTicketCode",
@@ -31,27 +33,45 @@ API_OPERATIONS = {
 }
 PROBLEM_REF = "#/components/schemas/Problem"
 DOOR_PROBLEM_REF = "#/components/schemas/DoorProblem"
+# Each body's declared fields, and the schemas made from them: request bodies (a change
+# takes the same fields) and the event the service answers.
+DECLARED = [
+    (museum.EVENT_FIELDS, ["SpecialEventCreate", "SpecialEventUpdate", "SpecialEvent"]),
+    (museum.TICKET_FIELDS, ["BuyTicketRequest"]),
+    (museum.ADMISSION_FIELDS, ["AdmissionRequest"]),
+    (museum.LOOKUP_FIELDS, ["LookupRequest"]),
+]
 
 
-def operations(document=DOCUMENT):
-    """Yield every operation object of the document."""
-    for path_item in document["paths"].values():
-        for method, operation in path_item.items():
-            if method in METHODS:
-                yield operation
+def all_operations():
+    return [operation for _, _, operation in each_operation()]
 
 
 def has_example(node):
     return "example" in node or bool(node.get("examples"))
 
 
-def resolve(node, document=DOCUMENT):
-    """Follow a local `$ref` (one level is all the document uses for responses)."""
-    if "$ref" not in node:
-        return node
-    for part in node["$ref"].removeprefix("#/").split("/"):
-        document = document[part.replace("~1", "/").replace("~0", "~")]
-    return document
+@pytest.mark.parametrize(("fields", "schema_names"), DECLARED)
+def test_each_declared_field_is_in_its_schemas_and_nothing_else(fields, schema_names):
+    """A declared field missing from a schema made of its body, or a property no field
+    declares, fails here; so do required fields that differ."""
+    for name in schema_names:
+        schema = DOCUMENT["components"]["schemas"][name]
+        properties = set(schema["properties"]) - {"eventId"} if name == "SpecialEvent" \
+            else set(schema["properties"])
+        assert properties == set(fields), name
+        required = {field for field, declared in fields.items() if declared.required is True}
+        assert set(schema.get("required", [])) - {"eventId"} == (
+            set() if name.endswith("Update") else required), name
+
+
+def test_the_event_ticket_condition_is_described():
+    """`eventId` is declared required when the ticket is an event's; the schema says so."""
+    schema = DOCUMENT["components"]["schemas"]["BuyTicketRequest"]
+    assert museum.TICKET_FIELDS["eventId"].required == museum.When("ticketType", "event")
+    assert schema["if"]["properties"] == {"ticketType": {"const": "event"}}
+    assert (schema["then"], schema["else"]) == (
+        {"required": ["eventId"]}, {"not": {"required": ["eventId"]}})
 
 
 def test_document_is_valid_openapi_3_1():
@@ -66,7 +86,7 @@ def test_document_is_plain_json_and_round_trips():
 
 
 def test_each_operation_id_exists_exactly_once():
-    counts = collections.Counter(op.get("operationId") for op in operations())
+    counts = collections.Counter(op.get("operationId") for op in all_operations())
     assert set(counts) == API_OPERATIONS | {"getOpenApiDescription"}
     assert all(count == 1 for count in counts.values()), counts
 
@@ -76,7 +96,7 @@ def test_api_operations_need_credentials_and_list_401():
     assert (scheme["type"], scheme["scheme"]) == ("http", "basic")
     top_level = DOCUMENT["security"]
     assert top_level == [{"MuseumPlaceholderAuth": []}]
-    for op in operations():
+    for op in all_operations():
         if op["operationId"] == "getOpenApiDescription":
             assert op["security"] == []
         else:
@@ -93,7 +113,7 @@ SERVER_TEXT = {"400": {"application/problem+json", "text/plain"},
 
 def test_error_responses_are_problem_details():
     checked = 0
-    for op in operations():
+    for op in all_operations():
         for status, response in op["responses"].items():
             if status[0] in "45":
                 content = resolve(response)["content"]
@@ -201,3 +221,30 @@ def test_museum_openapi_prints_the_same_document(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == DOCUMENT
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_description_module_imports_nothing_of_the_app(tmp_path):
+    """museum.py imports museum_openapi, never the other way round: no import circle."""
+    done = subprocess.run([sys.executable, "-c", "import sys, museum_openapi; "
+                           "print(sorted(name for name in sys.modules if name == 'museum'))"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_field_declared_nullable_in_a_change_is_cleared_and_described_so():
+    """`nullable_in_patch` on a declaration is all a field needs to be cleared with null in
+    a change: the validator takes the null and the change's schema allows it."""
+    capacity = museum.EVENT_FIELDS["capacity"]._replace(nullable_in_patch=True)
+    fields = {**museum.EVENT_FIELDS, "capacity": capacity}
+    validator = museum.Validator()
+    assert museum.check_fields({"capacity": None}, fields, validator, change=True) == {
+        "capacity": None}
+    assert validator.errors == []
+    museum.check_fields({**museum_openapi.example_of(fields), "capacity": None}, fields,
+                        validator)
+    assert validator.errors == [{"field": "capacity", "message": "must not be null"}]
+    change = museum_openapi.body_schema(fields, change=True)["properties"]["capacity"]
+    assert change["type"] == ["integer", "null"]
+    assert museum_openapi.body_schema(fields)["properties"]["capacity"]["type"] == "integer"

@@ -12,8 +12,7 @@ import pytest
 import museum
 import storage
 from conftest import ADMIN, GATE, TODAY, VISITOR, basic
-from described import operations, resolve, schema_errors
-from openapi_document import DOCUMENT
+from described import DOCUMENT, operations, resolve, schema_errors
 
 EVENTS = "/v1.1/special-events"
 TICKETS = "/v1.1/tickets"

@@ -30,7 +30,7 @@ import museum_locks
 import storage
 from commands import museum_command
 from conftest import ADMIN, NOW, VISITOR
-from openapi_document import DOCUMENT
+from described import DOCUMENT
 from serving import ROOT, _stopped_at_end, running_server, start_process, wait_until
 from test_proxy import UnixConnection, unix_request
 from storage.sqlite import SQLiteStore

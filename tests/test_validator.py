@@ -155,7 +155,12 @@ def test_every_error_is_collected_and_raised_once():
 
 # -- check_fields: which fields a body may have ----------------------------------------------
 
-RULES = {"name": lambda v, name, value: v.text(name, value, 10), "email": museum.Validator.email}
+FIELDS = {
+    "name": museum.Field(museum.checked_by(museum.Validator.text, 10), {"type": "string"}, "Ada",
+                         required=True),
+    "email": museum.Field(museum.checked_by(museum.Validator.email), {"type": "string"},
+                          "ada@example.org"),
+}
 
 # (body, the checked values, the errors as (field, message))
 BODIES = [
@@ -180,13 +185,13 @@ BODIES = [
 @pytest.mark.parametrize("body, values, errors", BODIES)
 def test_check_fields(body, values, errors):
     validator = museum.Validator()
-    assert museum.check_fields(body, RULES, ("name",), validator) == values
+    assert museum.check_fields(body, FIELDS, validator) == values
     assert [(error["field"], error["message"]) for error in validator.errors] == errors
 
 
 @pytest.mark.parametrize("body", [[], "name", 5, None])
 def test_check_fields_wants_a_json_object(body):
     with pytest.raises(museum.Problem) as raised:
-        museum.check_fields(body, RULES, ("name",), museum.Validator())
+        museum.check_fields(body, FIELDS, museum.Validator())
     assert raised.value.status_code == 400
     assert raised.value.description == "The request body must be a JSON object."

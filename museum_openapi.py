@@ -1,0 +1,762 @@
+"""The museum service's OpenAPI 3.1 description, assembled from what the app hands it.
+
+Each resource class in museum.py carries its operations as `Operation` data (summary,
+parameters, answers); the body fields come from museum.py's declarations, which also
+check them; every limit, pattern and rule is one of the service's own constants, handed
+over in `facts`. What lives here: the shared components (parameters, headers, schemas,
+answers), the prose and the examples. `document()` returns plain JSON data, served at
+`GET /v1.1/openapi.json` and printed by `museum openapi`; this module imports nothing of
+museum.py, which imports it.
+"""
+
+import typing
+from http import HTTPStatus
+
+from museum_config import ADMIN_ROLE, CURRENCY, DATE, GATE_ROLE, PRICE_MAX, ROLES, SCHEMA
+from museum_sales import (
+    AVAILABILITY_DAYS_DEFAULT,
+    AVAILABILITY_DAYS_MAX,
+    REPORT_COLUMNS,
+    REPORT_DAYS_MAX,
+    TICKET_VIEW_FIELDS,
+)
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
+_HEADER_NAMES = {"Location": "Location", "XTotalCount": "X-Total-Count", "Link": "Link"}
+_ADMIN_ONLY = f"Needs the {ADMIN_ROLE} role."
+_GATE_OR_ADMIN = f"Needs the {GATE_ROLE} or the {ADMIN_ROLE} role."
+_HEADER_LIMIT = SCHEMA["server"]["max_request_header_size"].default
+# What any API operation may answer: a bad parameter or request, no credentials, a locked-out
+# name or address, headers over the server's limit, an unavailable database.
+_ANY_OPERATION = {400: "BadRequest", 401: "Unauthorized", 429: "TooManyRequests",
+                  431: "RequestHeaderFieldsTooLarge", 503: "ServiceUnavailable"}
+# Who may not: the answer to credentials without the role a method needs.
+_ROLE_REFUSED = {ADMIN_ROLE: "Forbidden", GATE_ROLE: "NeedsGateRole"}
+_BODY_REFUSED = {413: "ContentTooLarge", 415: "UnsupportedMediaType"}  # wherever a body is read
+# The HTTP server itself answers malformed framing (400) and bodies over its buffer (413)
+# with a short text; the application never sees those requests.
+_SERVER_TEXT = {"text/plain": {"schema": {"type": "string"}}}
+_PNG = {"schema": {"type": "string", "format": "binary"}}
+_COUNT = {"type": "integer", "minimum": 0}
+UUID_SCHEMA = {"type": "string", "format": "uuid"}
+DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
+
+
+class Operation(typing.NamedTuple):
+    """One operation of a resource, as data beside it: `parameters` name shared ones
+    (components/parameters) or are `query(...)` dicts; `answers` map a status to the name
+    of a shared answer (components/responses) or to an Answer; `body` names the request
+    body's schema, made from its declared fields."""
+
+    operation_id: str
+    tag: str
+    summary: str
+    parameters: tuple = ()
+    answers: dict = {}
+    body: str = None
+
+
+class Answer(typing.NamedTuple):
+    """An operation's own answer: what it means, the name of its body's schema (or the
+    schema itself; None: no body) and the names of its headers."""
+
+    meaning: str
+    schema: object = None
+    headers: tuple = ()
+
+
+def query(name, description, schema, example=None, required=False):
+    """A query parameter described in place."""
+    parameter = {"name": name, "in": "query", "required": required,
+                 "description": description, "schema": schema}
+    return parameter if example is None else {**parameter, "example": example}
+
+
+def ref(kind, name):
+    return {"$ref": f"#/components/{kind}/{name}"}
+
+
+def document(resources, facts):
+    """The OpenAPI document of `resources` ({path under the API: resource class}) and
+    `facts` (the service's constants by name: limits, patterns, rules, the body fields)."""
+    outcomes = facts["DOOR_OUTCOMES"].items()
+    facts = {**facts, "UNDO_MINUTES": facts["UNDO_WINDOW"].seconds // 60,
+             "DOOR_RESULTS": ", ".join(f"`{result}` ({status})"
+                                       for result, (status, _) in outcomes)}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Museum API", "version": facts["INTERFACE_VERSION"],
+                 "license": {"name": "MIT", "identifier": "MIT"},
+                 "description": INFO},
+        "servers": [{"url": facts["API"]}],
+        "security": [{"MuseumPlaceholderAuth": []}],
+        "tags": [{"name": name, "description": text} for name, text in TAGS.items()],
+        "paths": {path: _path_item(resource, facts) for path, resource in resources.items()},
+        "components": {
+            "securitySchemes": {"MuseumPlaceholderAuth": SECURITY},
+            "parameters": _parameters(facts), "headers": HEADERS,
+            "schemas": {**_field_schemas(facts), **_ticket_schemas(facts),
+                        **_door_schemas(facts), **SCHEMAS_FIXED},
+            "responses": {**_responses(facts), **_door_responses(facts), **ANSWERS_FIXED},
+        },
+    }
+
+
+def _path_item(resource, facts):
+    return {method: _operation(resource, method, operation, facts)
+            for method, operation in resource.described.items()}
+
+
+def _operation(resource, method, operation, facts):
+    described = {"operationId": operation.operation_id, "summary": operation.summary}
+    if operation.operation_id in PROSE:
+        described["description"] = PROSE[operation.operation_id].format(**facts)
+    described["tags"] = [operation.tag]
+    if operation.parameters:
+        described["parameters"] = [ref("parameters", parameter) if isinstance(parameter, str)
+                                   else parameter for parameter in operation.parameters]
+    if operation.body:
+        described["requestBody"] = {"required": True, "content": {"application/json": {
+            "schema": ref("schemas", operation.body),
+            **_request_examples(facts)[operation.operation_id]}}}
+    public = not getattr(resource, "auth_required", True)
+    answers = {431: _ANY_OPERATION[431]} if public else dict(_ANY_OPERATION)
+    role = getattr(resource, "needed_roles", {}).get(method.upper())
+    if role in _ROLE_REFUSED:
+        answers[403] = _ROLE_REFUSED[role]
+    if operation.body:
+        answers.update(_BODY_REFUSED)
+    answers.update(operation.answers)
+    described["responses"] = {
+        str(status): _answer(answer, _answer_examples(facts).get(operation.operation_id))
+        for status, answer in sorted(answers.items())}
+    if public:
+        described["security"] = []
+    return described
+
+
+def _answer(answer, example):
+    if isinstance(answer, str):
+        return ref("responses", answer)
+    if answer.schema is None:
+        return {"description": answer.meaning}
+    headers = {_HEADER_NAMES[name]: ref("headers", name) for name in answer.headers}
+    schema = ref("schemas", answer.schema) if isinstance(answer.schema, str) else answer.schema
+    return json_answer(answer.meaning, schema, example, headers)
+
+
+def json_answer(meaning, schema, example, headers=None, media_type="application/json",
+                named=False):
+    """An answer with a body of `media_type`; like every JSON answer, never cached. With
+    `named`, `example` is a dict of named examples."""
+    return {"description": meaning, "headers": {**(headers or {}), "Cache-Control": _NO_STORE},
+            "content": {media_type: {"schema": schema,
+                                     ("examples" if named else "example"): example}}}
+
+
+def body_schema(fields, change=False):
+    """The JSON schema of a body of `fields` (museum.Field by name): as created, or as a
+    `change` (all optional, null where a field may be cleared)."""
+    properties = {name: {**field.schema, "type": [field.schema["type"], "null"]}
+                  if change and field.nullable_in_patch else field.schema
+                  for name, field in fields.items()}
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    required = [name for name, field in fields.items() if field.required is True]
+    if required and not change:
+        schema["required"] = required
+    for name, field in fields.items():
+        if not change and hasattr(field.required, "value"):  # a condition on another field
+            schema.update({"if": {"properties": {field.required.field: {
+                "const": field.required.value}}, "required": [field.required.field]},
+                "then": {"required": [name]}, "else": {"not": {"required": [name]}}})
+    return schema
+
+
+def example_of(fields, **changes):
+    """A body of every field's example, with `changes` (None leaves a field out)."""
+    body = {name: field.example for name, field in fields.items()}
+    body.update(changes)
+    return {name: value for name, value in body.items() if value is not None}
+
+
+def problem_body(status, detail, **members):
+    return {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status,
+            "detail": detail, **members}
+
+
+def problem(status, meaning, detail, errors=None, headers=None, server_text=False):
+    """A problem+json answer whose example is what the service answers."""
+    example = problem_body(status, detail, **({"errors": errors} if errors else {}))
+    answer = json_answer(meaning, ref("schemas", "Problem"), example, headers,
+                         "application/problem+json")
+    if server_text:
+        answer["content"].update(_SERVER_TEXT)
+    return answer
+
+
+def named_problems(meaning, schema_name, examples):
+    """A problem+json answer with named examples ({name: the service's problem body})."""
+    return json_answer(meaning, ref("schemas", schema_name),
+                       {name: {"value": body} for name, body in examples.items()},
+                       media_type="application/problem+json", named=True)
+
+
+def trimmed_text(max_length, what=""):
+    """The JSON schema of museum.Validator.text: 1..max_length characters once trimmed of
+    surrounding whitespace; `what` begins its description."""
+    return {"type": "string", "minLength": 1,
+            "description": f"{what}Trimmed of surrounding whitespace, then 1-{max_length} "
+                           "characters.",
+            "pattern": rf"^\s*\S(?:[\s\S]{{0,{max_length - 2}}}\S)?\s*$"}
+
+
+def anchored(regex):
+    """A Python regex used with fullmatch, as a JSON Schema pattern (which searches)."""
+    return f"^{regex.pattern}$"
+
+
+# -- the prose --------------------------------------------------------------------------------
+
+INFO = (
+    "Opening hours, special events and tickets of the museum. Every operation except "
+    "fetching this description needs HTTP Basic credentials; creating, changing and "
+    f"cancelling special events needs the {ADMIN_ROLE} role, admitting tickets at the door "
+    f"the {GATE_ROLE} role or higher. Requests and responses are JSON, errors are RFC 9457 "
+    "problem details (application/problem+json), and dates are ISO calendar dates in the "
+    "museum's time zone. Requests that the HTTP server refuses before they reach the "
+    "application (malformed framing, a request line and headers over "
+    f"{_HEADER_LIMIT} bytes by default, bodies over its buffer limit) get its short "
+    "text/plain answer instead (400, 431, 413).")
+TAGS = {"Operations": "The museum's opening hours.",
+        "Events": "Special events and their dates.",
+        "Tickets": "Buying tickets and fetching their codes.",
+        "Door": "Admitting tickets at the entrance; the day's counts.",
+        "Reports": "What was sold.", "Description": "This OpenAPI description."}
+SECURITY = {"type": "http", "scheme": "basic", "description": (
+    "Credentials of a user configured on the server. Each user has one role: "
+    f"{', '.join(ROLES)}; each role may do all that the ones before it may.")}
+# An operation's description, formatted with the facts (`{{` is a brace).
+PROSE = {
+    "getMuseumHours": "Lists the open days from `startDate` on, oldest first, with their "
+    "opening and closing times. Closed days are left out; days more than "
+    "{HOURS_HORIZON_DAYS} days after `startDate` are never listed, so a page past the end "
+    "is an empty array.",
+    "createSpecialEvent": f"{_ADMIN_ONLY} Dates are stored sorted, without duplicates.",
+    "listSpecialEvents": "Lists the events with at least one date between `startDate` and "
+    "`endDate` (inclusive), ordered by their first date in that window, then by name. "
+    "Cancelled events are not listed.",
+    "updateSpecialEvent": f"{_ADMIN_ONLY} Changes only the fields given; `{{{{}}}}` changes "
+    "nothing. Each field follows the same rules as on creation. The body is a JSON merge "
+    "patch (RFC 7396) without nulls, so it may also be sent as "
+    "`application/merge-patch+json`. Dates for which tickets were sold cannot be removed "
+    "(409); cancel the event instead. A `capacity` below the tickets already sold for one "
+    "of its dates is refused too (409).",
+    "deleteSpecialEvent": f"{_ADMIN_ONLY} The event is no longer listed or found, and its "
+    "tickets' codes answer 410 Gone.",
+    "buyMuseumTickets": "Buys a general admission ticket, or a ticket for one date of a "
+    "special event. The date must be an open day, not before today nor more than "
+    "{SALE_HORIZON_DAYS} days ahead, and for an event one of its dates. Repeating a "
+    "request with the same `Idempotency-Key` and body buys nothing new: it answers the "
+    "ticket bought first, before any rule on the date or the hours is checked again, so a "
+    "retry after midnight still gets it, and a retry after the day sold out too. The same "
+    "key with a different body is a conflict. A sale past a capacity (the day's general "
+    "entry, `[capacity]` in the server's configuration, or the event's `capacity` on that "
+    "date) is refused with 409 and `\"reason\": \"sold-out\"`, naming the `date` and, for "
+    "an event, its `eventId`; nothing is sold then.",
+    "listEventTickets": f"{_ADMIN_ONLY} The tickets of one event (a cancelled one too), "
+    "with their buyers' email and phone, to tell them of a cancellation or a change: by "
+    "date, then in the order they were sold, in pages like the event listing.",
+    "admitTicket": f"{_GATE_OR_ADMIN} The ticket is presented by the text of its QR code "
+    "or by its typed confirmation code. A ticket is admitted once, on its date; otherwise "
+    "the answer is a problem whose `result` says why: {DOOR_RESULTS}. Malformed QR text is "
+    "`forged` too.",
+    "getAdmissionSummary": f"{_GATE_OR_ADMIN} Tickets sold and admitted for one day, by "
+    "kind, by event and by the device (user) that admitted them.",
+    "lookupTickets": f"{_GATE_OR_ADMIN} Finds the tickets of one day (today at the museum "
+    "unless `date` is given) by the buyer's email address, the whole address with ASCII "
+    "letters in any case, or by the confirmation code, whole or only its random part "
+    "(`792d82-891fc`), in any case. The email is sent in the body so that no URL or log "
+    "holds it. At most {LOOKUP_LIMIT} tickets, ordered by code; never the buyer's email or "
+    "phone. Every lookup counts toward the limit of {TypedCodeLimit.LIMIT} unknown codes or "
+    "lookups per user within {TypedCodeLimit.WINDOW} s (then 429).",
+    "getAdmissionHistory": f"{_GATE_OR_ADMIN} Whether the ticket is admitted now, and "
+    "every admission and undo of it, oldest first.",
+    "undoAdmission": f"{_GATE_OR_ADMIN} For an admission made by mistake: the ticket may be "
+    "admitted again. A gate may undo only the admissions it made (as the same user or "
+    "device), within {UNDO_MINUTES} minutes; an admin any admission at any time. The undo "
+    "is kept in the ticket's admission history.",
+    "getAvailability": "For each day from `startDate` (default today) to `endDate` "
+    f"(default {AVAILABILITY_DAYS_DEFAULT - 1} days later; at most {AVAILABILITY_DAYS_MAX} "
+    "days in all): whether the museum is open, the general entry places (`null` when "
+    "closed) and each event taking place that day, with their capacity, the tickets sold "
+    "(void ones give their place back) and the places left; `capacity` and `available` "
+    "are `null` when unlimited.",
+    "getSalesReport": f"{_ADMIN_ONLY} For each day from `startDate` to `endDate` (both "
+    f"default to today; at most {REPORT_DAYS_MAX} days), general entry and then each event "
+    "by name: the tickets sold for that day (void ones too), those voided, those admitted, "
+    "and the revenue (the prices of those not void), per currency they were sold in. Days "
+    "without tickets are left out. With `Accept: text/csv` the same rows come as CSV, with "
+    "a header line; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return "
+    "is prefixed with `'` so that no spreadsheet runs it.",
+    "getTicket": f"{_GATE_OR_ADMIN} The ticket as sold, its `status` and its admission; "
+    f"the {ADMIN_ROLE} role also sees the buyer's `email` and `phone` until they are erased.",
+    "voidTicket": f"{_ADMIN_ONLY} A refund at the desk: the ticket's place is free again at "
+    "once, its image answers 410 and the door refuses it (`void`). It stays stored, reads "
+    "as `status: void` and is counted in the sales report. Voiding a void ticket answers "
+    "204 again.",
+    "getTicketCode": "Returns the ticket's QR code as a PNG image, sent as `image/png`. "
+    "`application/octet-stream` is listed too, for client generators that hand back the "
+    "bytes of that type only.",
+    "getOpenApiDescription": "Needs no credentials.",
+}
+
+
+# -- the examples -----------------------------------------------------------------------------
+
+_EVENT_ID = "3f1c9a52-7d4e-4b8a-9c61-2e5f0d8b7a14"
+_TICKET_ID = "a8e2d6c0-51b7-4f3e-8d92-6c4b1e0f7a35"
+_CODE = "ticket-general-3fa85f-64571"
+_EVENT_CODE = "ticket-event-a1b2c3-d4e5f"
+_WORKSHOP = "Pirate Coding Workshop"
+_SALES_ROW = {"date": "2027-10-30", "ticketType": "event", "eventId": _EVENT_ID,
+              "eventName": _WORKSHOP, "sold": 20, "void": 2, "admitted": 15, "revenue": 450,
+              "currency": "EUR"}
+# A general ticket at the door, and what the door adds to it: the examples of its answers.
+_DOOR_TICKET = {"ticketId": _TICKET_ID, "ticketType": "general", "ticketDate": "2027-10-29",
+                "confirmationCode": _CODE}
+_ADMITTED = {"admittedAt": "2027-10-29T09:14:05Z", "admittedBy": "gate"}
+_EVENT_TICKET = {"ticketId": _TICKET_ID, "ticketType": "event", "ticketDate": "2027-10-30",
+                 "confirmationCode": _EVENT_CODE, "price": 25, "currency": "EUR"}
+# The ticket members of each refusal's example; only those that find a ticket show it.
+_DOOR_REFUSALS = {
+    "already-admitted": {**_DOOR_TICKET, **_ADMITTED},
+    "wrong-date": {**_DOOR_TICKET, "ticketDate": "2027-10-31", "when": "early"},
+    "cancelled": {**_DOOR_TICKET, "ticketType": "event", "confirmationCode": _EVENT_CODE,
+                  "eventName": _WORKSHOP},
+    "void": _DOOR_TICKET, "forged": {}, "unknown": {},
+}
+# A wrong date's detail says early or past (museum.wrong_date), for the example's ticket.
+_DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)"}
+
+
+# The example of each operation's answer with a body.
+EXAMPLES = {
+    "getMuseumHours": [{"date": "2027-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
+                       {"date": "2027-10-30", "timeOpen": "09:00", "timeClose": "21:00"}],
+    "buyMuseumTickets": {"message": "Museum special event ticket purchased", **_EVENT_TICKET,
+                         "eventName": _WORKSHOP, "eventId": _EVENT_ID},
+    "listEventTickets": [{**_EVENT_TICKET, "status": "valid", "eventId": _EVENT_ID,
+                          "eventName": _WORKSHOP, "email": "visitor@example.com"}],
+    "admitTicket": {"result": "admitted", **_DOOR_TICKET, **_ADMITTED},
+    "getAdmissionSummary": {
+        "date": "2027-10-30", "sold": {"general": 120, "event": 35},
+        "admitted": {"general": 87, "event": 30},
+        "events": [{"eventId": _EVENT_ID, "name": _WORKSHOP, "sold": 35, "admitted": 30}],
+        "devices": [{"name": "door-north", "admitted": 70},
+                    {"name": "door-south", "admitted": 47}]},
+    "lookupTickets": {"date": "2027-10-29", "tickets": [
+        {**_DOOR_TICKET, "status": "admitted", "admitted": True, **_ADMITTED},
+        {**_DOOR_TICKET, "ticketId": "5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21",
+         "ticketType": "event", "confirmationCode": _EVENT_CODE, "eventId": _EVENT_ID,
+         "eventName": _WORKSHOP, "status": "valid", "admitted": False}]},
+    "getAdmissionHistory": {
+        "ticketId": _TICKET_ID, "admitted": True, "admittedAt": "2027-10-29T09:20:41Z",
+        "admittedBy": "door-south", "history": [
+            {"action": "admitted", "at": "2027-10-29T09:14:05Z", "by": "door-north"},
+            {"action": "undone", "at": "2027-10-29T09:15:12Z", "by": "door-north"},
+            {"action": "admitted", "at": "2027-10-29T09:20:41Z", "by": "door-south"}]},
+    "getAvailability": [
+        {"date": "2027-10-28", "open": False, "general": None, "events": []},
+        {"date": "2027-10-29", "open": True,
+         "general": {"capacity": 500, "sold": 120, "available": 380},
+         "events": [{"eventId": _EVENT_ID, "name": _WORKSHOP, "capacity": 20, "sold": 20,
+                     "available": 0}]}],
+    "getTicket": {**_EVENT_TICKET, "status": "admitted", "eventId": _EVENT_ID,
+                  "eventName": _WORKSHOP, **_ADMITTED, "email": "visitor@example.com",
+                  "phone": "+1 555-0100"},
+}
+
+
+def _named(**examples):
+    return {"examples": {name: {"summary": summary, "value": value}
+                         for name, (summary, value) in examples.items()}}
+
+
+def _request_examples(facts):
+    """The request body examples, made from the fields' own examples where they serve."""
+    events, tickets = facts["EVENT_FIELDS"], facts["TICKET_FIELDS"]
+    admission, lookup = facts["ADMISSION_FIELDS"], facts["LOOKUP_FIELDS"]
+    return {
+        "createSpecialEvent": {"example": example_of(events, capacity=None)},
+        "updateSpecialEvent": {"example": {"price": 30, "dates": ["2027-10-30"]}},
+        "buyMuseumTickets": _named(
+            general=("General admission", example_of(
+                tickets, phone=None, eventId=None, ticketType="general",
+                ticketDate="2027-10-29")),
+            event=("Event ticket", example_of(tickets))),
+        "admitTicket": _named(
+            scanned=("The scanned QR code", example_of(admission, confirmationCode=None)),
+            typed=("The confirmation code, typed", example_of(admission, code=None))),
+        "lookupTickets": _named(
+            email=("By the buyer's email address", example_of(lookup, code=None, date=None)),
+            code=("By the random part of the code, on a day",
+                  example_of(lookup, email=None))),
+    }
+
+
+def _answer_examples(facts):
+    """EXAMPLES, and those of the answers made from the facts."""
+    event = {"eventId": _EVENT_ID, **example_of(facts["EVENT_FIELDS"], capacity=None)}
+    return {**EXAMPLES, "createSpecialEvent": event, "listSpecialEvents": [event],
+            "getOpenApiDescription": {"openapi": "3.1.0", "info": {
+                "title": "Museum API", "version": facts["INTERFACE_VERSION"]}}}
+
+
+# -- the shared components --------------------------------------------------------------------
+
+def _parameters(facts):
+    date = ref("schemas", "Date")
+    return {
+        "StartDate": query("startDate", "First date to include; defaults to today at the "
+                           "museum.", date, "2027-10-29"),
+        "EndDate": query("endDate", "Last date to include. Without it the range is "
+                         "open-ended.", date, "2030-11-30"),
+        "Page": query("page", "Page number, from 1; a page past the end is empty.", {
+            "type": "integer", "minimum": 1, "maximum": facts["PAGE_MAX"], "default": 1}),
+        "Limit": query("limit", "Items per page.", {
+            "type": "integer", "minimum": 1, "maximum": facts["PAGE_SIZE_MAX"],
+            "default": facts["PAGE_SIZE_DEFAULT"]}),
+        "EventId": {**query("eventId", "The event's id.", UUID_SCHEMA, _EVENT_ID, True),
+                    "in": "path"},
+        "TicketId": {**query("ticketId", "The ticket's id.", UUID_SCHEMA, _TICKET_ID, True),
+                     "in": "path"},
+        "IdempotencyKey": {**query(
+            "Idempotency-Key", "Client-chosen key that makes retrying a purchase safe.",
+            {"type": "string", "pattern": anchored(facts["IDEMPOTENCY_KEY"])},
+            "order-2027-10-29-0001"), "in": "header"},
+        "IfNoneMatch": {**query(
+            "If-None-Match", "An earlier response's `ETag` (or a list of them, or `*`); while "
+            "one matches, the answer is 304. An empty list matches nothing.",
+            {"type": "string"}, '"5d41402abc4b2a76"'), "in": "header"},
+    }
+
+
+def _header(description, schema, example=None, required=True):
+    header = {"description": description, "required": required, "schema": schema}
+    return header if example is None else {**header, "example": example}
+
+
+HEADERS = {
+    "CacheControlNoStore": _header("JSON responses are never cached.",
+                                   {"type": "string", "const": "no-store"}),
+    "CacheControlPrivate": _header("The image may be kept by the client for a day.",
+                                   {"type": "string", "const": "private, max-age=86400"}),
+    "Location": _header("The new resource; for a ticket `/v1.1/tickets/{ticketId}/qr`.",
+                        {"type": "string", "format": "uri-reference"},
+                        "/v1.1/special-events/" + _EVENT_ID),
+    "XTotalCount": _header("How many items match across all pages.", _COUNT, 42),
+    "Link": _header("RFC 8288 links to the `next` and `prev` pages, when there are any.",
+                    {"type": "string"}, '<http://127.0.0.1:8080/v1.1/special-events?limit=10'
+                    '&page=3>; rel="next", <http://127.0.0.1:8080/v1.1/special-events?'
+                    'limit=10&page=1>; rel="prev"', required=False),
+    "ETag": _header("Strong validator of the image, for `If-None-Match`.", {"type": "string"},
+                    '"5d41402abc4b2a76"'),
+    "WWWAuthenticate": _header("The authentication challenge.", {"type": "string"},
+                               'Basic realm="museum", charset="UTF-8"'),
+    "RetryAfter": _header("Seconds to wait before trying again.", _COUNT, 30),
+}
+
+# What a ticket's receipt and the door show of it: never the buyer's email or phone.
+_TICKET = {"ticketId": UUID_SCHEMA, "ticketType": ref("schemas", "TicketType"),
+           "ticketDate": ref("schemas", "Date"),
+           "confirmationCode": ref("schemas", "ConfirmationCode"),
+           "eventName": {"type": "string", "description": "Only on event tickets."}}
+_ADMISSION = {"admittedAt": {"type": "string", "format": "date-time",
+                             "description": "When the ticket was admitted, in UTC (RFC 3339)."},
+              "admittedBy": {"type": "string", "description": "The user who admitted it."}}
+_EVENT_ONLY = {**UUID_SCHEMA, "description": "Only on event tickets."}
+_PRICED = {"price": ref("schemas", "TicketPrice"), "currency": ref("schemas", "Currency")}
+
+
+def _object(required, properties, **more):
+    return {"type": "object", "required": list(required), "properties": properties, **more}
+
+
+def _field_schemas(facts):
+    """The bodies made from the declared fields, and the event they make."""
+    events = facts["EVENT_FIELDS"]
+    page_of = {"type": "array", "maxItems": facts["PAGE_SIZE_MAX"]}
+    return {
+        "Date": {"type": "string", "format": "date", "pattern": anchored(DATE),
+                 "examples": ["2027-10-29"]},
+        "MuseumHours": {**page_of, "items": ref("schemas", "MuseumDailyHours")},
+        "SpecialEventCreate": body_schema(events),
+        "SpecialEventUpdate": {**body_schema(events, change=True), "description":
+                               "Any subset of the event's fields; other fields are rejected."},
+        "SpecialEvent": _object(["eventId", *body_schema(events)["required"]],
+                                {"eventId": UUID_SCHEMA, **body_schema(events)["properties"]}),
+        "SpecialEventList": {**page_of, "items": ref("schemas", "SpecialEvent")},
+        "TicketType": {"type": "string", "enum": list(facts["TICKET_TYPES"])},
+        "BuyTicketRequest": {**body_schema(facts["TICKET_FIELDS"]), "description":
+                             "`eventId` is required for event tickets, refused for general "
+                             "ones."},
+        "AdmissionRequest": {**body_schema(facts["ADMISSION_FIELDS"]), "minProperties": 1,
+                             "maxProperties": 1,
+                             "description": "Exactly one of the two fields."},
+        "LookupRequest": {**body_schema(facts["LOOKUP_FIELDS"]),
+                          "oneOf": [{"required": ["email"]}, {"required": ["code"]}],
+                          "description": "Exactly one of `email` and `code`; `date` defaults "
+                                         "to today at the museum."},
+        "ConfirmationCode": {"type": "string", "pattern": anchored(facts["CONFIRMATION_CODE"]),
+                             "examples": [_CODE]},
+    }
+
+
+def _ticket_schemas(facts):
+    statuses = list(facts["TICKET_STATUSES"])
+    return {
+        "TicketPurchase": _object(
+            ["message", "ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
+             "currency"],
+            {"message": {"type": "string"}, **_TICKET, **_PRICED, "eventId": _EVENT_ONLY}),
+        "Ticket": _object([*TICKET_VIEW_FIELDS, "status"], {
+            **_TICKET, **_PRICED,
+            "status": {"type": "string", "enum": statuses, "description": (
+                "`void` once voided, whatever else happened; `cancelled` when its event "
+                "was; `admitted` once admitted at the door.")},
+            "eventId": _EVENT_ONLY, **_ADMISSION,
+            "email": {"type": "string", "format": "email",
+                      "description": f"Only for the {ADMIN_ROLE} role, until erased."},
+            "phone": {"type": "string", "description": f"Only for the {ADMIN_ROLE} role, "
+                      "when given, until erased."}}),
+        "FoundTicket": _object([*facts["DOOR_FIELDS"], "status", "admitted"], {
+            **_TICKET, "eventId": _EVENT_ONLY,
+            "status": {"type": "string", "enum": statuses, "description": (
+                "`cancelled`: its event was; `void`: refunded at the desk.")},
+            "admitted": {"type": "boolean"}, **_ADMISSION}),
+        "LookupResult": _object(["date", "tickets"], {
+            "date": ref("schemas", "Date"),
+            "tickets": {"type": "array", "maxItems": facts["LOOKUP_LIMIT"],
+                        "items": ref("schemas", "FoundTicket")}}),
+        "DoorCounts": _object(facts["TICKET_TYPES"],
+                              {kind: _COUNT for kind in facts["TICKET_TYPES"]}),
+    }
+
+
+def _door_schemas(facts):
+    return {
+        "Admission": _object(["result", *facts["DOOR_FIELDS"], *_ADMISSION], {
+            "result": {"type": "string", "const": "admitted"}, **_TICKET, **_ADMISSION}),
+        "DoorProblem": {
+            "description": (
+                "Problem details with the door's `result`. Where a ticket was found "
+                "(`already-admitted`, `wrong-date`, `cancelled`, `void`) they show it, for "
+                "`already-admitted` when and by whom it was first admitted, and for "
+                "`wrong-date` whether it is `early` or `past` (the detail says its day); "
+                "never the buyer's email or phone."),
+            # The members in a schema of their own: openapi-python-client reads an allOf
+            # of one `$ref` as that schema alone and drops the members beside it.
+            "allOf": [ref("schemas", "Problem"), _object(["result"], {
+                "result": {"type": "string", "enum": list(facts["DOOR_OUTCOMES"])},
+                **_TICKET, **_ADMISSION,
+                "when": {"type": "string", "enum": ["early", "past"], "description": (
+                    "Only on `wrong-date`: the ticket's day is still to come, or gone.")}})],
+        },
+    }
+
+
+_NULL_WHEN_GENERAL = "`null` for general entry."
+_UNLIMITED = "`null`: unlimited."
+SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
+    "Time": {"type": "string", "description": "Local time in the museum's time zone, 24-hour "
+             "clock.", "pattern": r"^\d{2}:\d{2}$", "examples": ["09:00"]},
+    "MuseumDailyHours": _object(["date", "timeOpen", "timeClose"], {
+        "date": ref("schemas", "Date"), "timeOpen": ref("schemas", "Time"),
+        "timeClose": ref("schemas", "Time")}),
+    "TicketPrice": {"type": ["number", "null"], "minimum": 0, "maximum": PRICE_MAX,
+                    "examples": [25], "description": (
+                        "What the ticket was sold at: the event's price then, or the museum's "
+                        "general entry price; null for tickets sold before prices were kept.")},
+    "Currency": {"type": ["string", "null"], "pattern": anchored(CURRENCY), "examples": ["EUR"],
+                 "description": "ISO 4217 code of the currency of `price`; null when `price` is."},
+    "Places": _object(["capacity", "sold", "available"], {
+        "capacity": {"type": ["integer", "null"], "minimum": 1, "description": _UNLIMITED},
+        "sold": _COUNT,
+        "available": {"type": ["integer", "null"], "minimum": 0, "description": _UNLIMITED}}),
+    "DayAvailability": _object(["date", "open", "general", "events"], {
+        "date": ref("schemas", "Date"), "open": {"type": "boolean"},
+        "general": {"oneOf": [ref("schemas", "Places"), {"type": "null"}],
+                    "description": "General entry; `null` when closed."},
+        "events": {"type": "array", "description": "The events taking place that day, by name.",
+                   "items": {"allOf": [ref("schemas", "Places"), _object(["eventId", "name"], {
+                       "eventId": UUID_SCHEMA, "name": {"type": "string"}})]}}}),
+    "SalesRow": _object(REPORT_COLUMNS, {
+        "date": ref("schemas", "Date"), "ticketType": ref("schemas", "TicketType"),
+        "eventId": {"type": ["string", "null"], "format": "uuid",
+                    "description": _NULL_WHEN_GENERAL},
+        "eventName": {"type": ["string", "null"], "description": _NULL_WHEN_GENERAL},
+        "sold": {**_COUNT, "description": "Tickets sold, void ones too."},
+        "void": {**_COUNT, "description": "Of those, voided."},
+        "admitted": {**_COUNT, "description": "Of those, admitted at the door."},
+        "revenue": {"type": "number", "minimum": 0,
+                    "description": "The prices of the tickets not void."},
+        "currency": ref("schemas", "Currency")}),
+    "AdmissionHistory": _object(["ticketId", "admitted", "history"], {
+        "ticketId": UUID_SCHEMA, "admitted": {"type": "boolean", "description": "Admitted now."},
+        **_ADMISSION,
+        "history": {"type": "array", "description": "Every admission and undo, oldest first.",
+                    "items": _object(["action", "at", "by"], {
+                        "action": {"type": "string", "enum": ["admitted", "undone"]},
+                        "at": {"type": "string", "format": "date-time"},
+                        "by": {"type": "string",
+                               "description": "The user (device) who did it."}})}}),
+    "EventDoorCounts": _object(["eventId", "name", "sold", "admitted"], {
+        "eventId": UUID_SCHEMA, "name": {"type": "string"}, "sold": _COUNT, "admitted": _COUNT}),
+    "AdmissionSummary": _object(["date", "sold", "admitted", "events", "devices"], {
+        "date": ref("schemas", "Date"),
+        "sold": {**ref("schemas", "DoorCounts"), "description": "Tickets for the day, by kind."},
+        "admitted": {**ref("schemas", "DoorCounts"),
+                     "description": "Those of them admitted so far."},
+        "events": {"type": "array", "description": "The events with tickets for the day, by "
+                   "name.", "items": ref("schemas", "EventDoorCounts")},
+        "devices": {"type": "array", "description": "Each entrance: the users (devices) that "
+                    "admitted the day's tickets, by name, with how many each admitted (of "
+                    "those not undone).", "items": _object(["name", "admitted"], {
+                        "name": {"type": "string"}, "admitted": _COUNT})}},
+        description="Cancelled events and their tickets are not counted."),
+    "Problem": _object(["type", "title", "status", "detail"], {
+        "type": {"type": "string", "const": "about:blank"},
+        "title": {"type": "string", "description": "The HTTP status phrase."},
+        "status": {"type": "integer", "minimum": 400, "maximum": 599},
+        "detail": {"type": "string"},
+        "errors": {"type": "array", "minItems": 1, "items": ref("schemas", "FieldError"),
+                   "description": "Only when fields are at fault: one entry per field."}},
+        description="RFC 9457 problem details."),
+    "PurchaseProblem": {
+        "description": "Problem details; a sale refused for want of places has `reason` "
+                       "`sold-out` and names what is full.",
+        "allOf": [ref("schemas", "Problem"), {"type": "object", "properties": {
+            "reason": {"type": "string", "const": "sold-out"}, "date": ref("schemas", "Date"),
+            "eventId": {**UUID_SCHEMA, "description": "Only when an event date is full."}}}]},
+    "FieldError": _object(["field", "message"], {"field": {"type": "string"},
+                                                 "message": {"type": "string"}}),
+}
+
+
+# -- the shared answers -----------------------------------------------------------------------
+# Each problem example is the service's own answer: tests/test_openapi_examples.py provokes
+# each case and compares.
+
+_RETRY = {"Retry-After": ref("headers", "RetryAfter")}
+ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
+    "SalesReport": {"description": "The report's rows.",
+                    "headers": {"Cache-Control": _NO_STORE}, "content": {
+                        "application/json": {"schema": {"type": "array", "items": ref(
+                            "schemas", "SalesRow")}, "example": [_SALES_ROW]},
+                        "text/csv": {"schema": {"type": "string"}, "example": ",".join(
+                            REPORT_COLUMNS) + "\r\n" + ",".join(
+                            str(_SALES_ROW[name]) for name in REPORT_COLUMNS) + "\r\n"}}},
+    "TicketImage": {"description": "The code as a PNG image.", "headers": {
+        "ETag": ref("headers", "ETag"), "Cache-Control": ref("headers", "CacheControlPrivate")},
+        "content": {"image/png": _PNG, "application/octet-stream": _PNG}},
+    "NotModified": {"description": "`If-None-Match` matched: the cached image is current.",
+                    "headers": {"ETag": ref("headers", "ETag")}},
+    "Unauthorized": problem(401, "Credentials are missing or wrong.",
+                            "Valid credentials are required.", headers={
+                                "WWW-Authenticate": ref("headers", "WWWAuthenticate")}),
+    "Forbidden": problem(403, f"The credentials are valid but lack the {ADMIN_ROLE} role.",
+                         f"This needs the {ADMIN_ROLE} role."),
+    "NeedsGateRole": problem(403, f"The credentials are valid but lack the {GATE_ROLE} "
+                             "role.", f"This needs the {GATE_ROLE} role."),
+    "NotFound": problem(404, "The event or ticket does not exist, or the event was "
+                        "cancelled.", "No such record (it may have been cancelled)."),
+    "UnsupportedMediaType": problem(415, "The body is not of a JSON media type.",
+                                    "Send the body as application/json."),
+    "TooManyRequests": problem(
+        429, "Too many wrong passwords for this user name from this address (or from "
+        "this address for any name), too many logins at once for one name, or, at the "
+        "door, too many unknown ticket codes or lookups from this user. Credentials "
+        "verified before are never refused for failed logins.",
+        "Too many failed logins; wait and retry.", headers=_RETRY),
+    "RequestHeaderFieldsTooLarge": {"description": (
+        f"The request line and headers are over {_HEADER_LIMIT} bytes (the server's "
+        "`max_request_header_size` by default); answered by the HTTP server itself."),
+        "content": _SERVER_TEXT},
+    "ServiceUnavailable": problem(503, "The database is unavailable.",
+                                  "The database is unavailable; try again shortly.",
+                                  headers=_RETRY),
+    "NotAdmitted": problem(404, "The ticket has not been admitted, or does not exist.",
+                           "This ticket has not been admitted."),
+    "PurchaseConflict": named_problems(
+        "The `Idempotency-Key` was used before with a different body, or the ticket's day "
+        "or event date is sold out; nothing was sold.", "PurchaseProblem", {
+            "key-reused": problem_body(409, "This Idempotency-Key was already used with "
+                                       "a different request."),
+            "sold-out": problem_body(409, "Sold out: no places are left for this event "
+                                     "on 2027-10-30.", reason="sold-out",
+                                     date="2027-10-30", eventId=_EVENT_ID)}),
+    "EventChangeRefused": named_problems(
+        "The new dates leave out dates for which tickets were sold, or the new capacity "
+        "is below the tickets sold for a date; nothing was changed. `errors` names each "
+        "such date.", "Problem", {
+            "dates-sold": problem_body(
+                409, "Tickets were sold for dates this change removes: 2027-10-31 (2 "
+                "sold). Keep those dates, or cancel the event.", errors=[{
+                    "field": "dates",
+                    "message": "must keep 2027-10-31: 2 ticket(s) sold for it"}]),
+            "capacity-below-sold": problem_body(
+                409, "More tickets were sold than this capacity allows: 2027-10-31 (2 "
+                "sold). Keep a capacity of at least the tickets sold.", errors=[{
+                    "field": "capacity",
+                    "message": "must be at least 2: 2 ticket(s) sold for 2027-10-31"}])}),
+}
+
+
+def _responses(facts):
+    return {
+        "SpecialEvent": json_answer("The event.", ref("schemas", "SpecialEvent"),
+                                    _answer_examples(facts)["createSpecialEvent"]),
+        "BadRequest": problem(
+            400, "The request is invalid; `errors` names every bad field. Malformed framing "
+            "gets the HTTP server's text/plain answer instead.", facts["BAD_QUERY"],
+            errors=[{"field": "limit", "message": "must be a whole number from 1 to "
+                     f"{facts['PAGE_SIZE_MAX']}"}], server_text=True),
+        "ContentTooLarge": problem(
+            413, f"The body is larger than {facts['BODY_LIMIT']} bytes. Bodies over the HTTP "
+            "server's buffer get its text/plain answer instead.",
+            f"The body is larger than {facts['BODY_LIMIT']} bytes.", server_text=True),
+    }
+
+
+def _door_problem(facts, meaning, *results):
+    """The door's refusal for `results` (of one status), with an example of each: what the
+    service answers, its `result` and what it shows of the ticket."""
+    examples = {}
+    for result in results:
+        status, detail = facts["DOOR_OUTCOMES"][result]
+        examples[result] = problem_body(status, _DOOR_REFUSAL_DETAILS.get(result, detail),
+                                        result=result, **_DOOR_REFUSALS[result])
+    return named_problems(meaning, "DoorProblem", examples)
+
+
+def _door_responses(facts):
+    outcomes = facts["DOOR_OUTCOMES"]
+    return {
+        "UndoNotAllowed": problem(
+            403, "A gate undoing another user's admission, or its own after "
+            f"{facts['UNDO_MINUTES']} minutes (an admin may); or credentials without the "
+            f"{GATE_ROLE} role.", facts["UNDO_RULE"]),
+        "UnknownTicket": _door_problem(facts, "No ticket was sold with this genuine QR code "
+                                       "or typed confirmation code.", "unknown"),
+        "NotAdmittable": _door_problem(facts, "The ticket was admitted before (and when, by "
+                                       "whom), or is for another day.", "already-admitted",
+                                       "wrong-date"),
+        "DeadTicket": _door_problem(facts, "The ticket's event was cancelled, or the ticket "
+                                    "was voided.", "cancelled", "void"),
+        "ForgedTicket": _door_problem(facts, "The QR text is not one this museum made, or is "
+                                      "not a ticket's at all.", "forged"),
+        "Gone": named_problems("The ticket's event was cancelled, or the ticket was voided.",
+                               "Problem", {result: problem_body(410, outcomes[result][1])
+                                           for result in ("cancelled", "void")}),
+    }
