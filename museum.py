@@ -42,6 +42,7 @@ from museum_config import (
     GATE_ROLE,
     PRICE_MAX,
     ROLES,
+    TIME_OF_DAY,
     VISITOR_ROLE,
     ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
     check_password,
@@ -151,6 +152,12 @@ class Validator:
             return None
         return storage.price_value(minor)
 
+    def time_of_day(self, name, value):
+        if isinstance(value, str) and TIME_OF_DAY.fullmatch(value):
+            return value
+        self.error(name, "must be a time of day HH:MM, such as 10:30")
+        return None
+
     def choice(self, name, value, choices):
         if value in choices:
             return value
@@ -237,6 +244,7 @@ TICKET_RULES = {
     "email": Validator.email,
     "phone": Validator.phone,
     "eventId": Validator.uuid,
+    "entryTime": Validator.time_of_day,
 }
 
 
@@ -313,8 +321,10 @@ def storage_error_as_problem(req, resp, error, params):
                       errors=[{"field": "dates", "message": f"must keep {day}: {count} "
                                f"ticket(s) sold for it"} for day, count in error.sold.items()])
     if isinstance(error, storage.SoldOut):
-        what = "this event" if error.event_id else "general entry"
-        full = {"date": error.date, **({"eventId": error.event_id} if error.event_id else {})}
+        what = "this event" if error.event_id else "general entry" + (
+            f" at {error.entry_time}" if error.entry_time else "")
+        full = {"date": error.date, **({"eventId": error.event_id} if error.event_id else {}),
+                **({"entryTime": error.entry_time} if error.entry_time else {})}
         raise Problem(409, f"Sold out: no places are left for {what} on {error.date}.",
                       members={"reason": "sold-out", **full})
     if isinstance(error, storage.CapacityBelowSold):
@@ -707,7 +717,15 @@ class SpecialEvent:
     def on_patch(self, req, resp, event_id):
         event_id = _path_uuid(event_id, "eventId")
         validator = Validator()
-        changes = check_fields(read_json(req), EVENT_RULES, (), validator)
+        body = read_json(req)
+        # Only a capacity may be removed (unlimited again): null stays refused elsewhere.
+        removes_capacity = isinstance(body, dict) and "capacity" in body \
+            and body["capacity"] is None
+        if removes_capacity:
+            del body["capacity"]
+        changes = check_fields(body, EVENT_RULES, (), validator)
+        if removes_capacity:
+            changes["capacity"] = None
         validator.raise_if_invalid()
         event = self.store.update_event(event_id, changes) if changes \
             else self.store.get_event(event_id)
@@ -764,7 +782,8 @@ class Tickets:
             try:
                 stored, _ = self.store.create_ticket(
                     {**ticket, "confirmationCode": _confirmation_code(ticket["ticketType"])},
-                    idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])))
+                    idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])),
+                    self.capacity.per_slot)
                 break
             except storage.DuplicateCode:
                 continue
@@ -815,6 +834,7 @@ class Tickets:
             validator.error("eventId", "must not be given for a general ticket")
         if kind == "general" and day and day >= self.today() and not self.schedule.hours_on(day):
             validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
+        sales().check_entry_time(validator, self.schedule, body, ticket)
         validator.raise_if_invalid()
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
                 "eventId": ticket.get("eventId"), "price": self.general_price,
@@ -827,6 +847,8 @@ class Tickets:
                         "currency"))
         if ticket["ticketType"] == "event":
             receipt.update(eventName=ticket["eventName"], eventId=ticket["eventId"])
+        if ticket["entryTime"]:
+            receipt["entryTime"] = ticket["entryTime"]
         return receipt
 
 
@@ -938,6 +960,7 @@ TYPED_CODE_LIMIT = 100  # a confirmation code as typed; a genuine one is 27 char
 DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the admission
     "already-admitted": (409, "This ticket was admitted before."),
     "wrong-date": (409, "This ticket is for another day."),  # detail: see `wrong_date`
+    "too-early": (409, "This ticket's entry time has not come."),  # see EntryTimes.too_early
     "cancelled": (410, "The event of this ticket was cancelled."),
     "void": (410, "This ticket was voided."),
     "forged": (422, "This is not a genuine ticket of this museum."),
@@ -1080,12 +1103,13 @@ class Admissions:
 
     needed_roles = {"POST": GATE_ROLE}
 
-    def __init__(self, store, secret, today, clock, guesses):
+    def __init__(self, store, secret, today, clock, guesses, entry_times):
         self.store = store
         self.secret = secret
         self.today = today
         self.clock = clock
         self.guesses = guesses
+        self.entry_times = entry_times  # museum_sales.EntryTimes: timed entry's door rule
 
     def on_post(self, req, resp):
         user = req.context.user.name
@@ -1093,6 +1117,9 @@ class Admissions:
         presented = self._presented(read_json(req))
         today = self.today()
         result, ticket = door_check(self.store, self.secret, today, **presented)
+        too_early = self.entry_times.too_early(ticket) if result == "admittable" else None
+        if too_early:
+            result = "too-early"
         if result == "unknown":
             self.guesses.count(user)
         if result == "admittable":
@@ -1107,6 +1134,8 @@ class Admissions:
         members = {"result": result, **(door_details(ticket) if ticket else {})}
         if result == "wrong-date":
             members["when"], detail = wrong_date(ticket, today)
+        if result == "too-early":
+            members["entryTime"], detail = ticket["entryTime"], too_early
         raise Problem(status, detail, members=members)
 
     @staticmethod
@@ -1371,7 +1400,10 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.add_route(f"{API}/reports/sales", sales().SalesReport(store, today))
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     guesses = TypedCodeLimit()
-    app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock, guesses))
+    entry_times = sales().EntryTimes(config["museum"]["timezone"],
+                                     config["door"]["early_minutes"], clock)
+    app.add_route(f"{API}/admissions",
+                  Admissions(store, secret, today, clock, guesses, entry_times))
     app.add_route(f"{API}/admissions/summary", AdmissionSummary(store, today))
     app.add_route(f"{API}/admissions/lookup", TicketLookup(store, today, guesses))
     app.add_route(f"{API}/admissions/{{ticket_id}}", Admission(store, clock))

@@ -42,6 +42,7 @@ GATE_ROLE = "gate"  # also admits tickets at the door and reads its counters
 ADMIN_ROLE = "admin"  # also manages events and undoes admissions
 ROLES = (VISITOR_ROLE, GATE_ROLE, ADMIN_ROLE)  # in order of power
 TIME_RANGE = re.compile(r"(\d\d):(\d\d)-(\d\d):(\d\d)")
+TIME_OF_DAY = re.compile(r"([01]\d|2[0-3]):[0-5]\d")  # HH:MM, such as an entry time
 
 
 def _text(value):

@@ -1,8 +1,9 @@
 """What the museum has sold, as HTTP resources of the museum service: a sold ticket read
-back or voided, the places left each day (the availability) and the sales report.
+back or voided, the places left each day (the availability) and the sales report; and the
+rules of timed entry: which entryTime a ticket may name, and when the door admits it.
 
 The availability and the report read counts the store keeps with each sale, void and
-admission; the opening hours and the general entry capacity come from the config.
+admission; the opening hours, entry slots and general entry capacity come from the config.
 """
 
 import csv
@@ -58,6 +59,8 @@ def ticket_view(ticket, contacts=False):
     """A ticket as it is read back: with its buyer's email and phone only for `contacts`
     (an admin), and only until they are erased."""
     view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
+    if ticket["entryTime"]:
+        view["entryTime"] = ticket["entryTime"]
     view["status"] = ticket_status(ticket)
     if ticket["eventId"]:
         view.update(eventId=ticket["eventId"], eventName=ticket["eventName"])
@@ -69,6 +72,52 @@ def ticket_view(ticket, contacts=False):
         view["phone"] = ticket["phone"]
     return view
 
+
+# -- timed entry ----------------------------------------------------------------------------
+
+def check_entry_time(validator, schedule, body, ticket):
+    """The rules of a purchase's `entryTime` (its HH:MM form is checked with the other
+    fields, into `ticket`): with timed entry on, a general ticket names one of its day's
+    slots; an event ticket never names one, nor does any ticket with timed entry off."""
+    given, kind, day = "entryTime" in body, ticket.get("ticketType"), ticket.get("ticketDate")
+    if given and kind == "event":
+        validator.error("entryTime", "must not be given for an event ticket")
+    elif given and schedule.slot_minutes is None:
+        validator.error("entryTime", "must not be given: this museum has no timed entry")
+    elif kind == "general" and schedule.slot_minutes is not None and day:
+        slots = schedule.slots_on(day)
+        if not given:
+            validator.error("entryTime", "is required: general entry is by entry time, one "
+                            "of the day's slots (see the availability)")
+        elif ticket.get("entryTime") and slots and ticket["entryTime"] not in slots:
+            validator.error("entryTime", f"must be one of the entry times of {day}: "
+                            f"{', '.join(slots)}")
+
+
+def _minute_of_day(text):
+    return int(text[:2]) * 60 + int(text[3:])
+
+
+class EntryTimes:
+    """The door's rule of timed entry: a ticket with an entry slot is admitted from
+    `early_minutes` before its slot (until closing, as any ticket of its day)."""
+
+    def __init__(self, time_zone, early_minutes, clock):
+        self.time_zone = time_zone  # the museum's (None: the server's local zone)
+        self.early_minutes = early_minutes
+        self.clock = clock
+
+    def too_early(self, ticket):
+        """For a ticket of today that came before its time, the detail saying from when it
+        is admitted; None for any other ticket."""
+        if not ticket["entryTime"]:
+            return None
+        now = self.clock().astimezone(self.time_zone)
+        opens = _minute_of_day(ticket["entryTime"]) - self.early_minutes
+        if now.hour * 60 + now.minute >= opens:
+            return None
+        return (f"too early: entry at {ticket['entryTime']}, admitted from "
+                f"{opens // 60:02}:{opens % 60:02}")
 
 
 # -- the availability ----------------------------------------------------------------------
@@ -123,9 +172,16 @@ class Availability:
             is_open = self.schedule.hours_on(day) is not None
             general = places(self.capacity.on(day), taken["general"].get(key, 0)) \
                 if is_open else None
-            days.append({"date": key, "open": is_open, "general": general,
-                         "events": events.get(key, [])})
+            entry = {"date": key, "open": is_open, "general": general}
+            if self.schedule.slot_minutes is not None:
+                entry["slots"] = self._slots(day, taken["slots"].get(key, {}))
+            days.append({**entry, "events": events.get(key, [])})
         json_response(resp, days)
+
+    def _slots(self, day, taken):
+        """The entry slots of an open day, with their places ([] when closed)."""
+        return [{"time": slot, **places(self.capacity.per_slot, taken.get(slot, 0))}
+                for slot in self.schedule.slots_on(day)]
 
 
 # -- the sales report ---------------------------------------------------------------------

@@ -198,7 +198,8 @@ class Store(ABC):
         """Apply `changes` (a subset of the event's fields) in one transaction; return the
         event after the update. `NotFound` if unknown or cancelled; `DatesSold` if the new
         dates leave out a date that tickets were sold for, `CapacityBelowSold` if a new
-        capacity is below the tickets sold for one of its dates (nothing changes then)."""
+        capacity is below the tickets sold for one of its dates (nothing changes then). A
+        "capacity" of None removes it: the event is unlimited again."""
 
     @abstractmethod
     def cancel_event(self, event_id):

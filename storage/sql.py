@@ -507,7 +507,7 @@ class SQLStore(Store):
             sold = self._sold_by_date(conn, event_id)
             if "dates" in changes:
                 self._refuse_removing_sold_dates(sold, set(changes["dates"]))
-            if "capacity" in changes:
+            if changes.get("capacity") is not None:  # None: unlimited again
                 self._refuse_capacity_below_sold(sold, changes["capacity"])
             if "dates" in changes or "name" in changes:  # what the listing index holds
                 self._unindex_dates(conn, event_id, event["dates"])
@@ -519,6 +519,8 @@ class SQLStore(Store):
                 (event["name"], event["location"], event["eventDescription"],
                  json.dumps(event["dates"]), minor_units(event["price"]),
                  event.get("capacity"), event_id))
+        if event.get("capacity") is None:  # unlimited: absent, as events read back show it
+            event.pop("capacity", None)
         return event
 
     def cancel_event(self, event_id):

@@ -188,6 +188,14 @@ def test_a_capacity_below_the_tickets_sold_is_refused_naming_each_date(seller):
         seller.create_ticket(event_ticket(created["eventId"]))
 
 
+def test_a_capacity_removed_makes_the_event_unlimited_again(seller):
+    created = seller.create_event(event(capacity=1))
+    seller.create_ticket(event_ticket(created["eventId"]))
+    assert "capacity" not in seller.update_event(created["eventId"], {"capacity": None})
+    assert "capacity" not in seller.get_event(created["eventId"])
+    seller.create_ticket(event_ticket(created["eventId"]))
+
+
 def test_the_last_places_are_sold_once_across_instances(backend):
     """Sixteen sales at once on two instances for the last five places of a day and of an
     event date: exactly five of each."""
@@ -425,8 +433,12 @@ def test_capacity_is_returned_when_set_and_absent_otherwise(client):
     assert patched["capacity"] == 5
 
 
-@pytest.mark.parametrize("value", [0, -1, 1_000_001, "5", True, 2.5, [5], None, 10**400])
-@pytest.mark.parametrize("method", ["post", "patch"])
+BAD_CAPACITIES = [0, -1, 1_000_001, "5", True, 2.5, [5], None, 10**400]
+
+
+# A PATCH with null removes the capacity instead (test_timed_entry).
+@pytest.mark.parametrize("method, value", [("post", value) for value in BAD_CAPACITIES] + [
+    ("patch", value) for value in BAD_CAPACITIES if value is not None])
 def test_a_capacity_out_of_range_is_refused_naming_it(client, db_path, method, value):
     if method == "post":
         res = client.post_json(EVENTS, event_fields(capacity=value), headers=ADMIN, status=400)
