@@ -783,7 +783,7 @@ class Tickets:
                 stored, _ = self.store.create_ticket(
                     {**ticket, "confirmationCode": _confirmation_code(ticket["ticketType"])},
                     idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])),
-                    self.capacity.per_slot)
+                    slot_capacity=self.capacity.per_slot)
                 break
             except storage.DuplicateCode:
                 continue

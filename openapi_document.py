@@ -40,7 +40,7 @@ from museum import (
     TypedCodeLimit,
     qr_text,
 )
-from museum_config import CURRENCY, DATE, GATE_ROLE, ROLES, SCHEMA
+from museum_config import CURRENCY, DATE, GATE_ROLE, ROLES, SCHEMA, TIME_OF_DAY
 from museum_sales import (
     AVAILABILITY_DAYS_DEFAULT,
     AVAILABILITY_DAYS_MAX,
@@ -82,6 +82,7 @@ _TICKET_FIELDS = {
     "ticketDate": {"$ref": _SCHEMAS + "Date"},
     "confirmationCode": {"$ref": _SCHEMAS + "ConfirmationCode"},
     "eventName": {"type": "string", "description": "Only on event tickets."},
+    "entryTime": {"$ref": _SCHEMAS + "EntryTime"},
 }
 _ADMISSION_FIELDS = {
     "admittedAt": {"type": "string", "format": "date-time",
@@ -100,6 +101,7 @@ _ADMITTED_EXAMPLE = {"admittedAt": "2027-10-29T09:14:05Z", "admittedBy": "gate"}
 _DOOR_REFUSAL_EXAMPLES = {
     "already-admitted": {**_DOOR_TICKET_EXAMPLE, **_ADMITTED_EXAMPLE},
     "wrong-date": {**_DOOR_TICKET_EXAMPLE, "ticketDate": "2027-10-31", "when": "early"},
+    "too-early": {**_DOOR_TICKET_EXAMPLE, "entryTime": "14:30"},
     "cancelled": {**_DOOR_TICKET_EXAMPLE, "ticketType": "event",
                   "confirmationCode": "ticket-event-a1b2c3-d4e5f",
                   "eventName": "Pirate Coding Workshop"},
@@ -108,7 +110,8 @@ _DOOR_REFUSAL_EXAMPLES = {
     "unknown": {},
 }
 # A wrong date's detail says early or past (museum.wrong_date), for the example's ticket.
-_DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)"}
+_DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)",
+                         "too-early": "too early: entry at 14:30, admitted from 14:15"}
 _LOOKUP_EXAMPLE = {
     "date": "2027-10-29",
     "tickets": [
@@ -326,7 +329,8 @@ DOCUMENT = {
                     f"{_ADMIN_ONLY} Changes only the fields given; `{{}}` changes nothing. "
                     "Each field follows the same rules as on creation. The body is a JSON "
                     "merge patch (RFC 7396) without nulls, so it may also be sent as "
-                    "`application/merge-patch+json`. Dates for which tickets were sold "
+                    "`application/merge-patch+json`; only `\"capacity\": null` removes "
+                    "the capacity (unlimited again). Dates for which tickets were sold "
                     "cannot be removed (409); cancel the event instead. A `capacity` below "
                     "the tickets already sold for one of its dates is refused too (409)."
                 ),
@@ -376,7 +380,10 @@ DOCUMENT = {
                     "A sale past a capacity (the day's general entry, `[capacity]` in the "
                     "server's configuration, or the event's `capacity` on that date) is "
                     "refused with 409 and `\"reason\": \"sold-out\"`, naming the `date` "
-                    "and, for an event, its `eventId`; nothing is sold then."
+                    "and, for an event, its `eventId`; nothing is sold then. With timed "
+                    "entry (`[hours] slot_minutes`), a general ticket names its `entryTime`, "
+                    "one of the day's slots (see the availability), and a full slot "
+                    "(`[capacity] general_per_slot`) is sold out naming the `entryTime`."
                 ),
                 "tags": ["Tickets"],
                 "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}],
@@ -632,7 +639,7 @@ DOCUMENT = {
                     "general entry places (`null` when closed) and each event taking place "
                     "that day, with their capacity, the tickets sold (void ones give their "
                     "place back) and the places left; `capacity` and `available` are `null` "
-                    "when unlimited."
+                    "when unlimited. With timed entry, each day's entry `slots` too."
                 ),
                 "tags": ["Tickets"],
                 "parameters": [
@@ -1010,7 +1017,9 @@ DOCUMENT = {
             "SpecialEventUpdate": {
                 "type": "object",
                 "description": "Any subset of the event's fields; other fields are rejected.",
-                "properties": _EVENT_FIELDS,
+                "properties": {**_EVENT_FIELDS, "capacity": {
+                    "oneOf": [{"$ref": _SCHEMAS + "EventCapacity"}, {"type": "null"}],
+                    "description": "`null` removes the capacity: unlimited again."}},
                 "additionalProperties": False,
             },
             "SpecialEvent": {
@@ -1041,6 +1050,7 @@ DOCUMENT = {
                         "pattern": _anchored(PHONE),
                     },
                     "eventId": {"type": "string", "format": "uuid"},
+                    "entryTime": {"$ref": _SCHEMAS + "EntryTime"},
                 },
                 "additionalProperties": False,
                 "if": {
@@ -1090,6 +1100,19 @@ DOCUMENT = {
                                              "until erased."},
                 },
             },
+            "EntryTime": {
+                "type": "string",
+                "description": (
+                    "The entry slot of a general ticket when the museum has timed entry "
+                    "(`[hours] slot_minutes`): one of its day's slots, every slot_minutes "
+                    "from opening time, in the museum's time zone. Required then for general "
+                    "tickets, refused for event tickets and without timed entry. The door "
+                    "admits the ticket from `[door] early_minutes` (default 15) before it; "
+                    "earlier is `too-early`."
+                ),
+                "pattern": _anchored(TIME_OF_DAY),
+                "examples": ["10:30"],
+            },
             "Places": {
                 "type": "object",
                 "required": ["capacity", "sold", "available"],
@@ -1109,6 +1132,15 @@ DOCUMENT = {
                     "open": {"type": "boolean"},
                     "general": {"oneOf": [{"$ref": _SCHEMAS + "Places"}, {"type": "null"}],
                                 "description": "General entry; `null` when closed."},
+                    "slots": {
+                        "type": "array",
+                        "description": "Only with timed entry: the day's entry slots in "
+                                       "order (none when closed), each with its places.",
+                        "items": {"allOf": [
+                            {"$ref": _SCHEMAS + "Places"},
+                            {"type": "object", "required": ["time"],
+                             "properties": {"time": {"$ref": _SCHEMAS + "EntryTime"}}}]},
+                    },
                     "events": {
                         "type": "array",
                         "description": "The events taking place that day, by name.",
@@ -1171,8 +1203,9 @@ DOCUMENT = {
                     "Problem details with the door's `result`. Where a ticket was found "
                     "(`already-admitted`, `wrong-date`, `cancelled`, `void`) they show it, for "
                     "`already-admitted` when and by whom it was first admitted, and for "
-                    "`wrong-date` whether it is `early` or `past` (the detail says its day); "
-                    "never the buyer's email or phone."
+                    "`wrong-date` whether it is `early` or `past` (the detail says its day), "
+                    "for `too-early` its `entryTime` (the detail says from when it is "
+                    "admitted); never the buyer's email or phone."
                 ),
                 # The members in a schema of their own: openapi-python-client reads an allOf
                 # of one `$ref` as that schema alone and drops the members beside it.
@@ -1318,6 +1351,8 @@ DOCUMENT = {
                             "date": {"$ref": _SCHEMAS + "Date"},
                             "eventId": {"type": "string", "format": "uuid",
                                         "description": "Only when an event date is full."},
+                            "entryTime": {"$ref": _SCHEMAS + "EntryTime",
+                                          "description": "Only when an entry slot is full."},
                         },
                     },
                 ],
@@ -1388,8 +1423,8 @@ DOCUMENT = {
                                  "ticket(s) sold for 2027-10-31"}]),
                 }),
             "NotAdmittable": _door_problem(
-                "The ticket was admitted before (and when, by whom), or is for another day.",
-                "already-admitted", "wrong-date"),
+                "The ticket was admitted before (and when, by whom), is for another day, or "
+                "its entry time has not come.", "already-admitted", "wrong-date", "too-early"),
             "DeadTicket": _door_problem("The ticket's event was cancelled, or the ticket was "
                                         "voided.", "cancelled", "void"),
             "ForgedTicket": _door_problem(
