@@ -321,8 +321,9 @@ def storage_error_as_problem(req, resp, error, params):
                       errors=[{"field": "dates", "message": f"must keep {day}: {count} "
                                f"ticket(s) sold for it"} for day, count in error.sold.items()])
     if isinstance(error, storage.SoldOut):
-        what = "this event" if error.event_id else "general entry" + (
-            f" at {error.entry_time}" if error.entry_time else "")
+        what = "this event" if error.event_id else "general entry"
+        if error.entry_time:
+            what = f"general entry at {error.entry_time}"
         full = {"date": error.date, **({"eventId": error.event_id} if error.event_id else {}),
                 **({"entryTime": error.entry_time} if error.entry_time else {})}
         raise Problem(409, f"Sold out: no places are left for {what} on {error.date}.",
@@ -945,6 +946,8 @@ class TicketImage:
 def _ticket_lines(ticket):
     lines = [("Type", "Special event" if ticket["ticketType"] == "event" else "General entry"),
              ("Date", ticket["ticketDate"])]
+    if ticket["entryTime"]:
+        lines.append(("Entry", ticket["entryTime"]))
     if ticket["eventName"]:
         lines.append(("Event", ticket["eventName"]))
     lines.append(("Code", ticket["confirmationCode"]))

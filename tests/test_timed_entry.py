@@ -13,6 +13,7 @@ import webtest
 
 import museum
 import museum_mock
+import ticket_image
 from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
 from ticketing import EVENTS, OPEN_DAY, body, buy, create_event, query, ticket_count
 
@@ -33,6 +34,15 @@ def test_a_timed_ticket_carries_its_entry_time_in_the_answer_and_when_read(timed
     assert sold["entryTime"] == "10:30"
     read = timed.get(f"/v1.1/tickets/{sold['ticketId']}", headers=GATE, status=200).json
     assert read["entryTime"] == "10:30"
+
+
+def test_the_ticket_image_shows_the_entry_time(timed, store):
+    sold = buy(timed, body(entryTime="10:30"), headers=VISITOR).json
+    image = timed.get(f"/v1.1/tickets/{sold['ticketId']}/qr", headers=VISITOR, status=200)
+    assert image.body == ticket_image.render_ticket(
+        "MUSEUM TICKET", [("Type", "General entry"), ("Date", OPEN_DAY), ("Entry", "10:30"),
+                          ("Code", sold["confirmationCode"])],
+        museum.qr_text(store.setting("qr_secret"), sold["ticketId"], sold["confirmationCode"]))
 
 
 def test_without_timed_entry_tickets_name_no_entry_time(client):
