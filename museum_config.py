@@ -357,9 +357,19 @@ class Schedule:
         hours = self.hours_on(day)
         if hours is None or self.slot_minutes is None:
             return ()
-        opening, closing = (int(text[:2]) * 60 + int(text[3:]) for text in hours)
-        return tuple(f"{minute // 60:02}:{minute % 60:02}"
+        opening, closing = (minute_of_day(text) for text in hours)
+        return tuple(time_of_day(minute)
                      for minute in range(opening, closing, self.slot_minutes))
+
+
+def minute_of_day(text):
+    """"HH:MM" -> the minutes since midnight."""
+    return int(text[:2]) * 60 + int(text[3:])
+
+
+def time_of_day(minute):
+    """The minutes since midnight -> "HH:MM"."""
+    return f"{minute // 60:02}:{minute % 60:02}"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from museum import (
     rfc3339,
     ticket_status,
 )
+from museum_config import minute_of_day, time_of_day
 
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31
@@ -94,13 +95,9 @@ def check_entry_time(validator, schedule, body, ticket):
                             f"{', '.join(slots)}")
 
 
-def _minute_of_day(text):
-    return int(text[:2]) * 60 + int(text[3:])
-
-
 class EntryTimes:
     """The door's rule of timed entry: a ticket with an entry slot is admitted from
-    `early_minutes` before its slot (until closing, as any ticket of its day)."""
+    `early_minutes` before its slot, and from then on that day as any ticket of its day."""
 
     def __init__(self, time_zone, early_minutes, clock):
         self.time_zone = time_zone  # the museum's (None: the server's local zone)
@@ -113,11 +110,11 @@ class EntryTimes:
         if not ticket["entryTime"]:
             return None
         now = self.clock().astimezone(self.time_zone)
-        opens = _minute_of_day(ticket["entryTime"]) - self.early_minutes
+        opens = minute_of_day(ticket["entryTime"]) - self.early_minutes
         if now.hour * 60 + now.minute >= opens:
             return None
         return (f"too early: entry at {ticket['entryTime']}, admitted from "
-                f"{opens // 60:02}:{opens % 60:02}")
+                f"{time_of_day(opens)}")
 
 
 # -- the availability ----------------------------------------------------------------------
