@@ -47,6 +47,7 @@ from museum_config import (
     TICKET_LABELS,
     TICKET_TYPES,
     UUID_TEXT,
+    TIME_OF_DAY,
     VISITOR_ROLE,
     ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
     check_passwords,
@@ -54,6 +55,7 @@ from museum_config import (
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
 )
 from museum_door import (  # noqa: F401 (some only for those who import them from here)
+    EntryTimes,
     CONFIRMATION_CODE,
     DOOR_FIELDS,
     DOOR_OUTCOMES,
@@ -186,6 +188,12 @@ class Validator:
             return None
         return storage.price_value(minor)
 
+    def time_of_day(self, name, value):
+        if isinstance(value, str) and TIME_OF_DAY.fullmatch(value):
+            return value
+        self.error(name, "must be a time of day HH:MM, such as 10:30")
+        return None
+
     def choice(self, name, value, choices):
         if value in choices:
             return value
@@ -317,7 +325,8 @@ EVENT_FIELDS = {
     "capacity": Field(checked_by(Validator.whole_number, 1, CAPACITY_MAX), {
         "type": "integer", "minimum": 1, "maximum": CAPACITY_MAX,
         "description": "Places on each of the event's dates; without it, unlimited. Returned "
-        "only when set."}, 20),
+        "only when set; `null` in a change removes it (unlimited again)."}, 20,
+        nullable_in_patch=True),
 }
 TICKET_FIELDS = {
     "ticketType": Field(checked_by(Validator.choice, TICKET_TYPES),
@@ -329,6 +338,9 @@ TICKET_FIELDS = {
                    "description": "At least 7 of its characters are digits."}, "+1 555-0100"),
     "eventId": Field(checked_by(Validator.uuid), UUID_SCHEMA,
                      "3f1c9a52-7d4e-4b8a-9c61-2e5f0d8b7a14", When("ticketType", "event")),
+    "entryTime": Field(checked_by(Validator.time_of_day), {"type": "string", "pattern": anchored(
+        TIME_OF_DAY), "description": "With timed entry, a general ticket's entry slot (one of "
+        "the day's `slots` in the availability), required; otherwise refused."}, "10:30"),
 }
 
 
@@ -429,7 +441,10 @@ def storage_error_as_problem(req, resp, error, params):
                                f"ticket(s) sold for it"} for day, count in error.sold.items()])
     if isinstance(error, storage.SoldOut):
         what = "this event" if error.event_id else "general entry"
-        full = {"date": error.date, **({"eventId": error.event_id} if error.event_id else {})}
+        if error.entry_time:
+            what = f"general entry at {error.entry_time}"
+        full = {"date": error.date, **({"eventId": error.event_id} if error.event_id else {}),
+                **({"entryTime": error.entry_time} if error.entry_time else {})}
         raise Problem(409, f"Sold out: no places are left for {what} on {error.date}.",
                       members={"reason": "sold-out", **full})
     if isinstance(error, storage.CapacityBelowSold):
@@ -744,7 +759,8 @@ class Tickets:
             try:
                 stored, _ = self.store.create_ticket(
                     {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
-                    idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])))
+                    idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])),
+                    slot_capacity=self.capacity.per_slot)
                 break
             except storage.DuplicateCode:
                 continue
@@ -790,6 +806,7 @@ class Tickets:
             validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
         if kind == "general" and day and day >= self.today() and not self.schedule.hours_on(day):
             validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
+        museum_sales.check_entry_time(validator, self.schedule, body, ticket)
         validator.raise_if_invalid()
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
                 "eventId": ticket.get("eventId"), "price": self.general_price,
@@ -803,6 +820,8 @@ class Tickets:
                         "currency"))
         if ticket["ticketType"] == "event":
             receipt.update(eventName=ticket["eventName"], eventId=ticket["eventId"])
+        if ticket["entryTime"]:
+            receipt["entryTime"] = ticket["entryTime"]
         return receipt
 
 
@@ -863,10 +882,8 @@ class Availability:
         taken = self.store.places_taken(start.isoformat(), end.isoformat())
         events = museum_sales.events_by_day(taken["events"])
         days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
-        json_response(resp, [museum_sales.day_availability(
-            day, self.schedule.hours_on(day), self.capacity.on(day),
-            taken["general"].get(day.isoformat(), 0), events.get(day.isoformat(), []))
-            for day in days])
+        json_response(resp, [museum_sales.day_availability(day, self.schedule, self.capacity,
+                                                           taken, events) for day in days])
 
 
 class SalesReport:
@@ -967,12 +984,13 @@ class Admissions:
         201: Answer("The ticket was admitted.", "Admission"), 404: "UnknownTicket",
         409: "NotAdmittable", 410: "DeadTicket", 422: "ForgedTicket"}, "AdmissionRequest")}
 
-    def __init__(self, store, secret, today, clock, guesses):
+    def __init__(self, store, secret, today, clock, guesses, entry_times):
         self.store = store
         self.secret = secret
         self.today = today
         self.clock = clock
         self.guesses = guesses
+        self.entry_times = entry_times  # museum_door.EntryTimes: timed entry's door rule
 
     def on_post(self, req, resp):
         user = req.context.user.name
@@ -980,7 +998,7 @@ class Admissions:
         presented = self._presented(read_json(req))
         today = self.today()
         result, ticket = admit(self.store, self.secret, today, user, rfc3339(self.clock()),
-                               **presented)
+                               self.entry_times, **presented)
         if result == "admitted":
             json_response(resp, {"result": "admitted", **door_details(ticket)}, 201)
             return
@@ -991,6 +1009,8 @@ class Admissions:
         members = {"result": result, **(door_details(ticket) if ticket else {})}
         if result == "wrong-date":
             members["when"], detail = wrong_date(ticket, today)
+        if result == "too-early":
+            members["entryTime"], detail = ticket["entryTime"], self.entry_times.detail(ticket)
         raise Problem(status, detail, members=members)
 
     @staticmethod
@@ -1229,7 +1249,10 @@ def add_routes(app, config, store, today, clock, new_id):
     app.add_route(f"{API}/reports/sales", SalesReport(store, today))
     app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
     guesses = TypedCodeLimit()
-    app.add_route(f"{API}/admissions", Admissions(store, secret, today, clock, guesses))
+    entry_times = EntryTimes(config["museum"]["timezone"], config["door"]["early_minutes"],
+                             clock)
+    app.add_route(f"{API}/admissions",
+                  Admissions(store, secret, today, clock, guesses, entry_times))
     app.add_route(f"{API}/admissions/summary", AdmissionSummary(store, today))
     app.add_route(f"{API}/admissions/lookup", TicketLookup(store, today, guesses))
     app.add_route(f"{API}/admissions/{{ticket_id}}", Admission(store, clock))

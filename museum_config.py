@@ -45,6 +45,7 @@ GATE_ROLE = "gate"  # also admits tickets at the door and reads its counters
 ADMIN_ROLE = "admin"  # also manages events and undoes admissions
 ROLES = (VISITOR_ROLE, GATE_ROLE, ADMIN_ROLE)  # in order of power
 TIME_RANGE = re.compile(r"(\d\d):(\d\d)-(\d\d):(\d\d)")
+TIME_OF_DAY = re.compile(r"([01]\d|2[0-3]):[0-5]\d")  # HH:MM, such as an entry time
 
 
 def _text(value):
@@ -200,6 +201,26 @@ def _places(value):
     return int(value)
 
 
+SLOT_MINUTES_MIN, SLOT_MINUTES_MAX = 5, 1440
+
+
+def _slot_minutes(value):
+    """The length of an entry slot in minutes; empty: no timed entry (None)."""
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit()
+            and SLOT_MINUTES_MIN <= int(value) <= SLOT_MINUTES_MAX):
+        raise ValueError(f"must be a number of minutes from {SLOT_MINUTES_MIN} to "
+                         f"{SLOT_MINUTES_MAX}, or empty (no timed entry), not {value!r}")
+    return int(value)
+
+
+def _minutes(value):
+    if not (value.isascii() and value.isdigit() and int(value) <= 1440):
+        raise ValueError(f"must be a number of minutes from 0 to 1440, not {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Option:
     default: str
@@ -286,6 +307,13 @@ SCHEMA = {
     "capacity": {
         "general_per_day": Option("", _places, "general entry tickets sold for each open day "
                                   "(empty: unlimited); [capacity_dates] overrides single days"),
+        "general_per_slot": Option("", _places, "general entry tickets sold for each entry "
+                                   "slot of a day, with [hours] slot_minutes (empty: "
+                                   "unlimited)"),
+    },
+    "door": {
+        "early_minutes": Option("15", _minutes, "minutes before its entry slot that a timed "
+                                "ticket is admitted (earlier: too-early)"),
     },
     "log": {
         "access": Option("stderr", _text, "where the access log goes: stderr, off, or a file "
@@ -296,9 +324,12 @@ SCHEMA = {
                         "written: debug, info, warning or error (the access log: see access)"),
     },
     "hours": {
-        day: Option("closed" if day == "monday" else "10:00-16:00" if day == "friday"
-                    else "09:00-18:00", _opening_hours, f"{day}: 'closed' or HH:MM-HH:MM")
-        for day in WEEKDAYS
+        **{day: Option("closed" if day == "monday" else "10:00-16:00" if day == "friday"
+                       else "09:00-18:00", _opening_hours, f"{day}: 'closed' or HH:MM-HH:MM")
+           for day in WEEKDAYS},
+        "slot_minutes": Option("", _slot_minutes, "timed entry: minutes of each entry slot, "
+                               "cut from each day's opening time; a general ticket then names "
+                               "its entryTime (empty: no timed entry)"),
     },
 }
 # Sections whose keys are names or dates chosen by the museum.
@@ -318,6 +349,7 @@ class Schedule:
 
     weekly: tuple
     exceptions: dict = field(default_factory=dict)
+    slot_minutes: int = None  # timed entry: the length of each entry slot (None: none)
 
     def hours_on(self, day):
         return self.exceptions.get(day, self.weekly[day.weekday()])
@@ -335,6 +367,26 @@ class Schedule:
                 days.append((day, self.hours_on(day)))
         return days
 
+    def slots_on(self, day):
+        """The entry slots of `day` as "HH:MM" texts, every slot_minutes from opening time,
+        each starting before closing; () when the day is closed or there is no timed entry."""
+        hours = self.hours_on(day)
+        if hours is None or self.slot_minutes is None:
+            return ()
+        opening, closing = (minute_of_day(text) for text in hours)
+        return tuple(time_of_day(minute)
+                     for minute in range(opening, closing, self.slot_minutes))
+
+
+def minute_of_day(text):
+    """"HH:MM" -> the minutes since midnight."""
+    return int(text[:2]) * 60 + int(text[3:])
+
+
+def time_of_day(minute):
+    """The minutes since midnight -> "HH:MM"."""
+    return f"{minute // 60:02}:{minute % 60:02}"
+
 
 @dataclass(frozen=True)
 class GeneralCapacity:
@@ -343,6 +395,7 @@ class GeneralCapacity:
 
     per_day: int = None
     dates: dict = field(default_factory=dict)
+    per_slot: int = None  # places of each entry slot, with timed entry (None: unlimited)
 
     def on(self, day):
         return self.dates.get(day, self.per_day)
@@ -389,9 +442,11 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
                           f"(whoever may connect to the socket is trusted as the proxy)")
     users = _parse_users(source, parser["users"] if parser.has_section("users") else {})
     exceptions = _parse_dated(source, "exceptions", _opening_hours, parser)
-    schedule = Schedule(tuple(settings["hours"][day] for day in WEEKDAYS), exceptions)
+    schedule = Schedule(tuple(settings["hours"][day] for day in WEEKDAYS), exceptions,
+                        settings["hours"]["slot_minutes"])
     capacity = GeneralCapacity(settings["capacity"]["general_per_day"],
-                               _parse_dated(source, "capacity_dates", _places, parser))
+                               _parse_dated(source, "capacity_dates", _places, parser),
+                               settings["capacity"]["general_per_slot"])
     return Config(settings, users, schedule, source, capacity)
 
 

@@ -13,7 +13,7 @@ from datetime import date, datetime, timedelta
 
 import storage
 from museum_auth import FailureCounts
-from museum_config import ADMIN_ROLE, TICKET_TYPES
+from museum_config import ADMIN_ROLE, TICKET_TYPES, minute_of_day, time_of_day
 
 log = logging.getLogger("museum")
 
@@ -84,6 +84,7 @@ TYPED_CODE_LIMIT = 100  # a confirmation code as typed; a genuine one is 27 char
 DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the admission
     "already-admitted": (409, "This ticket was admitted before."),
     "wrong-date": (409, "This ticket is for another day."),  # detail: see `wrong_date`
+    "too-early": (409, "This ticket's entry time has not come."),  # see EntryTimes.detail
     "cancelled": (410, "The event of this ticket was cancelled."),
     "void": (410, "This ticket was voided."),
     "forged": (422, "This is not a genuine ticket of this museum."),
@@ -128,13 +129,15 @@ def door_check(store, secret, today, qr_text=None, code=None):
     return "admittable", ticket
 
 
-def admit(store, secret, today, user, admitted_at, **presented):
+def admit(store, secret, today, user, admitted_at, entry_times, **presented):
     """Admit a presented ticket (as `door_check` takes it) in the name of `user` at
     `admitted_at` (RFC 3339 text): `(result, ticket)`, result `admitted` (the ticket with
-    its admission) or, when not admittable, `door_check`'s."""
+    its admission) or, when not admittable, `door_check`'s or `too-early` (EntryTimes)."""
     result, ticket = door_check(store, secret, today, **presented)
     if result != "admittable":
         return result, ticket
+    if entry_times.too_early(ticket):
+        return "too-early", ticket
     admission, admitted = store.admit(ticket["ticketId"], user, admitted_at)
     # Not admitted: another gate was a moment faster.
     return "admitted" if admitted else "already-admitted", {**ticket, **admission}
@@ -228,3 +231,28 @@ class TypedCodeLimit:
         if self._counts.count(user):
             log.warning("admissions refused to %s for %d s: more than %d unknown ticket codes "
                         "or lookups within %d s", user, self.WINDOW, self.LIMIT, self.WINDOW)
+
+
+class EntryTimes:
+    """Timed entry at the door: a ticket with an entry slot is admitted from `early_minutes`
+    before its slot, and from then on that day as any ticket of its day."""
+
+    def __init__(self, time_zone, early_minutes, clock):
+        self.time_zone = time_zone  # the museum's (None: the server's local zone)
+        self.early_minutes = early_minutes
+        self.clock = clock
+
+    def _opens(self, ticket):
+        return max(minute_of_day(ticket["entryTime"]) - self.early_minutes, 0)
+
+    def too_early(self, ticket):
+        """Whether a ticket of today came before it may be admitted."""
+        if not ticket["entryTime"]:
+            return False
+        now = self.clock().astimezone(self.time_zone)
+        return now.hour * 60 + now.minute < self._opens(ticket)
+
+    def detail(self, ticket):
+        """What the door says to a ticket that came too early."""
+        return (f"too early: entry at {ticket['entryTime']}, admitted from "
+                f"{time_of_day(self._opens(ticket))}")

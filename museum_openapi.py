@@ -249,7 +249,8 @@ PROSE = {
     "updateSpecialEvent": f"{_ADMIN_ONLY} Changes only the fields given; `{{{{}}}}` changes "
     "nothing. Each field follows the same rules as on creation. The body is a JSON merge "
     "patch (RFC 7396) without nulls, so it may also be sent as "
-    "`application/merge-patch+json`. Dates for which tickets were sold cannot be removed "
+    "`application/merge-patch+json`; only `\"capacity\": null` removes the capacity "
+    "(unlimited again). Dates for which tickets were sold cannot be removed "
     "(409); cancel the event instead. A `capacity` below the tickets already sold for one "
     "of its dates is refused too (409).",
     "deleteSpecialEvent": f"{_ADMIN_ONLY} The event is no longer listed or found, and its "
@@ -263,7 +264,10 @@ PROSE = {
     "key with a different body is a conflict. A sale past a capacity (the day's general "
     "entry, `[capacity]` in the server's configuration, or the event's `capacity` on that "
     "date) is refused with 409 and `\"reason\": \"sold-out\"`, naming the `date` and, for "
-    "an event, its `eventId`; nothing is sold then.",
+    "an event, its `eventId`; nothing is sold then. With timed entry (`[hours] "
+    "slot_minutes`), a general ticket names its `entryTime`, one of the day's slots (see "
+    "the availability), and a full slot (`[capacity] general_per_slot`) is sold out naming "
+    "the `entryTime`.",
     "listEventTickets": f"{_ADMIN_ONLY} The tickets of one event (a cancelled one too), "
     "with their buyers' email and phone, to tell them of a cancellation or a change: by "
     "date, then in the order they were sold, in pages like the event listing.",
@@ -291,7 +295,7 @@ PROSE = {
     "days in all): whether the museum is open, the general entry places (`null` when "
     "closed) and each event taking place that day, with their capacity, the tickets sold "
     "(void ones give their place back) and the places left; `capacity` and `available` "
-    "are `null` when unlimited.",
+    "are `null` when unlimited. With timed entry, each day's entry `slots` too.",
     "getSalesReport": f"{_ADMIN_ONLY} For each day from `startDate` to `endDate` (both "
     f"default to today; at most {REPORT_DAYS_MAX} days), general entry and then each event "
     "by name: the tickets sold for that day (void ones too), those voided, those admitted, "
@@ -332,12 +336,14 @@ _EVENT_TICKET = {"ticketId": _TICKET_ID, "ticketType": "event", "ticketDate": "2
 _DOOR_REFUSALS = {
     "already-admitted": {**_DOOR_TICKET, **_ADMITTED},
     "wrong-date": {**_DOOR_TICKET, "ticketDate": "2027-10-31", "when": "early"},
+    "too-early": {**_DOOR_TICKET, "entryTime": "14:30"},
     "cancelled": {**_DOOR_TICKET, "ticketType": "event", "confirmationCode": _EVENT_CODE,
                   "eventName": _WORKSHOP},
     "void": _DOOR_TICKET, "forged": {}, "unknown": {},
 }
 # A wrong date's detail says early or past (museum.wrong_date), for the example's ticket.
-_DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)"}
+_DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)",
+                         "too-early": "too early: entry at 14:30, admitted from 14:15"}
 
 
 # The example of each operation's answer with a body.
@@ -471,7 +477,8 @@ HEADERS = {
 _TICKET = {"ticketId": UUID_SCHEMA, "ticketType": ref("schemas", "TicketType"),
            "ticketDate": ref("schemas", "Date"),
            "confirmationCode": ref("schemas", "ConfirmationCode"),
-           "eventName": {"type": "string", "description": "Only on event tickets."}}
+           "eventName": {"type": "string", "description": "Only on event tickets."},
+           "entryTime": {**ref("schemas", "Time"), "description": "Only with timed entry: the entry slot."}}
 _ADMISSION = {"admittedAt": {"type": "string", "format": "date-time",
                              "description": "When the ticket was admitted, in UTC (RFC 3339)."},
               "admittedBy": {"type": "string", "description": "The user who admitted it."}}
@@ -553,7 +560,8 @@ def _door_schemas(facts):
                 "Problem details with the door's `result`. Where a ticket was found "
                 "(`already-admitted`, `wrong-date`, `cancelled`, `void`) they show it, for "
                 "`already-admitted` when and by whom it was first admitted, and for "
-                "`wrong-date` whether it is `early` or `past` (the detail says its day); "
+                "`wrong-date` whether it is `early` or `past` (the detail says its day), "
+                "for `too-early` its `entryTime` (the detail says from when it is admitted); "
                 "never the buyer's email or phone."),
             # The members in a schema of their own: openapi-python-client reads an allOf
             # of one `$ref` as that schema alone and drops the members beside it.
@@ -588,6 +596,10 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "date": ref("schemas", "Date"), "open": {"type": "boolean"},
         "general": {"oneOf": [ref("schemas", "Places"), {"type": "null"}],
                     "description": "General entry; `null` when closed."},
+        "slots": {"type": "array", "description": "Only with timed entry: the day's entry "
+                  "slots in order (none when closed), each with its places.",
+                  "items": {"allOf": [ref("schemas", "Places"), _object(["time"], {
+                      "time": ref("schemas", "Time")})]}},
         "events": {"type": "array", "description": "The events taking place that day, by name.",
                    "items": {"allOf": [ref("schemas", "Places"), _object(["eventId", "name"], {
                        "eventId": UUID_SCHEMA, "name": {"type": "string"}})]}}}),
@@ -638,7 +650,8 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
                        "`sold-out` and names what is full.",
         "allOf": [ref("schemas", "Problem"), {"type": "object", "properties": {
             "reason": {"type": "string", "const": "sold-out"}, "date": ref("schemas", "Date"),
-            "eventId": {**UUID_SCHEMA, "description": "Only when an event date is full."}}}]},
+            "eventId": {**UUID_SCHEMA, "description": "Only when an event date is full."},
+            "entryTime": {**ref("schemas", "Time"), "description": "Only when an entry slot is full."}}}]},
     "FieldError": _object(["field", "message"], {"field": {"type": "string"},
                                                  "message": {"type": "string"}}),
 }
@@ -750,8 +763,8 @@ def _door_responses(facts):
         "UnknownTicket": _door_problem(facts, "No ticket was sold with this genuine QR code "
                                        "or typed confirmation code.", "unknown"),
         "NotAdmittable": _door_problem(facts, "The ticket was admitted before (and when, by "
-                                       "whom), or is for another day.", "already-admitted",
-                                       "wrong-date"),
+                                       "whom), is for another day, or its entry time has not "
+                                       "come.", "already-admitted", "wrong-date", "too-early"),
         "DeadTicket": _door_problem(facts, "The ticket's event was cancelled, or the ticket "
                                     "was voided.", "cancelled", "void"),
         "ForgedTicket": _door_problem(facts, "The QR text is not one this museum made, or is "

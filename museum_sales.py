@@ -1,9 +1,11 @@
 """What the museum has sold, as plain data: a sold ticket as it is read back, the places
-left on a day (the availability), and the sales report's rows and CSV.
+left on a day (the availability), the sales report's rows and CSV, and the rules of timed
+entry: which entryTime a ticket may name, and when the door admits it.
 
 Pure functions over what the store returns; the HTTP resources that serve them live in
 museum.py. The availability and the report read counts the store keeps with each sale,
-void and admission; the opening hours and the general entry capacity come from the config.
+void and admission; the opening hours, entry slots and general entry capacity come from
+the config.
 """
 
 import csv
@@ -22,6 +24,8 @@ def ticket_view(ticket, status, contacts=False):
     """A ticket as it is read back, with its `status`: with its buyer's email and phone only
     for `contacts` (an admin), and only until they are erased."""
     view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
+    if ticket["entryTime"]:
+        view["entryTime"] = ticket["entryTime"]
     view["status"] = status
     if ticket["eventId"]:
         view.update(eventId=ticket["eventId"], eventName=ticket["eventName"])
@@ -32,6 +36,27 @@ def ticket_view(ticket, status, contacts=False):
     if contacts and ticket["phone"]:
         view["phone"] = ticket["phone"]
     return view
+
+
+# -- timed entry ----------------------------------------------------------------------------
+
+def check_entry_time(validator, schedule, body, ticket):
+    """The rules of a purchase's `entryTime` (its HH:MM form is checked with the other
+    fields, into `ticket`): with timed entry on, a general ticket names one of its day's
+    slots; an event ticket never names one, nor does any ticket with timed entry off."""
+    given, kind, day = "entryTime" in body, ticket.get("ticketType"), ticket.get("ticketDate")
+    if given and kind == "event":
+        validator.error("entryTime", "must not be given for an event ticket")
+    elif given and schedule.slot_minutes is None:
+        validator.error("entryTime", "must not be given: this museum has no timed entry")
+    elif kind == "general" and schedule.slot_minutes is not None and day:
+        slots = schedule.slots_on(day)
+        if not given:
+            validator.error("entryTime", "is required: general entry is by entry time, one "
+                            "of the day's slots (see the availability)")
+        elif ticket.get("entryTime") and slots and ticket["entryTime"] not in slots:
+            validator.error("entryTime", f"must be one of the entry times of {day}: "
+                            f"{', '.join(slots)}")
 
 
 # -- the availability ----------------------------------------------------------------------
@@ -52,12 +77,19 @@ def events_by_day(taken_events):
     return events
 
 
-def day_availability(day, hours, general_capacity, general_sold, events):
-    """One day's entry of the availability: open when it has `hours`, the general entry's
-    places (None when closed) and its `events`' places."""
-    is_open = hours is not None
-    general = places(general_capacity, general_sold) if is_open else None
-    return {"date": day.isoformat(), "open": is_open, "general": general, "events": events}
+def day_availability(day, schedule, capacity, taken, events):
+    """One day's entry of the availability: open when the `schedule` has hours, the general
+    entry's places (None when closed), each entry slot's when timed entry is on, and its
+    `events`' places; `taken` is what the store's places_taken gave."""
+    key = day.isoformat()
+    is_open = schedule.hours_on(day) is not None
+    general = places(capacity.on(day), taken["general"].get(key, 0)) if is_open else None
+    entry = {"date": key, "open": is_open, "general": general}
+    if schedule.slot_minutes is not None:
+        sold = taken["slots"].get(key, {})
+        entry["slots"] = [{"time": slot, **places(capacity.per_slot, sold.get(slot, 0))}
+                          for slot in schedule.slots_on(day)]
+    return {**entry, "events": events.get(key, [])}
 
 
 # -- the sales report ---------------------------------------------------------------------

@@ -64,6 +64,8 @@ class TicketImages:
 def _ticket_lines(ticket):
     lines = [("Type", TICKET_LABELS[ticket["ticketType"]]),
              ("Date", ticket["ticketDate"])]
+    if ticket["entryTime"]:
+        lines.append(("Entry", ticket["entryTime"]))
     if ticket["eventName"]:
         lines.append(("Event", ticket["eventName"]))
     lines.append(("Code", ticket["confirmationCode"]))

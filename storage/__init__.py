@@ -6,7 +6,8 @@ Records cross the interface as plain dicts shaped like the API's JSON:
 event:  {"eventId", "name", "location", "eventDescription", "dates": [YYYY-MM-DD, ...], "price"}
         and "capacity" (places on each of its dates) when it has one: absent is unlimited
 ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmationCode",
-         "email", "phone" (or None), "price", "currency"}; as read back also "eventName"
+         "email", "phone" (or None), "price", "currency", "entryTime" (HH:MM, the entry slot
+         of a timed general ticket; absent or None: none)}; as read back also "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
@@ -76,12 +77,15 @@ class DatesSold(StorageError):
 
 class SoldOut(StorageError):
     """A sale would take more places than there are: `date`, and `event_id` (None for
-    general entry) name what is full."""
+    general entry) or `entry_time` (the entry slot of a general ticket; None: the whole
+    day) name what is full."""
 
-    def __init__(self, date, event_id=None):
-        super().__init__(f"{date}: {event_id or 'general entry'} is sold out")
+    def __init__(self, date, event_id=None, entry_time=None):
+        full = event_id or f"general entry{f' at {entry_time}' if entry_time else ''}"
+        super().__init__(f"{date}: {full} is sold out")
         self.date = date
         self.event_id = event_id
+        self.entry_time = entry_time
 
 
 class CapacityBelowSold(StorageError):
@@ -194,7 +198,8 @@ class Store(ABC):
         """Apply `changes` (a subset of the event's fields) in one transaction; return the
         event after the update. `NotFound` if unknown or cancelled; `DatesSold` if the new
         dates leave out a date that tickets were sold for, `CapacityBelowSold` if a new
-        capacity is below the tickets sold for one of its dates (nothing changes then)."""
+        capacity is below the tickets sold for one of its dates (nothing changes then). A
+        "capacity" of None removes it: the event is unlimited again."""
 
     @abstractmethod
     def cancel_event(self, event_id):
@@ -202,12 +207,15 @@ class Store(ABC):
         or already cancelled."""
 
     @abstractmethod
-    def create_ticket(self, ticket, idempotency=None, general_capacity=None):
+    def create_ticket(self, ticket, idempotency=None, general_capacity=None,
+                      slot_capacity=None):
         """Store a ticket and return `(ticket, created)`.
 
         Its place is counted in the same transaction: past the event's capacity on that
-        date, or past `general_capacity` (None: unlimited) for a general ticket, nothing is
-        written and `SoldOut` is raised. Sales on any instances are counted in turn.
+        date, or past `general_capacity` (None: unlimited) for a general ticket, or past
+        `slot_capacity` (None: unlimited) in the entry slot of a general ticket with an
+        "entryTime", nothing is written and `SoldOut` is raised. Sales on any instances
+        are counted in turn.
 
         For an event ticket the event must be listed (`NotFound`) and the date one of its
         dates (`DateNotOffered`), checked in the same transaction as the insert; it is sold
@@ -252,10 +260,12 @@ class Store(ABC):
     @abstractmethod
     def places_taken(self, start, end):
         """The places taken on each day of [start, end] (ISO dates), from the counts kept
-        with each sale and void, read at one moment: `{"general": {date: taken}, "events":
-        [{"date", "eventId", "name", "capacity" (None: unlimited), "sold"}, ...]}`, with one
-        entry for each date of every listed event in the window, ordered by date, name,
-        eventId. Days without general tickets are left out of "general"."""
+        with each sale and void, read at one moment: `{"general": {date: taken}, "slots":
+        {date: {entry time: taken}}, "events": [{"date", "eventId", "name", "capacity"
+        (None: unlimited), "sold"}, ...]}`, with one entry for each date of every listed
+        event in the window, ordered by date, name, eventId. Days without general tickets
+        are left out of "general", and days and slots without timed tickets out of
+        "slots"."""
 
     @abstractmethod
     def get_ticket_by_code(self, code):

@@ -216,6 +216,18 @@ MIGRATIONS = [
         )""",
         DAILY_SALES_FROM_THE_TICKETS,
     ],
+    [
+        # Timed entry: a general ticket's entry slot (NULL: none), and the places taken in
+        # each slot of a day, counted in the transaction of each sale and void as the
+        # day's are.
+        "ALTER TABLE tickets ADD COLUMN entry_time text",
+        """CREATE TABLE slot_places (
+            date date NOT NULL,
+            entry_time text NOT NULL,
+            taken integer NOT NULL,
+            PRIMARY KEY (date, entry_time)
+        )""",
+    ],
 ]
 
 

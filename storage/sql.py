@@ -64,7 +64,7 @@ EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price_minor
 TICKETS_READ_BACK = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
            t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
-           a.admitted_by, t.voided_at
+           a.admitted_by, t.voided_at, t.entry_time
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
                    LEFT JOIN admissions a ON a.ticket_id = t.id"""
 TICKET_BY_ID = TICKETS_READ_BACK + " WHERE t.id = ?"
@@ -151,6 +151,10 @@ TAKE_GENERAL_PLACE = """
     INSERT INTO general_places (date, taken) VALUES (?, 1)
     ON CONFLICT (date) DO UPDATE SET taken = general_places.taken + 1
     RETURNING taken"""
+TAKE_SLOT_PLACE = """
+    INSERT INTO slot_places (date, entry_time, taken) VALUES (?, ?, 1)
+    ON CONFLICT (date, entry_time) DO UPDATE SET taken = slot_places.taken + 1
+    RETURNING taken"""
 TAKE_EVENT_PLACE = """
     INSERT INTO event_places (event_id, date, taken) VALUES (?, ?, 1)
     ON CONFLICT (event_id, date) DO UPDATE SET taken = event_places.taken + 1
@@ -193,6 +197,7 @@ SALES_QUERY = """
 # A voided ticket gives its place back.
 FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - 1 WHERE date = ?"
 FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - 1 WHERE event_id = ? AND date = ?"
+FREE_SLOT_PLACE = "UPDATE slot_places SET taken = taken - 1 WHERE date = ? AND entry_time = ?"
 
 
 def event_record(row):
@@ -207,12 +212,13 @@ def event_record(row):
 
 def ticket_record(row):
     (ticket_id, kind, date, event_id, code, email, phone, price, currency, event_name,
-     cancelled, admitted_at, admitted_by, voided_at) = row
+     cancelled, admitted_at, admitted_by, voided_at, entry_time) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
             "price": None if price is None else price_value(price), "currency": currency,
             "eventName": event_name, "cancelled": bool(cancelled),
-            "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at}
+            "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at,
+            "entryTime": entry_time}
 
 
 def run_step(conn, step):
@@ -501,7 +507,7 @@ class SQLStore(Store):
             sold = self._sold_by_date(conn, event_id)
             if "dates" in changes:
                 self._refuse_removing_sold_dates(sold, set(changes["dates"]))
-            if "capacity" in changes:
+            if changes.get("capacity") is not None:  # None: unlimited again
                 self._refuse_capacity_below_sold(sold, changes["capacity"])
             if "dates" in changes or "name" in changes:  # what the listing index holds
                 self._unindex_dates(conn, event_id, event["dates"])
@@ -513,6 +519,8 @@ class SQLStore(Store):
                 (event["name"], event["location"], event["eventDescription"],
                  json.dumps(event["dates"]), minor_units(event["price"]),
                  event.get("capacity"), event_id))
+        if event.get("capacity") is None:  # unlimited: absent, as events read back show it
+            event.pop("capacity", None)
         return event
 
     def cancel_event(self, event_id):
@@ -576,34 +584,27 @@ class SQLStore(Store):
 
     # -- tickets --------------------------------------------------------------------------
 
-    def create_ticket(self, ticket, idempotency=None, general_capacity=None):
+    def create_ticket(self, ticket, idempotency=None, general_capacity=None,
+                      slot_capacity=None):
         with self._writing() as conn:
             # The key is claimed before the sale: a retry on another instance waits on it
             # until this transaction ends, then replays, and a failed sale frees the key.
             if idempotency is not None and not self._claim(conn, idempotency, ticket):
                 return self._replayed(conn, *idempotency), False
-            event_name, price = None, ticket.get("price")
             if ticket["ticketType"] == "event":
-                event = self._listed_event(conn, ticket["eventId"], self.SHARE_LOCK)
-                if ticket["ticketDate"] not in event["dates"]:
-                    raise DateNotOffered(event["dates"])
-                # The event's price as it stands at the sale: a later change leaves it.
-                event_name, price = event["name"], event["price"]
-                taken = conn.execute(TAKE_EVENT_PLACE,
-                                     (event["eventId"], ticket["ticketDate"])).fetchone()[0]
-                capacity = event.get("capacity")
+                event_name, price = self._take_event_place(conn, ticket)
             else:
-                taken = conn.execute(TAKE_GENERAL_PLACE, (ticket["ticketDate"],)).fetchone()[0]
-                capacity = general_capacity
-            if capacity is not None and taken > capacity:
-                raise SoldOut(ticket["ticketDate"], ticket.get("eventId"))  # rolled back
+                event_name, price = None, ticket.get("price")
+                self._take_general_place(conn, ticket, general_capacity, slot_capacity)
             inserted = conn.execute(
                 "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
-                "phone, price_minor, currency) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "phone, price_minor, currency, entry_time) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (confirmation_code) DO NOTHING",
                 (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                  ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
-                 ticket.get("phone"), minor_units(price), ticket["currency"]))
+                 ticket.get("phone"), minor_units(price), ticket["currency"],
+                 ticket.get("entryTime")))
             if inserted.rowcount == 0:
                 raise DuplicateCode(ticket["confirmationCode"])
             conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
@@ -612,7 +613,34 @@ class SQLStore(Store):
         return ticket_record((ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                               ticket.get("eventId"), ticket["confirmationCode"],
                               ticket["email"], ticket.get("phone"), minor_units(price),
-                              ticket["currency"], event_name, False, None, None, None)), True
+                              ticket["currency"], event_name, False, None, None, None,
+                              ticket.get("entryTime"))), True
+
+    def _take_event_place(self, conn, ticket):
+        """Count the event ticket's place on its date; return the event's name and its
+        price as it stands at the sale (a later change leaves it). `SoldOut` past the
+        event's capacity (the sale is rolled back)."""
+        event = self._listed_event(conn, ticket["eventId"], self.SHARE_LOCK)
+        if ticket["ticketDate"] not in event["dates"]:
+            raise DateNotOffered(event["dates"])
+        taken = conn.execute(TAKE_EVENT_PLACE,
+                             (event["eventId"], ticket["ticketDate"])).fetchone()[0]
+        if event.get("capacity") is not None and taken > event["capacity"]:
+            raise SoldOut(ticket["ticketDate"], event["eventId"])
+        return event["name"], event["price"]
+
+    @staticmethod
+    def _take_general_place(conn, ticket, general_capacity, slot_capacity):
+        """Count the general ticket's place on its day, then in its entry slot if it has
+        one (the order a void frees them in); `SoldOut` past either capacity."""
+        day, entry_time = ticket["ticketDate"], ticket.get("entryTime")
+        taken = conn.execute(TAKE_GENERAL_PLACE, (day,)).fetchone()[0]
+        if general_capacity is not None and taken > general_capacity:
+            raise SoldOut(day)
+        if entry_time is not None:
+            taken = conn.execute(TAKE_SLOT_PLACE, (day, entry_time)).fetchone()[0]
+            if slot_capacity is not None and taken > slot_capacity:
+                raise SoldOut(day, entry_time=entry_time)
 
     @staticmethod
     def _claim(conn, idempotency, ticket):
@@ -652,16 +680,18 @@ class SQLStore(Store):
             # Of two voids at once, the second waits for the first's row lock (PostgreSQL)
             # and then finds the ticket void: one place is given back.
             row = conn.execute("UPDATE tickets SET voided_at = ? WHERE id = ? AND voided_at "
-                               "IS NULL RETURNING event_id, date, price_minor, currency",
-                               (voided_at, ticket_id)).fetchone()
+                               "IS NULL RETURNING event_id, date, price_minor, currency, "
+                               "entry_time", (voided_at, ticket_id)).fetchone()
             if row is None:
                 self._ticket(conn, TICKET_BY_ID, ticket_id)  # NotFound, or void already
                 return False
-            event_id, day, price, currency = row
+            event_id, day, price, currency, entry_time = row
             # The counts in the order a sale takes them (places, then sales): on PostgreSQL
             # a void and a sale of one day never wait for each other in a circle.
             if event_id is None:
                 conn.execute(FREE_GENERAL_PLACE, (day,))
+                if entry_time is not None:
+                    conn.execute(FREE_SLOT_PLACE, (day, entry_time))
             else:
                 conn.execute(FREE_EVENT_PLACE, (event_id, day))
             conn.execute(COUNT_VOID, (price or 0, day, event_id or "", currency or ""))
@@ -699,7 +729,12 @@ class SQLStore(Store):
             general = conn.execute("SELECT date, taken FROM general_places "
                                    "WHERE date >= ? AND date <= ?", (start, end)).fetchall()
             events = conn.execute(EVENT_PLACES_QUERY, (start, end)).fetchall()
-        return {"general": dict(general),
+            slots = conn.execute("SELECT date, entry_time, taken FROM slot_places "
+                                 "WHERE date >= ? AND date <= ?", (start, end)).fetchall()
+        taken_in_slots = {}
+        for day, entry_time, taken in slots:
+            taken_in_slots.setdefault(day, {})[entry_time] = taken
+        return {"general": dict(general), "slots": taken_in_slots,
                 "events": [{"date": day, "eventId": event_id, "name": name,
                             "capacity": capacity, "sold": taken}
                            for day, event_id, name, capacity, taken in events]}

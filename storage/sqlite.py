@@ -209,6 +209,18 @@ MIGRATIONS = [
         ) WITHOUT ROWID""",
         DAILY_SALES_FROM_THE_TICKETS,
     ],
+    [
+        # Timed entry: a general ticket's entry slot (NULL: none), and the places taken in
+        # each slot of a day, counted in the transaction of each sale and void as the
+        # day's are.
+        "ALTER TABLE tickets ADD COLUMN entry_time TEXT",
+        """CREATE TABLE slot_places (
+            date TEXT NOT NULL,
+            entry_time TEXT NOT NULL,
+            taken INTEGER NOT NULL,
+            PRIMARY KEY (date, entry_time)
+        ) WITHOUT ROWID""",
+    ],
 ]
 
 

@@ -27,20 +27,26 @@ def seller(backend):
 
 
 def kept_counts(backend):
-    """{(event_id or None, date): places taken} as the store keeps them, zeros left out."""
+    """{(event_id or None, date): places taken} as the store keeps them, and {("slot HH:MM",
+    date): places taken} for the entry slots, zeros left out."""
     general = backend.rows("SELECT date, taken FROM general_places WHERE taken > 0")
     events = backend.rows("SELECT event_id, date, taken FROM event_places WHERE taken > 0")
+    slots = backend.rows("SELECT entry_time, date, taken FROM slot_places WHERE taken > 0")
     return {**{(None, str(day)): taken for day, taken in general},
-            **{(str(event_id), str(day)): taken for event_id, day, taken in events}}
+            **{(str(event_id), str(day)): taken for event_id, day, taken in events},
+            **{(f"slot {entry_time}", str(day)): taken for entry_time, day, taken in slots}}
 
 
 def counted_tickets(backend):
     """The same counts, brute force: every ticket that holds a place (not void), one by one."""
     counts = {}
-    for event_id, day in backend.rows("SELECT event_id, date FROM tickets "
-                                      "WHERE voided_at IS NULL"):
-        key = (event_id and str(event_id), str(day))
-        counts[key] = counts.get(key, 0) + 1
+    for event_id, day, entry_time in backend.rows(
+            "SELECT event_id, date, entry_time FROM tickets WHERE voided_at IS NULL"):
+        keys = [(event_id and str(event_id), str(day))]
+        if entry_time is not None:
+            keys.append((f"slot {entry_time}", str(day)))
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
     return counts
 
 
@@ -99,6 +105,40 @@ def test_general_entry_is_sold_up_to_its_capacity_and_no_further(seller, backend
         (None, "2026-12-01"): 4, (None, "2026-12-02"): 1}
 
 
+def test_an_entry_slot_is_sold_up_to_its_capacity_and_no_further(seller, backend):
+    for _ in range(2):
+        seller.create_ticket(ticket(entryTime="10:00"), slot_capacity=2)
+    with pytest.raises(storage.SoldOut) as raised:
+        seller.create_ticket(ticket(entryTime="10:00"), general_capacity=10, slot_capacity=2)
+    assert (raised.value.date, raised.value.event_id, raised.value.entry_time) == (
+        "2026-12-01", None, "10:00")
+    assert backend.rows("SELECT count(*) FROM tickets") == [(2,)]
+    sold, _ = seller.create_ticket(ticket(entryTime="10:30"), slot_capacity=2)  # another slot
+    assert seller.get_ticket(sold["ticketId"])["entryTime"] == sold["entryTime"] == "10:30"
+    seller.create_ticket(ticket(ticketDate="2026-12-02", entryTime="10:00"), slot_capacity=2)
+    # The day's own capacity still holds, whatever slot is asked for.
+    with pytest.raises(storage.SoldOut) as raised:
+        seller.create_ticket(ticket(entryTime="11:00"), general_capacity=3, slot_capacity=2)
+    assert raised.value.entry_time is None
+    assert kept_counts(backend) == counted_tickets(backend) == {
+        (None, "2026-12-01"): 3, ("slot 10:00", "2026-12-01"): 2,
+        ("slot 10:30", "2026-12-01"): 1, (None, "2026-12-02"): 1,
+        ("slot 10:00", "2026-12-02"): 1}
+    assert seller.places_taken("2026-12-01", "2026-12-02")["slots"] == {
+        "2026-12-01": {"10:00": 2, "10:30": 1}, "2026-12-02": {"10:00": 1}}
+
+
+def test_a_voided_timed_ticket_gives_its_slot_place_back(seller, backend):
+    sold, _ = seller.create_ticket(ticket(entryTime="10:00"), slot_capacity=1)
+    with pytest.raises(storage.SoldOut):
+        seller.create_ticket(ticket(entryTime="10:00"), slot_capacity=1)
+    assert seller.void_ticket(sold["ticketId"], "2026-11-30T10:00:00Z") is True
+    assert seller.void_ticket(sold["ticketId"], "2026-11-30T10:01:00Z") is False
+    seller.create_ticket(ticket(entryTime="10:00"), slot_capacity=1)
+    assert kept_counts(backend) == counted_tickets(backend) == {
+        (None, "2026-12-01"): 1, ("slot 10:00", "2026-12-01"): 1}
+
+
 def test_an_event_is_sold_up_to_its_capacity_on_each_date(seller, backend):
     created = seller.create_event(event(capacity=2))
     assert seller.get_event(created["eventId"])["capacity"] == 2
@@ -146,6 +186,14 @@ def test_a_capacity_below_the_tickets_sold_is_refused_naming_each_date(seller):
     assert seller.update_event(created["eventId"], {"capacity": 3})["capacity"] == 3
     with pytest.raises(storage.SoldOut):
         seller.create_ticket(event_ticket(created["eventId"]))
+
+
+def test_a_capacity_removed_makes_the_event_unlimited_again(seller):
+    created = seller.create_event(event(capacity=1))
+    seller.create_ticket(event_ticket(created["eventId"]))
+    assert "capacity" not in seller.update_event(created["eventId"], {"capacity": None})
+    assert "capacity" not in seller.get_event(created["eventId"])
+    seller.create_ticket(event_ticket(created["eventId"]))
 
 
 def test_the_last_places_are_sold_once_across_instances(backend):
@@ -217,7 +265,7 @@ def test_places_taken_are_read_from_the_counts_of_a_window(seller):
     seller.create_ticket(event_ticket(gone["eventId"]))
     seller.cancel_event(gone["eventId"])
     assert seller.places_taken("2026-12-01", "2026-12-05") == {
-        "general": {"2026-12-01": 2},
+        "general": {"2026-12-01": 2}, "slots": {},
         "events": [
             {"date": "2026-12-01", "eventId": limited["eventId"], "name": "Limited",
              "capacity": 2, "sold": 0},
@@ -261,8 +309,11 @@ def test_the_sales_report_counts_sold_void_admitted_and_revenue(seller):
 
 
 DAYS = ["2026-12-01", "2026-12-05", "2026-12-06"]
+SLOTS = ["10:00", "10:30"]
 operations = st.lists(st.one_of(
     st.tuples(st.just("general"), st.sampled_from(DAYS), st.integers(1, 4)),
+    st.tuples(st.just("timed"), st.sampled_from(DAYS), st.sampled_from(SLOTS),
+              st.integers(1, 4), st.integers(1, 2)),
     st.tuples(st.just("event"), st.integers(0, 2), st.sampled_from(DAYS)),
     st.tuples(st.just("cancel"), st.integers(0, 2)),
     st.tuples(st.just("void"), st.integers(0, 30)),
@@ -277,9 +328,10 @@ operations = st.lists(st.one_of(
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=operations)
 def test_the_kept_counts_equal_the_tickets_after_any_mix_of_changes(backend, steps):
-    """Sales, sold-out sales, voids, admissions and their undoing, cancellations and changes
-    of dates and capacity, refused or not, in any order: the places and the sales report
-    kept with each change are the tickets counted one by one.
+    """Sales (timed ones, with their entry slots, too), sold-out sales, voids, admissions
+    and their undoing, cancellations and changes of dates and capacity, refused or not, in
+    any order: the places (of days, slots and event dates) and the sales report kept with
+    each change are the tickets counted one by one.
     The database grows over the examples, so each one starts from the others' state."""
     opened = backend.open()
     events = [opened.create_event(event(dates=DAYS, capacity=3)) for _ in range(3)]
@@ -289,6 +341,10 @@ def test_the_kept_counts_equal_the_tickets_after_any_mix_of_changes(backend, ste
             if step[0] == "general":
                 sold.append(opened.create_ticket(ticket(ticketDate=step[1]),
                                                  general_capacity=step[2])[0])
+            elif step[0] == "timed":
+                sold.append(opened.create_ticket(ticket(ticketDate=step[1], entryTime=step[2]),
+                                                 general_capacity=step[3],
+                                                 slot_capacity=step[4])[0])
             elif step[0] == "event":
                 sold.append(opened.create_ticket(event_ticket(events[step[1]]["eventId"],
                                                               ticketDate=step[2]))[0])
@@ -377,8 +433,12 @@ def test_capacity_is_returned_when_set_and_absent_otherwise(client):
     assert patched["capacity"] == 5
 
 
-@pytest.mark.parametrize("value", [0, -1, 1_000_001, "5", True, 2.5, [5], None, 10**400])
-@pytest.mark.parametrize("method", ["post", "patch"])
+BAD_CAPACITIES = [0, -1, 1_000_001, "5", True, 2.5, [5], None, 10**400]
+
+
+# A PATCH with null removes the capacity instead (test_timed_entry).
+@pytest.mark.parametrize("method, value", [("post", value) for value in BAD_CAPACITIES] + [
+    ("patch", value) for value in BAD_CAPACITIES if value is not None])
 def test_a_capacity_out_of_range_is_refused_naming_it(client, db_path, method, value):
     if method == "post":
         res = client.post_json(EVENTS, event_fields(capacity=value), headers=ADMIN, status=400)

@@ -1,16 +1,17 @@
 """Capacity held by real `museum serve` processes: sixteen buyers at once for the last five
-places get exactly five tickets, on one sqlite instance and on two instances sharing one
-PostgreSQL database; a service killed with SIGKILL in the middle of sales leaves counts that
-still equal its tickets."""
+places (of a day, an event date or an entry slot) get exactly five tickets, on one sqlite
+instance and on two instances sharing one PostgreSQL database; a service killed with
+SIGKILL in the middle of sales leaves counts that still equal its tickets."""
 
 import http.client
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
+import museum
 from conftest import ADMIN, VISITOR
 from serving import running_instances, running_server, start_server, wait_until
 from ticketing import TICKETS, open_days, query
@@ -89,6 +90,62 @@ def test_the_last_places_of_an_event_go_to_five_across_two_instances(
                             (event_id,)).fetchone()[0] == 12
         assert conn.execute("SELECT taken FROM event_places WHERE event_id = %s",
                             (event_id,)).fetchone()[0] == 12
+    assert not [log for log in logs if "Traceback" in log]
+
+
+SLOT_PLACES = 8
+TIMED_ENTRY = (f"[server]\nthreads = {BUYERS}\n[hours]\nslot_minutes = 60\n"
+               f"[capacity]\ngeneral_per_slot = {SLOT_PLACES}\n")
+
+
+def first_slot(config_text):
+    """The first entry slot of the first open day after today: (day, time)."""
+    day = open_days(config_text, 1)[0]
+    return day, museum.parse_config(config_text).schedule.slots_on(date.fromisoformat(day))[0]
+
+
+def sell_the_last_places_of_a_slot(servers, day, slot):
+    """Sell all but LEFT places of the slot, then let BUYERS buyers at once at the rest;
+    assert five got a ticket and the others a sold-out naming the slot."""
+    payload = {"ticketType": "general", "ticketDate": day, "entryTime": slot}
+    for number in range(SLOT_PLACES - LEFT):
+        assert servers[number % len(servers)].request("POST", TICKETS, {
+            **payload, "email": f"early.{number}@example.org"}, VISITOR)[0] == 201
+    results = buy_at_once(servers, payload)
+    assert_exactly_the_places_left_were_sold(results)
+    assert {(answer["date"], answer["entryTime"]) for status, answer in results
+            if status == 409} == {(day, slot)}
+
+
+def test_the_last_places_of_an_entry_slot_go_to_five_of_sixteen_buyers(tmp_path,
+                                                                      config_text):
+    config_text += TIMED_ENTRY
+    day, slot = first_slot(config_text)
+    with running_server(tmp_path, config_text) as server:
+        sell_the_last_places_of_a_slot([server], day, slot)
+        log = server.log()
+    db_path = str(tmp_path / "museum.sqlite3")
+    assert query(db_path, "SELECT count(*) FROM tickets WHERE entry_time = ?", slot) == [
+        (SLOT_PLACES,)]
+    assert query(db_path, "SELECT taken FROM slot_places WHERE date = ? AND entry_time = ?",
+                 day, slot) == [(SLOT_PLACES,)]
+    assert "Traceback" not in log
+
+
+def test_the_last_places_of_an_entry_slot_go_to_five_across_two_instances(
+        tmp_path, config_text, postgres_url):
+    import psycopg
+
+    config_text += TIMED_ENTRY
+    day, slot = first_slot(config_text)
+    with running_instances(tmp_path, config_text, postgres_url, 2) as servers:
+        sell_the_last_places_of_a_slot(servers, day, slot)
+        logs = [server.log() for server in servers]
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("SELECT count(*) FROM tickets WHERE entry_time = %s",
+                            (slot,)).fetchone()[0] == SLOT_PLACES
+        assert conn.execute("SELECT taken FROM slot_places WHERE date = %s AND "
+                            "entry_time = %s", (day, slot)).fetchone()[0] == SLOT_PLACES
     assert not [log for log in logs if "Traceback" in log]
 
 

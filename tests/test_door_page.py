@@ -3,13 +3,16 @@
 the next scan stays in the strip of recent scans, the outcome returns to Ready by itself,
 an admission is undone from the strip (and an undo the service refuses says its rule), a
 visitor without the ticket is found by email and admitted, a 200-character event name fits
-without scrolling, and tones and buzzes tell admitted from refused (muted: the buzz only).
+without scrolling, tones and buzzes tell admitted from refused (muted: the buzz only), and
+a timed ticket scanned before its entry time is amber.
 
 Nothing waits a fixed time for the page: each test waits on what the page shows, with a
 deadline. Scans 0.4 s apart are typed through WebDriver's own pauses between keystrokes, as
 a barcode scanner would type them. `MUSEUM_SCREENSHOTS=docs pytest tests/test_door_page.py`
 rewrites the pictures of docs/door.md.
 """
+
+from datetime import datetime, time, timezone
 
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
@@ -19,6 +22,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import test_scan_page as scan_page
 from conftest import ADMIN, VISITOR
+from serving import running_server
 from test_scan_page import (GATE_AUTH, buy, call, csp_violations, open_page, qr, scan,
                             screenshot, shown, today_at)
 
@@ -279,3 +283,24 @@ def test_tones_and_buzzes_tell_admitted_from_refused_and_mute_silences_them(serv
     browser.find_element(By.ID, "mute").click()
     assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
     assert signals(browser) == [["vibrate", [200, 100, 200]]]  # muted: the buzz only
+
+
+def test_a_ticket_scanned_before_its_entry_time_is_shown_amber(tmp_path, door_config,
+                                                              browser):
+    """With timed entry, a ticket for today's last slot (23:55, open all day) is too early
+    until 15 minutes before it: amber, as a wrong date is, with the service's words."""
+    timed_config = door_config.replace("08:00-20:00", "00:00-23:59").replace(
+        "[hours]\n", "[hours]\nslot_minutes = 5\n")
+    with running_server(tmp_path, timed_config) as server:
+        today = today_at(server)
+        if datetime.now(timezone.utc) >= datetime.combine(today, time(23, 30), timezone.utc):
+            pytest.skip("too near 23:40 UTC, from when the last slot's ticket is admitted")
+        status, ticket = call(server, "POST", "/v1.1/tickets", VISITOR, {
+            "ticketType": "general", "ticketDate": today.isoformat(),
+            "email": "ada@example.org", "entryTime": "23:55"})
+        assert status == 201, ticket
+        open_page(browser, server)
+        assert scan(browser, qr(ticket)) == (
+            "warn", "Too early", ["too early: entry at 23:55, admitted from 23:40",
+                                  "General entry"])
+        assert csp_violations(browser) == []

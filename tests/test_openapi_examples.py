@@ -8,10 +8,11 @@ import re
 import uuid
 
 import pytest
+import webtest
 
 import museum
 import storage
-from conftest import ADMIN, GATE, TODAY, VISITOR, basic
+from conftest import ADMIN, GATE, NOW, PASSWORDS, TODAY, VISITOR, basic, quick_hash
 from described import DOCUMENT, operations, resolve, schema_errors
 
 EVENTS = "/v1.1/special-events"
@@ -122,6 +123,20 @@ def wrong_date(client, store):
     return present(client, sell(client, OPEN_DAY), 409)
 
 
+def too_early(client, store):
+    """A ticket for today's 14:30 slot, at conftest's NOW (noon), on a museum with timed
+    entry: a client of its own over the same store and users."""
+    users = "".join(f"{name} = {name}:{quick_hash(password)}\n"
+                    for name, password in PASSWORDS.items())
+    timed = webtest.TestApp(museum.create_app(museum.parse_config(
+        f"[museum]\ntimezone = UTC\n[hours]\nslot_minutes = 30\n[users]\n{users}"),
+        store=store, clock=lambda: NOW))
+    ticket = timed.post_json(TICKETS, {"ticketType": "general", "ticketDate": TODAY,
+                                       "email": "ada@example.org", "entryTime": "14:30"},
+                             headers=VISITOR, status=201).json
+    return present(timed, ticket, 409)
+
+
 def cancelled_ticket(client, store):
     event = client.post_json(EVENTS, {**EVENT, "dates": [TODAY]}, headers=ADMIN,
                              status=201).json
@@ -195,6 +210,7 @@ CASES = {
     "EventChangeRefused/capacity-below-sold": capacity_below_sold,
     "NotAdmittable/already-admitted": already_admitted,
     "NotAdmittable/wrong-date": wrong_date,
+    "NotAdmittable/too-early": too_early,
     "Gone/cancelled": gone,
     "Gone/void": void_image,
     "DeadTicket/cancelled": cancelled_ticket,
