@@ -246,7 +246,6 @@ def loggable_word(text):
     return "*"
 
 
-@functools.lru_cache(maxsize=4096)  # most requests ask for a few paths over and over
 def loggable_path(path):
     """`path` for a log line: every segment through `loggable_word`, at most 12 of them,
     and the segment after `tickets` cut to 8 characters, since a ticket id is the key to
