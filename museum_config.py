@@ -440,6 +440,9 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
         # waitress names every peer of a unix socket "localhost": no address would match.
         raise ConfigError(f"{source}: [server] trusted_proxy: leave it empty with unix_socket "
                           f"(whoever may connect to the socket is trusted as the proxy)")
+    if settings["capacity"]["general_per_slot"] and not settings["hours"]["slot_minutes"]:
+        raise ConfigError(f"{source}: [capacity] general_per_slot: set [hours] slot_minutes "
+                          f"too (the slots it limits), or leave it empty")
     users = _parse_users(source, parser["users"] if parser.has_section("users") else {})
     exceptions = _parse_dated(source, "exceptions", _opening_hours, parser)
     schedule = Schedule(tuple(settings["hours"][day] for day in WEEKDAYS), exceptions,

@@ -27,6 +27,11 @@ def timed(make_client, config_text):
     return make_client(museum.parse_config(config_text + TIMED))
 
 
+def test_places_per_slot_without_slots_is_a_config_error(config_text):
+    with pytest.raises(museum.ConfigError, match=r"general_per_slot: set \[hours\] slot_minutes"):
+        museum.parse_config(config_text + "[capacity]\ngeneral_per_slot = 2\n")
+
+
 # -- buying a timed ticket ------------------------------------------------------------------
 
 def test_a_timed_ticket_carries_its_entry_time_in_the_answer_and_when_read(timed):
