@@ -341,7 +341,7 @@ _DOOR_REFUSALS = {
                   "eventName": _WORKSHOP},
     "void": _DOOR_TICKET, "forged": {}, "unknown": {},
 }
-# A wrong date's detail says early or past (museum.wrong_date), for the example's ticket.
+# A wrong date's detail says early or past (museum_door.wrong_date), for the example's ticket.
 _DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)",
                          "too-early": "too early: entry at 14:30, admitted from 14:15"}
 
