@@ -53,14 +53,10 @@ from museum_config import (
 )
 from museum_door import (
     EntryTimes,
-    CONFIRMATION_CODE,  # noqa: F401 (a fact of the OpenAPI document)
-    DOOR_FIELDS,  # noqa: F401 (a fact of the OpenAPI document)
     DOOR_OUTCOMES,
     QR_TEXT_LIMIT,
-    TICKET_STATUSES,  # noqa: F401 (a fact of the OpenAPI document)
     TYPED_CODE_LIMIT,
     UNDO_RULE,
-    UNDO_WINDOW,  # noqa: F401 (a fact of the OpenAPI document)
     TypedCodeLimit,
     admit,
     door_details,
@@ -73,7 +69,7 @@ from museum_door import (
     wrong_date,
 )
 from museum_http import (
-    BODY_LIMIT,  # noqa: F401 (a fact of the OpenAPI document)
+    BODY_LIMIT,
     Problem,
     Router,
     json_response,
@@ -113,7 +109,7 @@ log = logging.getLogger("museum")
 
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
-# The limits below are also the OpenAPI document's, which imports them.
+# The limits below are also the OpenAPI document's (openapi_description hands them over).
 NAME_MAX = 200  # an event's name and location, after trimming
 DESCRIPTION_MAX = 5000
 EVENT_DATES_MAX = 366
@@ -463,20 +459,6 @@ class OpenAPIDocument:
 
     def on_get(self, req, resp):
         json_response(resp, openapi_description())
-
-
-@functools.cache
-def openapi_description():
-    """The OpenAPI document of the resources below; the facts it states (limits, patterns,
-    rules, the declared fields) are this module's constants, handed over by name."""
-    return museum_openapi.document({
-        "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
-        "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
-        "/admissions": Admissions, "/admissions/summary": AdmissionSummary,
-        "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
-        "/availability": Availability, "/reports/sales": SalesReport,
-        "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
-        "/openapi.json": OpenAPIDocument}, globals())
 
 
 HOURS_HORIZON_DAYS = 366  # days from startDate on that the opening hours list
@@ -1040,6 +1022,32 @@ def new_uuid():
     return str(uuid.uuid4())
 
 
+# Every path under API with the class of its resource, written as the OpenAPI description
+# writes it (and in its order); Falcon's field is the same name in snake case (event_id).
+API_ROUTES = {
+    "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
+    "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
+    "/admissions": Admissions, "/admissions/summary": AdmissionSummary,
+    "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
+    "/availability": Availability, "/reports/sales": SalesReport,
+    "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
+    "/openapi.json": OpenAPIDocument}
+
+
+@functools.cache
+def openapi_description():
+    """The OpenAPI document of API_ROUTES, stating this module's limits, patterns and
+    declared fields (museum_openapi reads the door's rules from museum_door itself)."""
+    return museum_openapi.document(API_ROUTES, {
+        "API": API, "INTERFACE_VERSION": INTERFACE_VERSION, "BAD_QUERY": BAD_QUERY,
+        "BODY_LIMIT": BODY_LIMIT, "IDEMPOTENCY_KEY": IDEMPOTENCY_KEY, "PAGE_MAX": PAGE_MAX,
+        "PAGE_SIZE_MAX": PAGE_SIZE_MAX, "PAGE_SIZE_DEFAULT": PAGE_SIZE_DEFAULT,
+        "LOOKUP_LIMIT": LOOKUP_LIMIT, "HOURS_HORIZON_DAYS": HOURS_HORIZON_DAYS,
+        "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
+        "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
+        "LOOKUP_FIELDS": LOOKUP_FIELDS})
+
+
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"
 
 
@@ -1082,31 +1090,32 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
 def add_routes(app, config, store, today, clock, new_id):
     """Every path of the service, each with its resource."""
     app.add_route("/healthz", Health(store))
-    app.add_route(f"{API}/openapi.json", OpenAPIDocument())
-    app.add_route(f"{API}/museum-hours", MuseumHours(config.schedule, today))
-    # Built on public_url when set: never on the Host or X-Forwarded-Host a client sent.
-    # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
-    public_url = config["server"]["public_url"]
-    app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id, public_url))
-    app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
-    app.add_route(f"{API}/tickets", Tickets(store, config, today, new_id, public_url))
-    secret = qr_secret(config, store)
-    app.add_route(f"{API}/tickets/{{ticket_id}}", Ticket(store, clock))
-    app.add_route(f"{API}/availability",
-                  Availability(store, config.schedule, config.capacity, today))
-    app.add_route(f"{API}/reports/sales", SalesReport(store, today))
-    app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
-    guesses = TypedCodeLimit()
-    entry_times = EntryTimes(config["museum"]["timezone"], config["door"]["early_minutes"],
-                             clock)
-    app.add_route(f"{API}/admissions",
-                  Admissions(store, secret, today, clock, guesses, entry_times))
-    app.add_route(f"{API}/admissions/summary", AdmissionSummary(store, today))
-    app.add_route(f"{API}/admissions/lookup", TicketLookup(store, today, guesses))
-    app.add_route(f"{API}/admissions/{{ticket_id}}", Admission(store, clock))
+    built = {type(resource): resource
+             for resource in api_resources(config, store, today, clock, new_id)}
+    for path, kind in API_ROUTES.items():
+        app.add_route(API + re.sub(r"\{(\w+)Id\}", r"{\1_id}", path), built[kind])
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
     app.add_route("/scan/scan.js", PageFile("scan.js", "text/javascript; charset=utf-8"))
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
+
+
+def api_resources(config, store, today, clock, new_id):
+    """One resource of each class in API_ROUTES, made on the app's dependencies."""
+    # Built on public_url when set: never on the Host or X-Forwarded-Host a client sent.
+    # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
+    public_url = config["server"]["public_url"]
+    secret = qr_secret(config, store)
+    guesses = TypedCodeLimit()
+    entry_times = EntryTimes(config["museum"]["timezone"], config["door"]["early_minutes"],
+                             clock)
+    return (OpenAPIDocument(), MuseumHours(config.schedule, today),
+            SpecialEvents(store, today, new_id, public_url), SpecialEvent(store),
+            Tickets(store, config, today, new_id, public_url), Ticket(store, clock),
+            Availability(store, config.schedule, config.capacity, today),
+            SalesReport(store, today), TicketImage(store, secret),
+            Admissions(store, secret, today, clock, guesses, entry_times),
+            AdmissionSummary(store, today), TicketLookup(store, today, guesses),
+            Admission(store, clock))
 
 
 def set_log_level(config):
