@@ -4,8 +4,9 @@ One WSGI application (Falcon) behind HTTP Basic auth, all API paths under /v1.1,
 waitress from the `museum` command (museum_cli.py). Sections, in order: validation,
 resources (one class per path), the application. The configuration and password hashes live
 in museum_config.py, signing in in museum_auth.py, the access log in museum_access_log.py,
-problem answers, JSON bodies, paging headers and the router in museum_http.py, the door's
-rules in museum_door.py, and what the app shares with the command line and the mock in
+problem answers, JSON bodies, query parameters, paging headers and the router in
+museum_http.py, the events' listing cache in museum_listings.py, the door's rules in
+museum_door.py, and what the app shares with the command line and the mock in
 museum_services.py.
 """
 
@@ -26,6 +27,7 @@ import falcon
 import falcon.inspect
 
 import museum_auth
+import museum_listings
 import museum_openapi
 import museum_privacy
 import museum_sales
@@ -69,13 +71,21 @@ from museum_door import (
     wrong_date,
 )
 from museum_http import (
+    BAD_QUERY,
     BODY_LIMIT,
+    PAGE_MAX,
+    PAGE_SIZE_DEFAULT,
+    PAGE_SIZE_MAX,
     Problem,
     Router,
+    date_window,
     json_response,
+    paging,
+    parse_query,
     read_json,
     rfc3339,
     set_paging_headers,
+    start_date,
     storage_error_as_problem,
     to_json,
     unexpected_error,
@@ -114,9 +124,6 @@ NAME_MAX = 200  # an event's name and location, after trimming
 DESCRIPTION_MAX = 5000
 EVENT_DATES_MAX = 366
 EMAIL_MAX = 254
-PAGE_MAX = 10**6
-PAGE_SIZE_MAX = 30
-PAGE_SIZE_DEFAULT = 10
 
 
 class Validator:
@@ -347,87 +354,12 @@ TICKET_FIELDS = {
 }
 
 
-BAD_QUERY = "A query parameter is not valid; see errors."
-
-
-def parse_query(req, validator, name, parse, default):
-    """One query parameter, given at most once, through `parse(validator, name, text)`."""
-    value = req.params.get(name)
-    if value is None:
-        return default
-    if isinstance(value, list):
-        validator.error(name, "must be given once")
-        return None
-    return parse(validator, name, value)
-
-
-def start_date(req, validator, today):
-    """The `startDate` query parameter; by default `today`."""
-    return parse_query(req, validator, "startDate", Validator.date, None) or today
-
-
-def date_window(req, validator, today, default_days=None, max_days=None):
-    """The `startDate` and `endDate` query parameters as dates: an absent end is
-    `default_days` from the start (None: open-ended), at most `max_days` from it."""
-    start = start_date(req, validator, today)
-    end = parse_query(req, validator, "endDate", Validator.date, None)
-    if end is None and default_days:
-        end = start + timedelta(days=default_days - 1)
-    if end and end < start:
-        validator.error("endDate", "must not be before startDate")
-    elif end and max_days and (end - start).days >= max_days:
-        validator.error("endDate", f"must be at most {max_days} days from startDate, "
-                                   f"counting both")
-    return start, end
-
-
-def paging(req, validator):
-    """The `page` and `limit` query parameters."""
-    page = parse_query(req, validator, "page", lambda v, n, t: v.integer(n, t, 1, PAGE_MAX), 1)
-    limit = parse_query(req, validator, "limit",
-                        lambda v, n, t: v.integer(n, t, 1, PAGE_SIZE_MAX), PAGE_SIZE_DEFAULT)
-    return page, limit
-
-
 # ============================================================================================
 # Resources, one class per path
 # ============================================================================================
 
 # Each resource describes its operations (museum_openapi.Operation) in `described`.
 PAGED = ("XTotalCount", "Link")  # the headers of a page of a listing
-
-
-class ListingCache:
-    """Serialized listing pages, kept while the store's `events_version` stays the same.
-
-    Every event change bumps that version in its own transaction, and each lookup reads it
-    first (one cheap query), so no page outlives a write, from this instance or another
-    one sharing the database. A page is cached under the version read before its query.
-    """
-
-    LIMIT = 512
-
-    def __init__(self, store):
-        self.store = store
-        self._version = None
-        self._pages = {}
-        self._lock = threading.Lock()
-
-    def page(self, start, end, offset, limit):
-        """(JSON bytes of the page, total in the window)."""
-        version = self.store.events_version()
-        key = (start, end, offset, limit)
-        with self._lock:
-            if version != self._version:
-                self._version, self._pages = version, {}
-            cached = self._pages.get(key)
-        if cached is None:
-            events, total = self.store.list_events(start, end, offset, limit)
-            cached = to_json(events), total
-            with self._lock:
-                if version == self._version and len(self._pages) < self.LIMIT:
-                    self._pages[key] = cached
-        return cached
 
 
 class Health:
@@ -506,7 +438,7 @@ class SpecialEvents:
         self.today = today
         self.new_id = new_id
         self.public_url = public_url
-        self.listings = ListingCache(store)
+        self.listings = museum_listings.ListingCache(store)
 
     def on_post(self, req, resp):
         validator = Validator()
@@ -668,10 +600,8 @@ class Tickets:
 
     def _receipt(self, ticket):
         label = TICKET_LABELS[ticket["ticketType"]].lower()
-        receipt = {"message": f"Museum {label} ticket purchased"}
-        receipt.update((name, ticket[name]) for name in
-                       ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
-                        "currency"))
+        receipt = {"message": f"Museum {label} ticket purchased",
+                   **{name: ticket[name] for name in museum_sales.TICKET_VIEW_FIELDS}}
         if ticket["ticketType"] == "event":
             receipt.update(eventName=ticket["eventName"], eventId=ticket["eventId"])
         if ticket["entryTime"]:

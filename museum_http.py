@@ -1,16 +1,16 @@
-"""HTTP plumbing of the museum service: problem answers, JSON bodies, paging headers,
-HEAD = GET.
+"""HTTP plumbing of the museum service: problem answers, JSON bodies, query parameters,
+paging headers, HEAD = GET.
 
 Problem answers follow RFC 9457 (application/problem+json), with the store's domain errors
 mapped to HTTP in one place; JSON bodies are read within BODY_LIMIT and written compact;
-listings page with `X-Total-Count` and RFC 8288 links; the router answers HEAD wherever a
-resource answers GET. This module knows nothing of the resources (museum.py), which use it.
+each query parameter is read at most once, into the caller's validator; listings page with
+`X-Total-Count` and RFC 8288 links; the router answers HEAD wherever a resource answers GET. This module knows nothing of the resources (museum.py), which use it.
 """
 
 import json
 import logging
 import math
-from datetime import timezone
+from datetime import timedelta, timezone
 from http import HTTPStatus
 from urllib.parse import urlencode
 
@@ -168,6 +168,59 @@ def _page_links(req, base_url, page, limit, total):
 def rfc3339(moment):
     """An aware datetime as RFC 3339 UTC text, to the second."""
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# ============================================================================================
+# Query parameters, checked by the caller's validator (museum.Validator)
+# ============================================================================================
+
+PAGE_MAX = 10**6
+PAGE_SIZE_MAX = 30
+PAGE_SIZE_DEFAULT = 10
+BAD_QUERY = "A query parameter is not valid; see errors."
+
+
+def parse_query(req, validator, name, parse, default):
+    """One query parameter, given at most once, through `parse(validator, name, text)`."""
+    value = req.params.get(name)
+    if value is None:
+        return default
+    if isinstance(value, list):
+        validator.error(name, "must be given once")
+        return None
+    return parse(validator, name, value)
+
+
+def start_date(req, validator, today):
+    """The `startDate` query parameter; by default `today`."""
+    return parse_query(req, validator, "startDate", _date, None) or today
+
+
+def date_window(req, validator, today, default_days=None, max_days=None):
+    """The `startDate` and `endDate` query parameters as dates: an absent end is
+    `default_days` from the start (None: open-ended), at most `max_days` from it."""
+    start = start_date(req, validator, today)
+    end = parse_query(req, validator, "endDate", _date, None)
+    if end is None and default_days:
+        end = start + timedelta(days=default_days - 1)
+    if end and end < start:
+        validator.error("endDate", "must not be before startDate")
+    elif end and max_days and (end - start).days >= max_days:
+        validator.error("endDate", f"must be at most {max_days} days from startDate, "
+                                   f"counting both")
+    return start, end
+
+
+def paging(req, validator):
+    """The `page` and `limit` query parameters."""
+    page = parse_query(req, validator, "page", lambda v, n, t: v.integer(n, t, 1, PAGE_MAX), 1)
+    limit = parse_query(req, validator, "limit",
+                        lambda v, n, t: v.integer(n, t, 1, PAGE_SIZE_MAX), PAGE_SIZE_DEFAULT)
+    return page, limit
+
+
+def _date(validator, name, text):
+    return validator.date(name, text)
 
 
 # ============================================================================================

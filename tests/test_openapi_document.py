@@ -223,10 +223,10 @@ def test_museum_openapi_prints_the_same_document(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("module", ["museum_openapi", "museum_http"])
+@pytest.mark.parametrize("module", ["museum_openapi", "museum_http", "museum_listings"])
 def test_the_modules_the_app_uses_import_nothing_of_it(tmp_path, module):
-    """museum.py imports the description and its HTTP plumbing, never the other way round:
-    no import circle."""
+    """museum.py imports the description, its HTTP plumbing and its listing cache, never the
+    other way round: no import circle."""
     done = subprocess.run([sys.executable, "-c", f"import sys, {module}; "
                            "print(sorted(name for name in sys.modules if name == 'museum'))"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60,
