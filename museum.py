@@ -32,11 +32,7 @@ import museum_openapi
 import museum_privacy
 import museum_sales
 import storage
-from museum_access_log import (
-    AccessLog,
-    SafeHeaders,
-    open_access_log,
-)
+from museum_access_log import AccessLog, SafeHeaders, open_access_log
 from museum_config import (
     ADMIN_ROLE,
     CAPACITY_MAX,

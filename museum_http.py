@@ -4,7 +4,8 @@ paging headers, HEAD = GET.
 Problem answers follow RFC 9457 (application/problem+json), with the store's domain errors
 mapped to HTTP in one place; JSON bodies are read within BODY_LIMIT and written compact;
 each query parameter is read at most once, into the caller's validator; listings page with
-`X-Total-Count` and RFC 8288 links; the router answers HEAD wherever a resource answers GET. This module knows nothing of the resources (museum.py), which use it.
+`X-Total-Count` and RFC 8288 links; the router answers HEAD wherever a resource answers
+GET. This module knows nothing of the resources (museum.py), which use it.
 """
 
 import json
