@@ -1,11 +1,13 @@
 """The museum service: opening hours, special events and tickets over HTTP/JSON.
 
 One WSGI application (Falcon) behind HTTP Basic auth, all API paths under /v1.1, served by
-waitress from the `museum` command (museum_cli.py). Sections, in order: validation, problem
-errors, middleware, resources, the application. The configuration and password hashes live
+waitress from the `museum` command (museum_cli.py). Sections, in order: validation,
+resources (one class per path), the application. The configuration and password hashes live
 in museum_config.py, signing in in museum_auth.py, the access log in museum_access_log.py,
-the door's rules in museum_door.py, and what the app shares with the command line and the
-mock in museum_services.py.
+problem answers, JSON bodies, query parameters, paging headers and the router in
+museum_http.py, the events' listing cache in museum_listings.py, the door's rules in
+museum_door.py, and what the app shares with the command line and the mock in
+museum_services.py.
 """
 
 import functools
@@ -19,25 +21,18 @@ import threading
 import typing
 import unicodedata
 import uuid
-from datetime import date, timedelta, timezone
-from http import HTTPStatus
-from urllib.parse import urlencode
+from datetime import date, timedelta
 
 import falcon
 import falcon.inspect
 
 import museum_auth
+import museum_listings
 import museum_openapi
 import museum_privacy
 import museum_sales
 import storage
-from museum_access_log import (
-    AccessLog,
-    SafeHeaders,
-    loggable_path,
-    loggable_word,
-    open_access_log,
-)
+from museum_access_log import AccessLog, SafeHeaders, open_access_log
 from museum_config import (
     ADMIN_ROLE,
     CAPACITY_MAX,
@@ -54,16 +49,12 @@ from museum_config import (
     load_config,
     parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
 )
-from museum_door import (  # noqa: F401 (some only for those who import them from here)
+from museum_door import (
     EntryTimes,
-    CONFIRMATION_CODE,
-    DOOR_FIELDS,
     DOOR_OUTCOMES,
     QR_TEXT_LIMIT,
-    TICKET_STATUSES,
     TYPED_CODE_LIMIT,
     UNDO_RULE,
-    UNDO_WINDOW,
     TypedCodeLimit,
     admit,
     door_details,
@@ -71,11 +62,30 @@ from museum_door import (  # noqa: F401 (some only for those who import them fro
     may_undo,
     new_confirmation_code,
     qr_text,
-    read_qr_text,
     ticket_status,
     typed_codes,
-    verify_ticket,
     wrong_date,
+)
+from museum_http import (
+    BAD_QUERY,
+    BODY_LIMIT,
+    PAGE_MAX,
+    PAGE_SIZE_DEFAULT,
+    PAGE_SIZE_MAX,
+    Problem,
+    Router,
+    date_window,
+    json_response,
+    paging,
+    parse_query,
+    read_json,
+    rfc3339,
+    set_paging_headers,
+    start_date,
+    storage_error_as_problem,
+    to_json,
+    unexpected_error,
+    write_problem,
 )
 from museum_services import museum_today, open_configured_store, qr_secret, utc_now
 from museum_ticket_image import TicketImages
@@ -105,15 +115,11 @@ log = logging.getLogger("museum")
 
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
-BODY_LIMIT = 64 * 1024
-# The limits below are also the OpenAPI document's, which imports them.
+# The limits below are also the OpenAPI document's (openapi_description hands them over).
 NAME_MAX = 200  # an event's name and location, after trimming
 DESCRIPTION_MAX = 5000
 EVENT_DATES_MAX = 366
 EMAIL_MAX = 254
-PAGE_MAX = 10**6
-PAGE_SIZE_MAX = 30
-PAGE_SIZE_DEFAULT = 10
 
 
 class Validator:
@@ -344,200 +350,12 @@ TICKET_FIELDS = {
 }
 
 
-BAD_QUERY = "A query parameter is not valid; see errors."
-
-
-def parse_query(req, validator, name, parse, default):
-    """One query parameter, given at most once, through `parse(validator, name, text)`."""
-    value = req.params.get(name)
-    if value is None:
-        return default
-    if isinstance(value, list):
-        validator.error(name, "must be given once")
-        return None
-    return parse(validator, name, value)
-
-
-def start_date(req, validator, today):
-    """The `startDate` query parameter; by default `today`."""
-    return parse_query(req, validator, "startDate", Validator.date, None) or today
-
-
-def date_window(req, validator, today, default_days=None, max_days=None):
-    """The `startDate` and `endDate` query parameters as dates: an absent end is
-    `default_days` from the start (None: open-ended), at most `max_days` from it."""
-    start = start_date(req, validator, today)
-    end = parse_query(req, validator, "endDate", Validator.date, None)
-    if end is None and default_days:
-        end = start + timedelta(days=default_days - 1)
-    if end and end < start:
-        validator.error("endDate", "must not be before startDate")
-    elif end and max_days and (end - start).days >= max_days:
-        validator.error("endDate", f"must be at most {max_days} days from startDate, "
-                                   f"counting both")
-    return start, end
-
-
-def paging(req, validator):
-    """The `page` and `limit` query parameters."""
-    page = parse_query(req, validator, "page", lambda v, n, t: v.integer(n, t, 1, PAGE_MAX), 1)
-    limit = parse_query(req, validator, "limit",
-                        lambda v, n, t: v.integer(n, t, 1, PAGE_SIZE_MAX), PAGE_SIZE_DEFAULT)
-    return page, limit
-
-
-# ============================================================================================
-# Problem errors (RFC 9457)
-# ============================================================================================
-
-PROBLEM_JSON = "application/problem+json"
-DEFAULT_DETAILS = {
-    404: "There is nothing at this path.",
-    405: "This method is not allowed on this path; the Allow header lists those that are.",
-}
-
-
-class Problem(falcon.HTTPError):
-    """An HTTP error answered as application/problem+json; `errors` lists bad fields."""
-
-    def __init__(self, status, detail, errors=None, headers=None, members=None):
-        super().__init__(status, title=HTTPStatus(status).phrase, description=detail,
-                         headers=headers)
-        self.errors = errors
-        self.members = members  # RFC 9457 extension members, added to the body
-
-
-def write_problem(req, resp, error):
-    """The one error serializer: every HTTPError, ours or Falcon's, as problem+json."""
-    status = error.status_code
-    body = {
-        "type": "about:blank",
-        "title": HTTPStatus(status).phrase,
-        "status": status,
-        "detail": error.description or DEFAULT_DETAILS.get(status, HTTPStatus(status).phrase + "."),
-    }
-    if getattr(error, "errors", None):
-        body["errors"] = error.errors
-    if getattr(error, "members", None):
-        body.update(error.members)
-    resp.content_type = PROBLEM_JSON
-    resp.data = json.dumps(body).encode()
-
-
-def storage_error_as_problem(req, resp, error, params):
-    """Domain errors from the store, mapped to HTTP in this one place."""
-    if isinstance(error, storage.NotFound):
-        raise Problem(404, "No such record (it may have been cancelled).")
-    if isinstance(error, storage.DateNotOffered):
-        raise Problem(400, f"The event does not take place on that date; valid dates: "
-                      f"{', '.join(error.dates)}.",
-                      errors=[{"field": "ticketDate",
-                               "message": f"must be one of {', '.join(error.dates)}"}])
-    if isinstance(error, storage.DatesSold):
-        sold = [f"{day} ({count} sold)" for day, count in error.sold.items()]
-        raise Problem(409, f"Tickets were sold for dates this change removes: "
-                      f"{', '.join(sold)}. Keep those dates, or cancel the event.",
-                      errors=[{"field": "dates", "message": f"must keep {day}: {count} "
-                               f"ticket(s) sold for it"} for day, count in error.sold.items()])
-    if isinstance(error, storage.SoldOut):
-        what = "this event" if error.event_id else "general entry"
-        if error.entry_time:
-            what = f"general entry at {error.entry_time}"
-        full = {"date": error.date, **({"eventId": error.event_id} if error.event_id else {}),
-                **({"entryTime": error.entry_time} if error.entry_time else {})}
-        raise Problem(409, f"Sold out: no places are left for {what} on {error.date}.",
-                      members={"reason": "sold-out", **full})
-    if isinstance(error, storage.CapacityBelowSold):
-        sold = [f"{day} ({count} sold)" for day, count in error.sold.items()]
-        raise Problem(409, f"More tickets were sold than this capacity allows: "
-                      f"{', '.join(sold)}. Keep a capacity of at least the tickets sold.",
-                      errors=[{"field": "capacity", "message": f"must be at least {count}: "
-                               f"{count} ticket(s) sold for {day}"}
-                              for day, count in error.sold.items()])
-    if isinstance(error, storage.IdempotencyConflict):
-        raise Problem(409, "This Idempotency-Key was already used with a different request.")
-    # Not logged per request: the store logs the outage once, with its reason.
-    raise Problem(503, "The database is unavailable; try again shortly.",
-                  headers={"Retry-After": "5"})
-
-
-def unexpected_error(req, resp, error, params):
-    log.error("unexpected error on %s %s", loggable_word(req.method), loggable_path(req.path),
-              exc_info=error)
-    raise Problem(500, "Something went wrong on our side; it has been logged.")
-
-
-def read_json(req):
-    """The request body as JSON: 415 unless a JSON media type, 413 over BODY_LIMIT, 400 if
-    malformed. Reads at most BODY_LIMIT + 1 bytes whatever Content-Length claims."""
-    media_type = (req.content_type or "").partition(";")[0].strip().lower()
-    if media_type != "application/json" and not (
-            media_type.startswith("application/") and media_type.endswith("+json")):
-        raise Problem(415, "Send the body as application/json.")
-    if (req.content_length or 0) > BODY_LIMIT:
-        raise Problem(413, f"The body is larger than {BODY_LIMIT} bytes.")
-    raw = req.bounded_stream.read(BODY_LIMIT + 1)
-    if len(raw) > BODY_LIMIT:
-        raise Problem(413, f"The body is larger than {BODY_LIMIT} bytes.")
-    try:
-        return json.loads(raw, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
-        raise Problem(400, "The body is not valid JSON.") from None
-
-
-def _reject_constant(name):
-    raise ValueError(f"{name} is not JSON")
-
-
 # ============================================================================================
 # Resources, one class per path
 # ============================================================================================
 
 # Each resource describes its operations (museum_openapi.Operation) in `described`.
 PAGED = ("XTotalCount", "Link")  # the headers of a page of a listing
-_compact_json = json.JSONEncoder(separators=(",", ":")).encode
-
-
-def to_json(value):
-    return _compact_json(value).encode()
-
-
-def json_response(resp, value, status=200):
-    resp.status = status
-    resp.data = to_json(value)
-
-
-class ListingCache:
-    """Serialized listing pages, kept while the store's `events_version` stays the same.
-
-    Every event change bumps that version in its own transaction, and each lookup reads it
-    first (one cheap query), so no page outlives a write, from this instance or another
-    one sharing the database. A page is cached under the version read before its query.
-    """
-
-    LIMIT = 512
-
-    def __init__(self, store):
-        self.store = store
-        self._version = None
-        self._pages = {}
-        self._lock = threading.Lock()
-
-    def page(self, start, end, offset, limit):
-        """(JSON bytes of the page, total in the window)."""
-        version = self.store.events_version()
-        key = (start, end, offset, limit)
-        with self._lock:
-            if version != self._version:
-                self._version, self._pages = version, {}
-            cached = self._pages.get(key)
-        if cached is None:
-            events, total = self.store.list_events(start, end, offset, limit)
-            cached = to_json(events), total
-            with self._lock:
-                if version == self._version and len(self._pages) < self.LIMIT:
-                    self._pages[key] = cached
-        return cached
 
 
 class Health:
@@ -569,20 +387,6 @@ class OpenAPIDocument:
 
     def on_get(self, req, resp):
         json_response(resp, openapi_description())
-
-
-@functools.cache
-def openapi_description():
-    """The OpenAPI document of the resources below; the facts it states (limits, patterns,
-    rules, the declared fields) are this module's constants, handed over by name."""
-    return museum_openapi.document({
-        "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
-        "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
-        "/admissions": Admissions, "/admissions/summary": AdmissionSummary,
-        "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
-        "/availability": Availability, "/reports/sales": SalesReport,
-        "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
-        "/openapi.json": OpenAPIDocument}, globals())
 
 
 HOURS_HORIZON_DAYS = 366  # days from startDate on that the opening hours list
@@ -630,7 +434,7 @@ class SpecialEvents:
         self.today = today
         self.new_id = new_id
         self.public_url = public_url
-        self.listings = ListingCache(store)
+        self.listings = museum_listings.ListingCache(store)
 
     def on_post(self, req, resp):
         validator = Validator()
@@ -648,28 +452,6 @@ class SpecialEvents:
         resp.data, total = self.listings.page(
             start.isoformat(), end and end.isoformat(), (page - 1) * limit, limit)
         set_paging_headers(req, resp, self.public_url, page, limit, total)
-
-
-def set_paging_headers(req, resp, public_url, page, limit, total):
-    """`X-Total-Count` and, where there are other pages, `Link` (on public_url when set)."""
-    resp.set_header("X-Total-Count", str(total))
-    links = _page_links(req, public_url or req.prefix, page, limit, total)
-    if links:
-        resp.set_header("Link", links)
-
-
-def _page_links(req, base_url, page, limit, total):
-    """RFC 8288 next/prev links under `base_url` that keep the other query parameters."""
-    last_page = max(1, math.ceil(total / limit))
-    targets = [("next", page + 1)] if page < last_page else []
-    if page > 1:
-        targets.append(("prev", min(page - 1, last_page)))
-    if not targets:
-        return ""
-    kept = urlencode({name: value for name, value in req.params.items() if name != "page"},
-                     doseq=True)
-    url = f"{base_url}{req.path}?{kept}{'&' if kept else ''}page="
-    return ", ".join(f'<{url}{number}>; rel="{rel}"' for rel, number in targets)
 
 
 class SpecialEvent:
@@ -814,10 +596,8 @@ class Tickets:
 
     def _receipt(self, ticket):
         label = TICKET_LABELS[ticket["ticketType"]].lower()
-        receipt = {"message": f"Museum {label} ticket purchased"}
-        receipt.update((name, ticket[name]) for name in
-                       ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
-                        "currency"))
+        receipt = {"message": f"Museum {label} ticket purchased",
+                   **{name: ticket[name] for name in museum_sales.TICKET_VIEW_FIELDS}}
         if ticket["ticketType"] == "event":
             receipt.update(eventName=ticket["eventName"], eventId=ticket["eventId"])
         if ticket["entryTime"]:
@@ -1160,11 +940,6 @@ class PageFile:
         resp.set_header("Permissions-Policy", "camera=(self)")
 
 
-def rfc3339(moment):
-    """An aware datetime as RFC 3339 UTC text, to the second."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 # ============================================================================================
 # The application
 # ============================================================================================
@@ -1173,26 +948,33 @@ def new_uuid():
     return str(uuid.uuid4())
 
 
+# Every path under API with the class of its resource, written as the OpenAPI description
+# writes it (and in its order); Falcon's field is the same name in snake case (event_id).
+API_ROUTES = {
+    "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
+    "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
+    "/admissions": Admissions, "/admissions/summary": AdmissionSummary,
+    "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
+    "/availability": Availability, "/reports/sales": SalesReport,
+    "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
+    "/openapi.json": OpenAPIDocument}
+
+
+@functools.cache
+def openapi_description():
+    """The OpenAPI document of API_ROUTES, stating this module's limits, patterns and
+    declared fields (museum_openapi reads the door's rules from museum_door itself)."""
+    return museum_openapi.document(API_ROUTES, {
+        "API": API, "INTERFACE_VERSION": INTERFACE_VERSION, "BAD_QUERY": BAD_QUERY,
+        "BODY_LIMIT": BODY_LIMIT, "IDEMPOTENCY_KEY": IDEMPOTENCY_KEY, "PAGE_MAX": PAGE_MAX,
+        "PAGE_SIZE_MAX": PAGE_SIZE_MAX, "PAGE_SIZE_DEFAULT": PAGE_SIZE_DEFAULT,
+        "LOOKUP_LIMIT": LOOKUP_LIMIT, "HOURS_HORIZON_DAYS": HOURS_HORIZON_DAYS,
+        "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
+        "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
+        "LOOKUP_FIELDS": LOOKUP_FIELDS})
+
+
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"
-
-
-class Router(falcon.routing.CompiledRouter):
-    """Falcon's router, where every resource that answers GET answers HEAD with the same
-    responder (RFC 9110 section 9.3.2: the same status and headers, no body): Falcon itself
-    answers 405 to HEAD where a resource has no on_head, and load balancers check health
-    with `HEAD /healthz`. Falcon drops the body of an answer to HEAD and keeps its
-    Content-Length."""
-
-    def map_http_methods(self, resource, **kwargs):
-        methods = super().map_http_methods(resource, **kwargs)
-        if "GET" in methods:
-            methods.setdefault("HEAD", methods["GET"])
-        return methods
-
-
-# falcon.inspect (which lists the routes, as `falcon-inspect-app` does) knows routers by
-# their class: this one is read as the router it extends.
-falcon.inspect.register_router(Router)(falcon.inspect.inspect_compiled_router)
 
 
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
@@ -1234,31 +1016,32 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
 def add_routes(app, config, store, today, clock, new_id):
     """Every path of the service, each with its resource."""
     app.add_route("/healthz", Health(store))
-    app.add_route(f"{API}/openapi.json", OpenAPIDocument())
-    app.add_route(f"{API}/museum-hours", MuseumHours(config.schedule, today))
-    # Built on public_url when set: never on the Host or X-Forwarded-Host a client sent.
-    # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
-    public_url = config["server"]["public_url"]
-    app.add_route(f"{API}/special-events", SpecialEvents(store, today, new_id, public_url))
-    app.add_route(f"{API}/special-events/{{event_id}}", SpecialEvent(store))
-    app.add_route(f"{API}/tickets", Tickets(store, config, today, new_id, public_url))
-    secret = qr_secret(config, store)
-    app.add_route(f"{API}/tickets/{{ticket_id}}", Ticket(store, clock))
-    app.add_route(f"{API}/availability",
-                  Availability(store, config.schedule, config.capacity, today))
-    app.add_route(f"{API}/reports/sales", SalesReport(store, today))
-    app.add_route(f"{API}/tickets/{{ticket_id}}/qr", TicketImage(store, secret))
-    guesses = TypedCodeLimit()
-    entry_times = EntryTimes(config["museum"]["timezone"], config["door"]["early_minutes"],
-                             clock)
-    app.add_route(f"{API}/admissions",
-                  Admissions(store, secret, today, clock, guesses, entry_times))
-    app.add_route(f"{API}/admissions/summary", AdmissionSummary(store, today))
-    app.add_route(f"{API}/admissions/lookup", TicketLookup(store, today, guesses))
-    app.add_route(f"{API}/admissions/{{ticket_id}}", Admission(store, clock))
+    built = {type(resource): resource
+             for resource in api_resources(config, store, today, clock, new_id)}
+    for path, kind in API_ROUTES.items():
+        app.add_route(API + re.sub(r"\{(\w+)Id\}", r"{\1_id}", path), built[kind])
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
     app.add_route("/scan/scan.js", PageFile("scan.js", "text/javascript; charset=utf-8"))
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
+
+
+def api_resources(config, store, today, clock, new_id):
+    """One resource of each class in API_ROUTES, made on the app's dependencies."""
+    # Built on public_url when set: never on the Host or X-Forwarded-Host a client sent.
+    # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
+    public_url = config["server"]["public_url"]
+    secret = qr_secret(config, store)
+    guesses = TypedCodeLimit()
+    entry_times = EntryTimes(config["museum"]["timezone"], config["door"]["early_minutes"],
+                             clock)
+    return (OpenAPIDocument(), MuseumHours(config.schedule, today),
+            SpecialEvents(store, today, new_id, public_url), SpecialEvent(store),
+            Tickets(store, config, today, new_id, public_url), Ticket(store, clock),
+            Availability(store, config.schedule, config.capacity, today),
+            SalesReport(store, today), TicketImage(store, secret),
+            Admissions(store, secret, today, clock, guesses, entry_times),
+            AdmissionSummary(store, today), TicketLookup(store, today, guesses),
+            Admission(store, clock))
 
 
 def set_log_level(config):

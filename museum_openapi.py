@@ -2,17 +2,35 @@
 
 Each resource class in museum.py carries its operations as `Operation` data (summary,
 parameters, answers); the body fields come from museum.py's declarations, which also
-check them; every limit, pattern and rule is one of the service's own constants, handed
-over in `facts`. What lives here: the shared components (parameters, headers, schemas,
-answers), the prose and the examples. `document()` returns plain JSON data, served at
-`GET /v1.1/openapi.json` and printed by `museum openapi`; this module imports nothing of
-museum.py, which imports it.
+check them; every limit, pattern and rule is one of the service's own constants: the
+door's read from museum_door, museum.py's handed over in `facts`. What lives here: the
+shared components (parameters, headers, schemas, answers), the prose and the examples.
+`document()` returns plain JSON data, served at `GET /v1.1/openapi.json` and printed by
+`museum openapi`; this module imports nothing of museum.py, which imports it.
 """
 
 import typing
 from http import HTTPStatus
 
-from museum_config import ADMIN_ROLE, CURRENCY, DATE, GATE_ROLE, PRICE_MAX, ROLES, SCHEMA
+from museum_config import (
+    ADMIN_ROLE,
+    CURRENCY,
+    DATE,
+    GATE_ROLE,
+    PRICE_MAX,
+    ROLES,
+    SCHEMA,
+    TICKET_TYPES,
+)
+from museum_door import (
+    CONFIRMATION_CODE,
+    DOOR_FIELDS,
+    DOOR_OUTCOMES,
+    TICKET_STATUSES,
+    UNDO_RULE,
+    UNDO_WINDOW,
+    TypedCodeLimit,
+)
 from museum_sales import (
     AVAILABILITY_DAYS_DEFAULT,
     AVAILABILITY_DAYS_MAX,
@@ -39,6 +57,8 @@ _BODY_REFUSED = {413: "ContentTooLarge", 415: "UnsupportedMediaType"}  # whereve
 _SERVER_TEXT = {"text/plain": {"schema": {"type": "string"}}}
 _PNG = {"schema": {"type": "string", "format": "binary"}}
 _COUNT = {"type": "integer", "minimum": 0}
+UNDO_MINUTES = UNDO_WINDOW.seconds // 60
+DOOR_RESULTS = ", ".join(f"`{result}` ({status})" for result, (status, _) in DOOR_OUTCOMES.items())
 UUID_SCHEMA = {"type": "string", "format": "uuid"}
 DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
 
@@ -79,11 +99,9 @@ def ref(kind, name):
 
 def document(resources, facts):
     """The OpenAPI document of `resources` ({path under the API: resource class}) and
-    `facts` (the service's constants by name: limits, patterns, rules, the body fields)."""
-    outcomes = facts["DOOR_OUTCOMES"].items()
-    facts = {**facts, "UNDO_MINUTES": facts["UNDO_WINDOW"].seconds // 60,
-             "DOOR_RESULTS": ", ".join(f"`{result}` ({status})"
-                                       for result, (status, _) in outcomes)}
+    `facts` (museum.py's constants by name: limits, patterns, the body fields)."""
+    facts = {**facts, "UNDO_MINUTES": UNDO_MINUTES, "DOOR_RESULTS": DOOR_RESULTS,
+             "TypedCodeLimit": TypedCodeLimit}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Museum API", "version": facts["INTERFACE_VERSION"],
@@ -97,8 +115,8 @@ def document(resources, facts):
             "securitySchemes": {"MuseumPlaceholderAuth": SECURITY},
             "parameters": _parameters(facts), "headers": HEADERS,
             "schemas": {**_field_schemas(facts), **_ticket_schemas(facts),
-                        **_door_schemas(facts), **SCHEMAS_FIXED},
-            "responses": {**_responses(facts), **_door_responses(facts), **ANSWERS_FIXED},
+                        **_door_schemas(), **SCHEMAS_FIXED},
+            "responses": {**_responses(facts), **_door_responses(), **ANSWERS_FIXED},
         },
     }
 
@@ -341,7 +359,7 @@ _DOOR_REFUSALS = {
                   "eventName": _WORKSHOP},
     "void": _DOOR_TICKET, "forged": {}, "unknown": {},
 }
-# A wrong date's detail says early or past (museum.wrong_date), for the example's ticket.
+# A wrong date's detail says early or past (museum_door.wrong_date), for the example's ticket.
 _DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)",
                          "too-early": "too early: entry at 14:30, admitted from 14:15"}
 
@@ -504,7 +522,7 @@ def _field_schemas(facts):
         "SpecialEvent": _object(["eventId", *body_schema(events)["required"]],
                                 {"eventId": UUID_SCHEMA, **body_schema(events)["properties"]}),
         "SpecialEventList": {**page_of, "items": ref("schemas", "SpecialEvent")},
-        "TicketType": {"type": "string", "enum": list(facts["TICKET_TYPES"])},
+        "TicketType": {"type": "string", "enum": list(TICKET_TYPES)},
         "BuyTicketRequest": {**body_schema(facts["TICKET_FIELDS"]), "description":
                              "`eventId` is required for event tickets, refused for general "
                              "ones."},
@@ -515,13 +533,13 @@ def _field_schemas(facts):
                           "oneOf": [{"required": ["email"]}, {"required": ["code"]}],
                           "description": "Exactly one of `email` and `code`; `date` defaults "
                                          "to today at the museum."},
-        "ConfirmationCode": {"type": "string", "pattern": anchored(facts["CONFIRMATION_CODE"]),
+        "ConfirmationCode": {"type": "string", "pattern": anchored(CONFIRMATION_CODE),
                              "examples": [_CODE]},
     }
 
 
 def _ticket_schemas(facts):
-    statuses = list(facts["TICKET_STATUSES"])
+    statuses = list(TICKET_STATUSES)
     return {
         "TicketPurchase": _object(
             ["message", "ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
@@ -537,7 +555,7 @@ def _ticket_schemas(facts):
                       "description": f"Only for the {ADMIN_ROLE} role, until erased."},
             "phone": {"type": "string", "description": f"Only for the {ADMIN_ROLE} role, "
                       "when given, until erased."}}),
-        "FoundTicket": _object([*facts["DOOR_FIELDS"], "status", "admitted"], {
+        "FoundTicket": _object([*DOOR_FIELDS, "status", "admitted"], {
             **_TICKET, "eventId": _EVENT_ONLY,
             "status": {"type": "string", "enum": statuses, "description": (
                 "`cancelled`: its event was; `void`: refunded at the desk.")},
@@ -546,14 +564,14 @@ def _ticket_schemas(facts):
             "date": ref("schemas", "Date"),
             "tickets": {"type": "array", "maxItems": facts["LOOKUP_LIMIT"],
                         "items": ref("schemas", "FoundTicket")}}),
-        "DoorCounts": _object(facts["TICKET_TYPES"],
-                              {kind: _COUNT for kind in facts["TICKET_TYPES"]}),
+        "DoorCounts": _object(TICKET_TYPES,
+                              {kind: _COUNT for kind in TICKET_TYPES}),
     }
 
 
-def _door_schemas(facts):
+def _door_schemas():
     return {
-        "Admission": _object(["result", *facts["DOOR_FIELDS"], *_ADMISSION], {
+        "Admission": _object(["result", *DOOR_FIELDS, *_ADMISSION], {
             "result": {"type": "string", "const": "admitted"}, **_TICKET, **_ADMISSION}),
         "DoorProblem": {
             "description": (
@@ -566,7 +584,7 @@ def _door_schemas(facts):
             # The members in a schema of their own: openapi-python-client reads an allOf
             # of one `$ref` as that schema alone and drops the members beside it.
             "allOf": [ref("schemas", "Problem"), _object(["result"], {
-                "result": {"type": "string", "enum": list(facts["DOOR_OUTCOMES"])},
+                "result": {"type": "string", "enum": list(DOOR_OUTCOMES)},
                 **_TICKET, **_ADMISSION,
                 "when": {"type": "string", "enum": ["early", "past"], "description": (
                     "Only on `wrong-date`: the ticket's day is still to come, or gone.")}})],
@@ -742,34 +760,33 @@ def _responses(facts):
     }
 
 
-def _door_problem(facts, meaning, *results):
+def _door_problem(meaning, *results):
     """The door's refusal for `results` (of one status), with an example of each: what the
     service answers, its `result` and what it shows of the ticket."""
     examples = {}
     for result in results:
-        status, detail = facts["DOOR_OUTCOMES"][result]
+        status, detail = DOOR_OUTCOMES[result]
         examples[result] = problem_body(status, _DOOR_REFUSAL_DETAILS.get(result, detail),
                                         result=result, **_DOOR_REFUSALS[result])
     return named_problems(meaning, "DoorProblem", examples)
 
 
-def _door_responses(facts):
-    outcomes = facts["DOOR_OUTCOMES"]
+def _door_responses():
     return {
         "UndoNotAllowed": problem(
             403, "A gate undoing another user's admission, or its own after "
-            f"{facts['UNDO_MINUTES']} minutes (an admin may); or credentials without the "
-            f"{GATE_ROLE} role.", facts["UNDO_RULE"]),
-        "UnknownTicket": _door_problem(facts, "No ticket was sold with this genuine QR code "
+            f"{UNDO_MINUTES} minutes (an admin may); or credentials without the "
+            f"{GATE_ROLE} role.", UNDO_RULE),
+        "UnknownTicket": _door_problem("No ticket was sold with this genuine QR code "
                                        "or typed confirmation code.", "unknown"),
-        "NotAdmittable": _door_problem(facts, "The ticket was admitted before (and when, by "
+        "NotAdmittable": _door_problem("The ticket was admitted before (and when, by "
                                        "whom), is for another day, or its entry time has not "
                                        "come.", "already-admitted", "wrong-date", "too-early"),
-        "DeadTicket": _door_problem(facts, "The ticket's event was cancelled, or the ticket "
+        "DeadTicket": _door_problem("The ticket's event was cancelled, or the ticket "
                                     "was voided.", "cancelled", "void"),
-        "ForgedTicket": _door_problem(facts, "The QR text is not one this museum made, or is "
+        "ForgedTicket": _door_problem("The QR text is not one this museum made, or is "
                                       "not a ticket's at all.", "forged"),
         "Gone": named_problems("The ticket's event was cancelled, or the ticket was voided.",
-                               "Problem", {result: problem_body(410, outcomes[result][1])
+                               "Problem", {result: problem_body(410, DOOR_OUTCOMES[result][1])
                                            for result in ("cancelled", "void")}),
     }

@@ -35,8 +35,8 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the checkout's code and its test helpers
 
-import museum  # noqa: E402
 import museum_config  # noqa: E402
+import museum_door  # noqa: E402
 import psycopg  # noqa: E402
 import pg_cluster  # noqa: E402
 import storage  # noqa: E402
@@ -263,8 +263,8 @@ class Bench:
                     "phone": None, "confirmationCode": f"ticket-event-{n:06x}-{n % 2**20:05x}",
                     "currency": "EUR"}
                    for n in range(ADMITS_PER_SECOND * self.admit_seconds + 1)]
-        self.door_codes = [museum.qr_text(QR_SECRET, ticket["ticketId"],
-                                          ticket["confirmationCode"]) for ticket in tickets]
+        self.door_codes = [museum_door.qr_text(QR_SECRET, ticket["ticketId"],
+                                               ticket["confirmationCode"]) for ticket in tickets]
         return tickets
 
     def service(self, db, uncached=False):

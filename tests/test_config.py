@@ -8,6 +8,7 @@ import pytest
 
 import museum
 import museum_config
+import museum_services
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "museum.ini"
@@ -76,7 +77,7 @@ def test_percent_signs_survive_in_values():
 def test_time_zone_defines_today():
     config = museum.parse_config("[museum]\ntimezone = Pacific/Auckland\n")
     late_utc = datetime.datetime(2026, 11, 22, 20, 0, tzinfo=datetime.timezone.utc)
-    today = museum.museum_today(config, lambda: late_utc)
+    today = museum_services.museum_today(config, lambda: late_utc)
     assert today() == datetime.date(2026, 11, 23)
 
 

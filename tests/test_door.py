@@ -15,6 +15,7 @@ import pytest
 import webtest
 
 import museum
+import museum_door
 import storage
 from storage.sqlite import SQLiteStore
 from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
@@ -41,8 +42,8 @@ def door(client, store):
             return buy(client, payload, headers=VISITOR).json
 
         def qr(self, ticket):
-            return museum.qr_text(store.setting("qr_secret"), ticket["ticketId"],
-                                  ticket["confirmationCode"])
+            return museum_door.qr_text(store.setting("qr_secret"), ticket["ticketId"],
+                                       ticket["confirmationCode"])
 
         def scan(self, text, status, headers=GATE):
             return client.post_json(ADMISSIONS, {"code": text}, headers=headers, status=status)
@@ -154,8 +155,8 @@ def test_a_forged_code_shows_no_ticket(door, db_path, tamper):
 
 
 def test_a_genuine_code_of_a_ticket_never_sold_is_unknown(door, store):
-    made_up = museum.qr_text(store.setting("qr_secret"), str(uuid.uuid4()),
-                             "ticket-general-abcdef-12345")
+    made_up = museum_door.qr_text(store.setting("qr_secret"), str(uuid.uuid4()),
+                                  "ticket-general-abcdef-12345")
     assert_outcome(door.scan(made_up, 404), 404, "unknown")
     assert_outcome(door.type_code("ticket-general-abcdef-12345", 404), 404, "unknown")
 

@@ -25,6 +25,7 @@ import pytest
 import webtest
 
 import museum
+import museum_door
 import storage
 from schema_history import FIXTURES, load_postgres_fixture, load_sqlite_fixture
 from storage.sql import step_fingerprint
@@ -272,7 +273,7 @@ def drive_the_api(store, config, version):
                                 headers=VISITOR, status=201).json
 
     door = on("2026-12-17")
-    old_qr = museum.qr_text(FIXTURE_SECRET, PRINTS_TICKET, "ticket-event-000002-00002")
+    old_qr = museum_door.qr_text(FIXTURE_SECRET, PRINTS_TICKET, "ticket-event-000002-00002")
     assert door.post_json(ADMISSIONS, {"code": old_qr}, headers=GATE,
                           status=201).json["result"] == "admitted"
     door.post_json(ADMISSIONS, {"confirmationCode": printing["confirmationCode"]},

@@ -223,9 +223,11 @@ def test_museum_openapi_prints_the_same_document(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_description_module_imports_nothing_of_the_app(tmp_path):
-    """museum.py imports museum_openapi, never the other way round: no import circle."""
-    done = subprocess.run([sys.executable, "-c", "import sys, museum_openapi; "
+@pytest.mark.parametrize("module", ["museum_openapi", "museum_http", "museum_listings"])
+def test_the_modules_the_app_uses_import_nothing_of_it(tmp_path, module):
+    """museum.py imports the description, its HTTP plumbing and its listing cache, never the
+    other way round: no import circle."""
+    done = subprocess.run([sys.executable, "-c", f"import sys, {module}; "
                            "print(sorted(name for name in sys.modules if name == 'museum'))"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -11,6 +11,7 @@ import pytest
 import webtest
 
 import museum
+import museum_http
 import storage
 from conftest import ADMIN, GATE, NOW, PASSWORDS, TODAY, VISITOR, basic, quick_hash
 from described import DOCUMENT, operations, resolve, schema_errors
@@ -171,7 +172,7 @@ def gone(client, store):
 
 
 def content_too_large(client, store):
-    body = json.dumps({**EVENT, "eventDescription": "x" * museum.BODY_LIMIT}).encode()
+    body = json.dumps({**EVENT, "eventDescription": "x" * museum_http.BODY_LIMIT}).encode()
     return client.post(EVENTS, body, headers=ADMIN, content_type="application/json",
                        status=413)
 

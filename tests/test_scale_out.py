@@ -150,7 +150,7 @@ def test_two_instances_keep_every_guarantee_on_one_database(tmp_path, config_tex
 def test_two_instances_admit_each_ticket_once(tmp_path, config_text, postgres_url):
     """Sixteen scanners at two gates present the same 50 tickets, each in its own order:
     every ticket is admitted exactly once, every other scan is `already-admitted`."""
-    import museum
+    import museum_door
 
     secret = "door-secret-shared-by-both-instances-0123456789"
     config_text += f"[tickets]\nqr_secret = {secret}\n"
@@ -164,7 +164,7 @@ def test_two_instances_admit_each_ticket_once(tmp_path, config_text, postgres_ur
                 "email": f"guest.{number}@example.org"}, VISITOR)
             assert status == 201
             sold = json.loads(answer)
-            texts.append(museum.qr_text(secret, sold["ticketId"], sold["confirmationCode"]))
+            texts.append(museum_door.qr_text(secret, sold["ticketId"], sold["confirmationCode"]))
         for server in servers:
             server.log_in(GATE)
         start = threading.Barrier(CLIENTS, timeout=60)

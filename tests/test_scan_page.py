@@ -29,8 +29,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-import museum
 import museum_config
+import museum_door
 from commands import museum_command
 from conftest import ADMIN, PASSWORDS, VISITOR, basic
 from serving import running_server
@@ -124,7 +124,7 @@ def buy(server, day, event_id=None):
 
 
 def qr(receipt, secret=QR_SECRET):
-    return museum.qr_text(secret, receipt["ticketId"], receipt["confirmationCode"])
+    return museum_door.qr_text(secret, receipt["ticketId"], receipt["confirmationCode"])
 
 
 def pairing_link(server, name="gate2", secret=GATE_PASSWORD):

@@ -16,6 +16,8 @@ import webtest
 
 import museum
 import museum_config
+import museum_door
+import museum_services
 from conftest import ADMIN, GATE, NOW, VISITOR, basic, quick_hash
 from serving import problem, running_server, wait_until
 from ticketing import EVENTS, TICKETS, event_body, open_days, ticket_body
@@ -293,7 +295,7 @@ def test_replacing_the_demo_passwords_leaves_no_demo_user(tmp_path):
                      lambda m: f"{m[1]} = {m[2]}:{quick_hash(m[1] + '-new')}", shipped)
     config = museum.parse_config(rotated)
     assert museum_config.check_passwords(config, None) == []
-    assert museum.check_password("admin-new", config.users["admin"].password_hash)
+    assert museum_config.check_password("admin-new", config.users["admin"].password_hash)
 
 
 def test_rotating_the_generated_qr_secret_makes_old_codes_read_as_forged(tmp_path, config,
@@ -302,21 +304,21 @@ def test_rotating_the_generated_qr_secret_makes_old_codes_read_as_forged(tmp_pat
     client = webtest.TestApp(museum.create_app(config, store=store, clock=lambda: NOW))
     ticket = client.post_json(TICKETS, {"ticketType": "general", "ticketDate": "2026-11-24",
                                         "email": "ada@example.org"}, headers=VISITOR).json
-    old_secret = museum.qr_secret(config, store)
-    old_code = museum.qr_text(old_secret, ticket["ticketId"], ticket["confirmationCode"])
+    old_secret = museum_services.qr_secret(config, store)
+    old_code = museum_door.qr_text(old_secret, ticket["ticketId"], ticket["confirmationCode"])
     store.close()
     with closing(sqlite3.connect(db_path)) as conn, conn:
         conn.execute("DELETE FROM settings WHERE name = 'qr_secret'")
-    new_secret = museum.qr_secret(config, store)
+    new_secret = museum_services.qr_secret(config, store)
     assert new_secret != old_secret and len(new_secret) == 64
     today = NOW.date().replace(day=24)
-    assert museum.verify_ticket(old_code, new_secret, store, today) == "forged"
-    new_code = museum.qr_text(new_secret, ticket["ticketId"], ticket["confirmationCode"])
-    assert museum.verify_ticket(new_code, new_secret, store, today).startswith("valid")
+    assert museum_door.verify_ticket(old_code, new_secret, store, today) == "forged"
+    new_code = museum_door.qr_text(new_secret, ticket["ticketId"], ticket["confirmationCode"])
+    assert museum_door.verify_ticket(new_code, new_secret, store, today).startswith("valid")
 
 
 def test_a_configured_qr_secret_wins_over_the_stored_one(config_text, store):
     secret = "rotated-2026-" + "0" * 24
     configured = museum.parse_config(config_text + f"[tickets]\nqr_secret = {secret}\n")
-    assert museum.qr_secret(configured, store) == secret
-    assert museum.qr_secret(museum.parse_config(config_text), store) != secret
+    assert museum_services.qr_secret(configured, store) == secret
+    assert museum_services.qr_secret(museum.parse_config(config_text), store) != secret

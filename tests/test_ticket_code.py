@@ -1,5 +1,5 @@
 """The ticket's image and its signed QR code: GET /v1.1/tickets/{ticketId}/qr, and the check
-at the door, both as `museum.verify_ticket` and as the `museum verify-ticket` command.
+at the door, both as `museum_door.verify_ticket` and as the `museum verify-ticket` command.
 
 The QR text is `MUSEUM1:{ticketId}:{confirmationCode}:{tag}`, the tag an HMAC under a server
 secret that comes from `[tickets] qr_secret` or is generated once and kept in the database.
@@ -13,6 +13,7 @@ import pytest
 import webtest
 
 import museum
+import museum_door
 import storage
 import museum_ticket_image
 from conftest import ADMIN, NOW, TODAY, VISITOR, assert_problem
@@ -89,8 +90,8 @@ def test_the_qr_code_carries_the_ticket_signed_with_the_secret(signing):
     prefix, ticket_id, code, tag = text.split(":")
     assert (prefix, ticket_id, code) == (
         "MUSEUM1", receipt.json["ticketId"], receipt.json["confirmationCode"])
-    assert museum.read_qr_text(secret, text) == (ticket_id, code)
-    assert museum.read_qr_text(secret + "x", text) is None
+    assert museum_door.read_qr_text(secret, text) == (ticket_id, code)
+    assert museum_door.read_qr_text(secret + "x", text) is None
     assert secret not in text
 
 
@@ -104,10 +105,10 @@ def test_the_qr_code_carries_the_ticket_signed_with_the_secret(signing):
 def test_changing_one_character_of_the_text_breaks_the_tag(secret_client, part, offset):
     ticket_id = buy(secret_client, body()).json["ticketId"]
     text = read_qr(fetch(secret_client, ticket_id).body)
-    assert museum.read_qr_text(SECRET, text) is not None
+    assert museum_door.read_qr_text(SECRET, text) is not None
     forged = flip(text, part, offset)
     assert forged != text
-    assert museum.read_qr_text(SECRET, forged) is None
+    assert museum_door.read_qr_text(SECRET, forged) is None
 
 
 def test_a_generated_secret_is_kept_in_the_database(make_client, config, db_path):
@@ -283,14 +284,14 @@ class Door:
         cancelled = self.ticket(3, "event", today, event_id("e2"))
         store.cancel_event(event_id("e2"))
         tomorrows = self.ticket(4, "general", tomorrow)
-        genuine = museum.qr_text(secret, *general)
+        genuine = museum_door.qr_text(secret, *general)
         self.texts = {
             "general": genuine,
-            "event": museum.qr_text(secret, *special),
+            "event": museum_door.qr_text(secret, *special),
             "tag-changed": flip(genuine, 3, 5),
             "id-changed": flip(genuine, 1, 0),
-            "other-secret": museum.qr_text(secret + "!", *general),
-            "code-not-the-tickets": museum.qr_text(secret, general[0], code(9, "general")),
+            "other-secret": museum_door.qr_text(secret + "!", *general),
+            "code-not-the-tickets": museum_door.qr_text(secret, general[0], code(9, "general")),
             "garbage": "https://example.org/not-a-ticket",
             "empty": "",
             "too-few-parts": genuine.rpartition(":")[0],
@@ -298,9 +299,9 @@ class Door:
             "non-ascii-tag": genuine[:-1] + "\u00e9",
             # What Python makes of bytes that are not UTF-8 on a command line.
             "not-utf8-bytes": genuine.replace(general[0], "\udcff\udcfe"),
-            "unknown": museum.qr_text(secret, UNKNOWN_ID, code(1, "general")),
-            "cancelled": museum.qr_text(secret, *cancelled),
-            "tomorrow": museum.qr_text(secret, *tomorrows),
+            "unknown": museum_door.qr_text(secret, UNKNOWN_ID, code(1, "general")),
+            "cancelled": museum_door.qr_text(secret, *cancelled),
+            "tomorrow": museum_door.qr_text(secret, *tomorrows),
         }
         self.dates = {"today": today, "tomorrow": tomorrow}
 
@@ -359,7 +360,7 @@ def assert_verdict(verdict, door, word, mentions):
 def test_verify_ticket_gives_the_doors_verdict(store, scanned, word, mentions):
     today = date.fromisoformat(TODAY)
     door = Door(store, SECRET, today)
-    verdict = museum.verify_ticket(door.texts[scanned], SECRET, store, today)
+    verdict = museum_door.verify_ticket(door.texts[scanned], SECRET, store, today)
     assert_verdict(verdict, door, word, mentions)
 
 

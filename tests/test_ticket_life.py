@@ -7,6 +7,8 @@ from datetime import date
 import pytest
 
 import museum
+import museum_door
+import museum_services
 from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
 from ticketing import UNKNOWN_ID, body, buy, cancel_event, create_event, qr_path, query
 
@@ -114,9 +116,10 @@ def test_an_admitted_ticket_voided_reads_void_and_leaves_the_counts(client):
 def test_the_verdict_of_verify_ticket_on_a_void_ticket(client, store):
     sold = buy(client, body(ticketDate=TODAY)).json
     client.delete(path(sold), headers=ADMIN, status=204)
-    secret = museum.qr_secret(museum.parse_config(""), store)  # the app's, kept in the store
-    text = museum.qr_text(secret, sold["ticketId"], sold["confirmationCode"])
-    assert museum.verify_ticket(text, secret, store, date.fromisoformat(TODAY)) == "void"
+    # The app's secret, kept in the store.
+    secret = museum_services.qr_secret(museum.parse_config(""), store)
+    text = museum_door.qr_text(secret, sold["ticketId"], sold["confirmationCode"])
+    assert museum_door.verify_ticket(text, secret, store, date.fromisoformat(TODAY)) == "void"
 
 
 

@@ -12,6 +12,7 @@ import pytest
 import webtest
 
 import museum
+import museum_door
 import museum_mock
 import museum_ticket_image
 from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
@@ -47,7 +48,7 @@ def test_the_ticket_image_shows_the_entry_time(timed, store):
     assert image.body == museum_ticket_image.render_ticket(
         "MUSEUM TICKET", [("Type", "General entry"), ("Date", OPEN_DAY), ("Entry", "10:30"),
                           ("Code", sold["confirmationCode"])],
-        museum.qr_text(store.setting("qr_secret"), sold["ticketId"], sold["confirmationCode"]))
+        museum_door.qr_text(store.setting("qr_secret"), sold["ticketId"], sold["confirmationCode"]))
 
 
 def test_without_timed_entry_tickets_name_no_entry_time(client):

@@ -12,6 +12,7 @@ from contextlib import closing
 import pytest
 
 import museum
+import museum_services
 import storage
 from commands import museum_command
 from schema_history import load_postgres_fixture, load_sqlite_fixture
@@ -99,9 +100,9 @@ def test_postgres_is_migrated_when_told_with_a_warning_to_use_pg_dump(
         storage.open_store(postgres_url).close()
     config = configured(config_text, postgres_url)
     with pytest.raises(storage.SchemaBehind):
-        museum.open_configured_store(config)
+        museum_services.open_configured_store(config)
     with caplog.at_level(logging.INFO, logger="museum"):
-        opened = museum.open_configured_store(config, migrate=True)
+        opened = museum_services.open_configured_store(config, migrate=True)
     opened.close()
     assert (f"migrating the database from schema version {OLD} without a backup made by the "
             f"service: {storage.PG_DUMP}") in caplog.text

@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 
 import museum
+import museum_http
 
 UUID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
 UUID_MESSAGE = "must be a UUID like 3fa85f64-5717-4562-b3fc-2c963f66afa6"
@@ -146,7 +147,7 @@ def test_every_error_is_collected_and_raised_once():
     validator.raise_if_invalid()  # nothing recorded: nothing raised
     validator.date("ticketDate", "tomorrow")
     validator.email("email", "nobody")
-    with pytest.raises(museum.Problem) as raised:
+    with pytest.raises(museum_http.Problem) as raised:
         validator.raise_if_invalid()
     assert raised.value.status_code == 400
     assert raised.value.errors == [{"field": "ticketDate", "message": DATE_MESSAGE},
@@ -191,7 +192,7 @@ def test_check_fields(body, values, errors):
 
 @pytest.mark.parametrize("body", [[], "name", 5, None])
 def test_check_fields_wants_a_json_object(body):
-    with pytest.raises(museum.Problem) as raised:
+    with pytest.raises(museum_http.Problem) as raised:
         museum.check_fields(body, FIELDS, museum.Validator())
     assert raised.value.status_code == 400
     assert raised.value.description == "The request body must be a JSON object."

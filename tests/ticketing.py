@@ -24,6 +24,7 @@ from contextlib import closing, contextmanager
 from datetime import datetime, timedelta, timezone
 
 import museum
+import museum_door
 import storage
 from conftest import ADMIN
 
@@ -33,9 +34,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 OPEN_DAY = "2026-11-24"
 EVENT_DATES = ["2026-12-05", "2026-12-06"]
 UNKNOWN_ID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
-CODE = museum.CONFIRMATION_CODE
+CODE = museum_door.CONFIRMATION_CODE
 OMIT = object()  # a field value meaning "leave the field out"
-fresh_code = museum.new_confirmation_code
+fresh_code = museum_door.new_confirmation_code
 
 
 def body(ticket_type="general", **fields):
