@@ -87,7 +87,7 @@ from museum_http import (
     unexpected_error,
     write_problem,
 )
-from museum_services import museum_today, open_configured_store, qr_secret, utc_now
+from museum_services import museum_now, museum_today, open_configured_store, qr_secret, utc_now
 from museum_ticket_image import TicketImages
 from museum_openapi import (
     DATE_SCHEMA,
@@ -514,13 +514,13 @@ class Tickets:
                 "type": "array", "maxItems": PAGE_SIZE_MAX, "items": ref("schemas", "Ticket")},
                 PAGED), 404: "NotFound"})}
 
-    def __init__(self, store, config, today, new_id, public_url):
+    def __init__(self, store, config, now, new_id, public_url):
         self.store = store
         self.schedule = config.schedule
         self.capacity = config.capacity
         self.general_price = storage.price_value(config["tickets"]["general_price"])
         self.currency = config["museum"]["currency"]
-        self.today = today
+        self.now = now  # the time at the museum
         self.new_id = new_id
         self.public_url = public_url
 
@@ -582,13 +582,14 @@ class Tickets:
         validator = Validator()
         ticket = check_fields(body, TICKET_FIELDS, validator)
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
-        if day and day < self.today():
+        now = self.now()
+        if day and day < now.date():
             validator.error("ticketDate", "must not be in the past")
-        elif day and (day - self.today()).days > SALE_HORIZON_DAYS:
+        elif day and (day - now.date()).days > SALE_HORIZON_DAYS:
             validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
-        if kind == "general" and day and day >= self.today() and not self.schedule.hours_on(day):
+        if kind == "general" and day and day >= now.date() and not self.schedule.hours_on(day):
             validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
-        museum_sales.check_entry_time(validator, self.schedule, body, ticket)
+        museum_sales.check_entry_time(validator, self.schedule, body, ticket, now)
         validator.raise_if_invalid()
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
                 "eventId": ticket.get("eventId"), "price": self.general_price,
@@ -1005,19 +1006,19 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
     app.add_error_handler(storage.StorageError, storage_error_as_problem)
-    today = museum_today(config, clock)
-    add_routes(app, config, store, today, clock, new_id)
+    add_routes(app, config, store, clock, new_id)
     if erase_contacts:  # last: an app that could not be built erases nothing
-        museum_privacy.erase_contacts_daily(store, config["storage"]["url"], today,
+        museum_privacy.erase_contacts_daily(store, config["storage"]["url"],
+                                            museum_today(config, clock),
                                             config["privacy"]["keep_contact_days"])
     return app
 
 
-def add_routes(app, config, store, today, clock, new_id):
+def add_routes(app, config, store, clock, new_id):
     """Every path of the service, each with its resource."""
     app.add_route("/healthz", Health(store))
     built = {type(resource): resource
-             for resource in api_resources(config, store, today, clock, new_id)}
+             for resource in api_resources(config, store, clock, new_id)}
     for path, kind in API_ROUTES.items():
         app.add_route(API + re.sub(r"\{(\w+)Id\}", r"{\1_id}", path), built[kind])
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
@@ -1025,18 +1026,18 @@ def add_routes(app, config, store, today, clock, new_id):
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
 
 
-def api_resources(config, store, today, clock, new_id):
+def api_resources(config, store, clock, new_id):
     """One resource of each class in API_ROUTES, made on the app's dependencies."""
+    now, today = museum_now(config, clock), museum_today(config, clock)
     # Built on public_url when set: never on the Host or X-Forwarded-Host a client sent.
     # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
     public_url = config["server"]["public_url"]
     secret = qr_secret(config, store)
     guesses = TypedCodeLimit()
-    entry_times = EntryTimes(config["museum"]["timezone"], config["door"]["early_minutes"],
-                             clock)
+    entry_times = EntryTimes(config["door"]["early_minutes"], now)
     return (OpenAPIDocument(), MuseumHours(config.schedule, today),
             SpecialEvents(store, today, new_id, public_url), SpecialEvent(store),
-            Tickets(store, config, today, new_id, public_url), Ticket(store, clock),
+            Tickets(store, config, now, new_id, public_url), Ticket(store, clock),
             Availability(store, config.schedule, config.capacity, today),
             SalesReport(store, today), TicketImage(store, secret),
             Admissions(store, secret, today, clock, guesses, entry_times),

@@ -11,6 +11,8 @@ the config.
 import csv
 import io
 
+from museum_config import minute_of_day
+
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31
 REPORT_DAYS_MAX = 366
@@ -40,10 +42,11 @@ def ticket_view(ticket, status, contacts=False):
 
 # -- timed entry ----------------------------------------------------------------------------
 
-def check_entry_time(validator, schedule, body, ticket):
+def check_entry_time(validator, schedule, body, ticket, now):
     """The rules of a purchase's `entryTime` (its HH:MM form is checked with the other
     fields, into `ticket`): with timed entry on, a general ticket names one of its day's
-    slots; an event ticket never names one, nor does any ticket with timed entry off."""
+    slots, not one of today's that has ended by `now` (the museum's local time); an event
+    ticket never names one, nor does any ticket with timed entry off."""
     given, kind, day = "entryTime" in body, ticket.get("ticketType"), ticket.get("ticketDate")
     if given and kind == "event":
         validator.error("entryTime", "must not be given for an event ticket")
@@ -51,12 +54,19 @@ def check_entry_time(validator, schedule, body, ticket):
         validator.error("entryTime", "must not be given: this museum has no timed entry")
     elif kind == "general" and schedule.slot_minutes is not None and day:
         slots = schedule.slots_on(day)
+        entry = ticket.get("entryTime")
         if not given:
             validator.error("entryTime", "is required: general entry is by entry time, one "
                             "of the day's slots (see the availability)")
-        elif ticket.get("entryTime") and slots and ticket["entryTime"] not in slots:
+        elif entry and slots and entry not in slots:
             validator.error("entryTime", f"must be one of the entry times of {day}: "
                             f"{', '.join(slots)}")
+        elif entry and day == now.date() and _ended(entry, schedule.slot_minutes, now):
+            validator.error("entryTime", f"the entry slot {entry} of today has ended")
+
+
+def _ended(entry_time, slot_minutes, now):
+    return minute_of_day(entry_time) + slot_minutes <= now.hour * 60 + now.minute
 
 
 # -- the availability ----------------------------------------------------------------------

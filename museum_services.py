@@ -17,11 +17,17 @@ def utc_now():
     return datetime.now(timezone.utc)
 
 
-def museum_today(config, clock=utc_now):
-    """A function giving today's date in the museum's time zone ([museum] timezone; unset:
-    the server's) by `clock`, which gives an aware datetime."""
+def museum_now(config, clock=utc_now):
+    """A function giving the time at the museum, in its time zone ([museum] timezone; unset:
+    the server's), by `clock`, which gives an aware datetime."""
     time_zone = config["museum"]["timezone"]
-    return lambda: clock().astimezone(time_zone).date()
+    return lambda: clock().astimezone(time_zone)
+
+
+def museum_today(config, clock=utc_now):
+    """A function giving today's date at the museum (see museum_now)."""
+    now = museum_now(config, clock)
+    return lambda: now().date()
 
 
 def qr_secret(config, store, create=True):

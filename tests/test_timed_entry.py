@@ -80,6 +80,20 @@ def test_an_entry_time_that_is_not_one_of_the_days_slots_is_refused(timed, db_pa
     assert ticket_count(db_path) == 0
 
 
+@pytest.mark.parametrize("entry_time, ended", [("09:00", True), ("11:30", True),
+                                               ("12:00", False), ("17:30", False)])
+def test_a_slot_of_today_that_has_ended_is_not_sold(timed, db_path, entry_time, ended):
+    """At 12:00 the 11:30 slot of 30 minutes has just ended; the 12:00 one has begun."""
+    sale = body(ticketDate=TODAY, entryTime=entry_time)
+    if ended:
+        problem = assert_problem(buy(timed, sale, status=400), 400, "entryTime")
+        assert problem["errors"] == [{"field": "entryTime", "message":
+                                      f"the entry slot {entry_time} of today has ended"}]
+        assert ticket_count(db_path) == 0
+    else:
+        assert buy(timed, sale).json["entryTime"] == entry_time
+
+
 def test_an_event_ticket_names_no_entry_time(timed):
     event = create_event(timed)
     problem = assert_problem(buy(timed, body("event", eventId=event["eventId"],
@@ -201,6 +215,7 @@ def test_a_timed_ticket_is_too_early_until_15_minutes_before_its_slot(door, db_p
 
 def test_a_timed_ticket_is_admitted_after_its_slot_began(door):
     app, clock = door
+    clock.set(9, 0)  # bought before its slot
     ticket = buy(app, body(ticketDate=TODAY, entryTime="09:30")).json
     clock.set(17, 55)
     assert present(app, ticket, 201).json["result"] == "admitted"
