@@ -103,8 +103,8 @@ from museum_openapi import (
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
 # info.version states and which changes only when the API does.
-__version__ = "1.2.0"
-INTERFACE_VERSION = "1.1.1"
+__version__ = "1.3.0"
+INTERFACE_VERSION = "1.1.2"
 API = "/v1.1"
 log = logging.getLogger("museum")
 

@@ -22,7 +22,7 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6} (.+)$", re.MULTILINE)
 # `museum WORD`, WORD ending the name (not museum-backup.timer, not museum.ini).
 COMMAND = re.compile(r"(?<![\w.:/-])museum ([a-z][a-z-]*)(?![\w.-])")
-# How the service names itself in its log lines ("museum service 1.2.0 … listening").
+# How the service names itself in its log lines ("museum service 1.3.0 … listening").
 NOT_COMMANDS = {"service"}
 
 
