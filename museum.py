@@ -2,17 +2,16 @@
 
 One WSGI application (Falcon) behind HTTP Basic auth, all API paths under /v1.1, served by
 waitress from the `museum` command (museum_cli.py). Sections, in order: validation,
-resources (one class per path), the application. The configuration and password hashes live
-in museum_config.py, signing in in museum_auth.py, the access log in museum_access_log.py,
-problem answers, JSON bodies, query parameters, paging headers and the router in
-museum_http.py, the events' listing cache in museum_listings.py, the door's rules in
-museum_door.py, and what the app shares with the command line and the mock in
-museum_services.py.
+resources (one class per path), the application. Beside it: the configuration and password
+hashes in museum_config.py, signing in in museum_auth.py, the access log in
+museum_access_log.py, problem answers, JSON bodies, query parameters, paging headers and the
+router in museum_http.py, the events' listing cache in museum_listings.py, the scanner
+page's files in museum_pages/, the door's rules in museum_door.py, and what the app shares
+with the command line and the mock in museum_services.py.
 """
 
 import functools
 import hashlib
-import importlib.resources
 import json
 import logging
 import math
@@ -20,7 +19,6 @@ import re
 import threading
 import typing
 import unicodedata
-import uuid
 from datetime import date, timedelta
 
 import falcon
@@ -33,72 +31,24 @@ import museum_privacy
 import museum_sales
 import storage
 from museum_access_log import AccessLog, SafeHeaders, open_access_log
-from museum_config import (
-    ADMIN_ROLE,
-    CAPACITY_MAX,
-    DATE,
-    GATE_ROLE,
-    PRICE_MAX,
-    TICKET_LABELS,
-    TICKET_TYPES,
-    UUID_TEXT,
-    TIME_OF_DAY,
-    VISITOR_ROLE,
-    ConfigError,  # noqa: F401 (raised by create_app and museum:app: see README)
-    check_passwords,
-    load_config,
-    parse_config,  # noqa: F401 (with load_config, the embedding API: see README)
-)
-from museum_door import (
-    EntryTimes,
-    DOOR_OUTCOMES,
-    QR_TEXT_LIMIT,
-    TYPED_CODE_LIMIT,
-    UNDO_RULE,
-    TypedCodeLimit,
-    admit,
-    door_details,
-    lookup_details,
-    may_undo,
-    new_confirmation_code,
-    qr_text,
-    ticket_status,
-    typed_codes,
-    wrong_date,
-)
-from museum_http import (
-    BAD_QUERY,
-    BODY_LIMIT,
-    PAGE_MAX,
-    PAGE_SIZE_DEFAULT,
-    PAGE_SIZE_MAX,
-    Problem,
-    Router,
-    date_window,
-    json_response,
-    paging,
-    parse_query,
-    read_json,
-    rfc3339,
-    set_paging_headers,
-    start_date,
-    storage_error_as_problem,
-    to_json,
-    unexpected_error,
-    write_problem,
-)
-from museum_services import museum_now, museum_today, open_configured_store, qr_secret, utc_now
+from museum_config import (ADMIN_ROLE, CAPACITY_MAX, DATE, GATE_ROLE, PRICE_MAX, TICKET_LABELS,
+                           TICKET_TYPES, TIME_OF_DAY, UUID_TEXT, VISITOR_ROLE, check_passwords,
+                           load_config)
+# Raised and used by integrators who embed the app (docs/production.md): part of its API.
+from museum_config import ConfigError, parse_config  # noqa: F401
+from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RULE, EntryTimes,
+                         TypedCodeLimit, admit, door_details, lookup_details, may_undo,
+                         new_confirmation_code, qr_text, ticket_status, typed_codes, wrong_date)
+from museum_http import (BAD_QUERY, BODY_LIMIT, PAGE_MAX, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX,
+                         Problem, Router, date_window, json_response, paging, parse_query,
+                         read_json, rfc3339, set_paging_headers, start_date,
+                         storage_error_as_problem, to_json, unexpected_error, write_problem)
+from museum_openapi import (DATE_SCHEMA, UUID_SCHEMA, Answer, Operation, anchored, query, ref,
+                            trimmed_text)
+from museum_services import (museum_now, museum_today, new_uuid, open_configured_store,
+                             qr_secret, utc_now)
+from museum_pages import PageFile
 from museum_ticket_image import TicketImages
-from museum_openapi import (
-    DATE_SCHEMA,
-    UUID_SCHEMA,
-    Answer,
-    Operation,
-    anchored,
-    query,
-    ref,
-    trimmed_text,
-)
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -916,38 +866,9 @@ class AdmissionSummary:
         json_response(resp, {"date": day.isoformat(), **self.store.door_summary(day.isoformat())})
 
 
-# The page loads nothing but its own script and stylesheet, and no other site may frame it.
-PAGE_POLICY = ("default-src 'self'; img-src 'self' data:; base-uri 'none'; "
-               "form-action 'none'; frame-ancestors 'none'")
-
-
-class PageFile:
-    """One file of the scanner page, shipped in museum_pages/ and read once at start.
-
-    Served without credentials: the files hold no data, and the page signs in by itself
-    with explicit headers, so loading it costs no failed login and shows no login box."""
-
-    auth_required = False
-
-    def __init__(self, name, media_type):
-        self.data = importlib.resources.files("museum_pages").joinpath(name).read_bytes()
-        self.media_type = media_type
-
-    def on_get(self, req, resp):
-        resp.content_type = self.media_type
-        resp.data = self.data
-        resp.cache_control = ["no-cache"]
-        resp.set_header("Content-Security-Policy", PAGE_POLICY)
-        resp.set_header("Permissions-Policy", "camera=(self)")
-
-
 # ============================================================================================
 # The application
 # ============================================================================================
-
-def new_uuid():
-    return str(uuid.uuid4())
-
 
 # Every path under API with the class of its resource, written as the OpenAPI description
 # writes it (and in its order); Falcon's field is the same name in snake case (event_id).
@@ -989,12 +910,8 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     erased from the store daily, as museum_privacy says.
 
     While any user still has the demo password, the app is built only for a loopback
-    development run, which the caller states with `exposed_on=None`: this function cannot
-    see where it will be served, and under gunicorn, mod_wsgi or waitress-serve, or behind a
-    reverse proxy, the demo password would reach the network. `museum serve` states it when
-    it listens on a loopback address without `trusted_proxy`, and otherwise says where it
-    listens (museum_config.where_exposed). Otherwise a demo password is a ConfigError
-    naming the users.
+    development run, which the caller states with `exposed_on=None` (museum_config's
+    check_passwords says why): `museum serve` states it when it listens on loopback.
     """
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)

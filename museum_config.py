@@ -606,8 +606,10 @@ def check_passwords(config, exposed_on):
     """The demo-password rule, in one place. While any user still has the demo password,
     the service runs only as a loopback development run: `exposed_on` says where else it
     would be served (such as "on 0.0.0.0"), and then those users are a ConfigError naming
-    them; None states a loopback development run, where they are a warning. Hashes weaker
-    than new ones are a warning either way. No password is hashed here."""
+    them; None states a loopback development run, where they are a warning. The app cannot
+    see where it is served: under gunicorn, mod_wsgi or waitress-serve, or behind a reverse
+    proxy, a demo password would reach the network, so only the caller can state it. Hashes
+    weaker than new ones are a warning either way. No password is hashed here."""
     demo = [user.name for user in config.users.values()
             if user.password_hash in DEMO_PASSWORD_HASHES]
     if demo and exposed_on:

@@ -5,9 +5,9 @@
 from datetime import timedelta
 
 import storage
-from museum import create_app, new_uuid
+from museum import create_app
 from museum_auth import AnyCredentials, authenticator_for
-from museum_services import museum_today
+from museum_services import museum_today, new_uuid
 
 
 def create_mock_app(config):

@@ -1,10 +1,11 @@
 """What the app, the command line and the mock make from the config, each made here once:
-the clock and today's date in the museum's time zone, the store the config names, and the
-secret that signs tickets' QR texts. Knows nothing of HTTP.
+the clock, new ids, the time and date in the museum's time zone, the store the config
+names, and the secret that signs tickets' QR texts. Knows nothing of HTTP.
 """
 
 import logging
 import secrets
+import uuid
 from datetime import datetime, timezone
 
 import storage
@@ -15,6 +16,10 @@ log = logging.getLogger("museum")
 
 def utc_now():
     return datetime.now(timezone.utc)
+
+
+def new_uuid():
+    return str(uuid.uuid4())
 
 
 def museum_now(config, clock=utc_now):
