@@ -983,3 +983,7 @@ def app(environ, start_response):
                 set_log_level(config)
                 _default_app = create_app(config, erase_contacts=True)
     return _default_app(environ, start_response)
+
+
+if __name__ == "__main__":  # before 1.3.0, `python -m museum` ran the command line
+    raise SystemExit("museum: the command line is `museum` (or `python -m museum_cli`)")

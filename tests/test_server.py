@@ -146,6 +146,17 @@ def test_version(tmp_path):
     assert result.stdout.strip() == "museum 1.3.0 (interface 1.1.2)"
 
 
+def test_running_the_app_module_names_the_command(tmp_path):
+    """A unit or script written for 1.2 ran `python -m museum serve`: it stops, saying what
+    to run instead, and does not exit 0 as if it had served."""
+    result = subprocess.run([sys.executable, "-m", "museum", "serve"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 1
+    assert result.stderr.strip() == \
+        "museum: the command line is `museum` (or `python -m museum_cli`)"
+
+
 def test_importing_the_module_opens_nothing(tmp_path):
     result = subprocess.run(
         [sys.executable, "-c", "import museum, os; print(sorted(os.listdir('.')))"],
