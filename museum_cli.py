@@ -33,8 +33,8 @@ from museum_config import (
     parse_config,
     where_exposed,
 )
-from museum_door import verify_ticket
-from museum_services import museum_today, open_configured_store, qr_secret
+from museum_door import EntryTimes, verify_ticket
+from museum_services import museum_now, museum_today, open_configured_store, qr_secret
 
 log = logging.getLogger("museum")
 VERSION_LINE = f"museum {__version__} (interface {INTERFACE_VERSION})"
@@ -183,7 +183,8 @@ def command_verify_ticket(args):
     secret = qr_secret(config, store, create=False)
     if secret is None:
         raise storage.StorageError("no QR secret in the database yet: no ticket was sold")
-    verdict = verify_ticket(args.text, secret, store, museum_today(config)())
+    entry_times = EntryTimes(config["door"]["early_minutes"], museum_now(config))
+    verdict = verify_ticket(args.text, secret, store, museum_today(config)(), entry_times)
     print(verdict)
     return 0 if verdict.startswith("valid") else 1
 

@@ -181,10 +181,11 @@ def wrong_date(ticket, today):
     return "early", f"early: ticket for {day} (in {days} day{'' if days == 1 else 's'})"
 
 
-def verify_ticket(text, secret, store, today):
+def verify_ticket(text, secret, store, today, entry_times):
     """The door's verdict on a scanned QR text or a typed confirmation code (whole or its
     random part), read only: `valid …`, `already admitted …`, `forged`, `unknown`,
-    `cancelled`, `void` or `wrong date, early: …` / `wrong date, past: …`."""
+    `cancelled`, `void`, `wrong date, early: …` / `wrong date, past: …` or `too early: …`
+    (EntryTimes)."""
     presented = {"code": text} if typed_codes(text) else {"qr_text": text}
     result, ticket = door_check(store, secret, today, **presented)
     if result == "wrong-date":
@@ -193,6 +194,8 @@ def verify_ticket(text, secret, store, today):
         return f"already admitted at {ticket['admittedAt']} by {ticket['admittedBy']}"
     if result != "admittable":
         return result
+    if entry_times.too_early(ticket):
+        return entry_times.detail(ticket)
     what = f"event {ticket['eventName']}" if ticket["eventName"] else "general entry"
     return f"valid: {what}, {ticket['ticketDate']}, not admitted yet"
 

@@ -12,6 +12,7 @@ import webtest
 import museum_access_log
 import museum
 import museum_config
+import museum_door
 import storage
 
 pytest_plugins = ["postgres"]  # the postgres_server and postgres_url fixtures
@@ -19,6 +20,8 @@ pytest_plugins = ["postgres"]  # the postgres_server and postgres_url fixtures
 # Sunday 22 November 2026, noon in the museum's zone (UTC in the tests).
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
 TODAY = NOW.date().isoformat()
+# The door's timed-entry rule (15 minutes early) at NOW, for the door's verdict.
+ENTRY_TIMES = museum_door.EntryTimes(15, lambda: NOW)
 PASSWORDS = {"admin": "admin-pass", "gate": "gate-pass", "visitor": "visitor-pass"}
 
 
@@ -122,3 +125,10 @@ def assert_problem(res, status, field=None):
     if field is not None:
         assert field in [error["field"] for error in body["errors"]], body
     return body
+
+
+def zone_at_noon():
+    """A fixed-offset zone (Etc/GMT±N, whose sign is inverted) where it is 12:00 to 12:59
+    now: a test on the real clock there is hours away from midnight and from evening slots."""
+    offset = 12 - datetime.now(timezone.utc).hour  # -11 to 12 hours east of UTC
+    return "Etc/GMT" if offset == 0 else f"Etc/GMT{'-' if offset > 0 else '+'}{abs(offset)}"

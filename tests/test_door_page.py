@@ -12,8 +12,6 @@ a barcode scanner would type them. `MUSEUM_SCREENSHOTS=docs pytest tests/test_do
 rewrites the pictures of docs/door.md.
 """
 
-from datetime import datetime, timezone
-
 import pytest
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
@@ -21,7 +19,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import test_scan_page as scan_page
-from conftest import ADMIN, VISITOR
+from conftest import ADMIN, VISITOR, zone_at_noon
 from serving import running_server
 from test_scan_page import (GATE_AUTH, buy, call, csp_violations, open_page, qr, scan,
                             screenshot, shown, today_at)
@@ -303,9 +301,3 @@ def test_a_ticket_scanned_before_its_entry_time_is_shown_amber(tmp_path, door_co
             "warn", "Too early", ["too early: entry at 23:55, admitted from 23:40",
                                   "General entry"])
         assert csp_violations(browser) == []
-
-
-def zone_at_noon():
-    """A fixed-offset zone (Etc/GMT±N, whose sign is inverted) where it is 12:00 to 12:59."""
-    offset = 12 - datetime.now(timezone.utc).hour  # -11 to 12 hours east of UTC
-    return "Etc/GMT" if offset == 0 else f"Etc/GMT{'-' if offset > 0 else '+'}{abs(offset)}"

@@ -16,7 +16,7 @@ import museum
 import museum_door
 import storage
 import museum_ticket_image
-from conftest import ADMIN, NOW, TODAY, VISITOR, assert_problem
+from conftest import ADMIN, ENTRY_TIMES, NOW, TODAY, VISITOR, assert_problem
 from qr import read_qr
 from serving import wait_until
 from commands import verify_command
@@ -360,7 +360,8 @@ def assert_verdict(verdict, door, word, mentions):
 def test_verify_ticket_gives_the_doors_verdict(store, scanned, word, mentions):
     today = date.fromisoformat(TODAY)
     door = Door(store, SECRET, today)
-    verdict = museum_door.verify_ticket(door.texts[scanned], SECRET, store, today)
+    verdict = museum_door.verify_ticket(door.texts[scanned], SECRET, store, today,
+                                        ENTRY_TIMES)
     assert_verdict(verdict, door, word, mentions)
 
 

@@ -9,7 +9,7 @@ import pytest
 import museum
 import museum_door
 import museum_services
-from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
+from conftest import ADMIN, ENTRY_TIMES, GATE, TODAY, VISITOR, assert_problem
 from ticketing import UNKNOWN_ID, body, buy, cancel_event, create_event, qr_path, query
 
 TICKETS = "/v1.1/tickets"
@@ -119,7 +119,8 @@ def test_the_verdict_of_verify_ticket_on_a_void_ticket(client, store):
     # The app's secret, kept in the store.
     secret = museum_services.qr_secret(museum.parse_config(""), store)
     text = museum_door.qr_text(secret, sold["ticketId"], sold["confirmationCode"])
-    assert museum_door.verify_ticket(text, secret, store, date.fromisoformat(TODAY)) == "void"
+    assert museum_door.verify_ticket(text, secret, store, date.fromisoformat(TODAY),
+                                     ENTRY_TIMES) == "void"
 
 
 

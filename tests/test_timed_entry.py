@@ -12,10 +12,13 @@ import pytest
 import webtest
 
 import museum
+import museum_config
 import museum_door
 import museum_mock
+import museum_services
 import museum_ticket_image
-from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
+from commands import verify_command
+from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem, zone_at_noon
 from ticketing import EVENTS, OPEN_DAY, body, buy, create_event, query, ticket_count
 
 AVAILABILITY = "/v1.1/availability"
@@ -219,6 +222,21 @@ def test_a_timed_ticket_is_admitted_after_its_slot_began(door):
     ticket = buy(app, body(ticketDate=TODAY, entryTime="09:30")).json
     clock.set(17, 55)
     assert present(app, ticket, 201).json["result"] == "admitted"
+
+
+def test_verify_ticket_says_too_early_before_the_entry_time(tmp_path, store, db_path,
+                                                            config_text):
+    """`museum verify-ticket` gives the door's verdict on the real clock, in a zone where
+    it is noon, open all day: a ticket for 23:30 is too early (exit 1), admitting nobody."""
+    every_day = "".join(f"{day} = 00:00-23:59\n" for day in museum_config.WEEKDAYS)
+    timed = config_text.replace("timezone = UTC", f"timezone = {zone_at_noon()}") + \
+        f"[hours]\nslot_minutes = 30\n{every_day}"
+    app = webtest.TestApp(museum.create_app(museum.parse_config(timed), store=store))
+    today = museum_services.museum_today(museum.parse_config(timed))()
+    ticket = buy(app, body(ticketDate=today.isoformat(), entryTime="23:30")).json
+    status, out, _ = verify_command(tmp_path, ticket["confirmationCode"], db_path, timed)
+    assert (status, out) == (1, "too early: entry at 23:30, admitted from 23:15")
+    assert query(db_path, "SELECT count(*) FROM admissions") == [(0,)]
 
 
 def test_how_early_the_door_admits_is_configured(store, config_text):
