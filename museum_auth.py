@@ -171,10 +171,9 @@ class FailureCounts:
             self._locked_until.popitem(last=False)
 
 
-@functools.lru_cache(maxsize=4096)
 def client_ip(address):
     """The client's address as waitress gives it (an IPv6 one may be bracketed) as an
-    ipaddress object, or None when it is no address."""
+    ipaddress object, or None when it is no address. (Its callers remember their answers.)"""
     try:
         return ipaddress.ip_address((address or "").strip("[]"))
     except ValueError:

@@ -363,8 +363,9 @@ class Schedule:
                 day = start + timedelta(days=offset)
             except OverflowError:
                 break
-            if self.hours_on(day):
-                days.append((day, self.hours_on(day)))
+            hours = self.hours_on(day)
+            if hours:
+                days.append((day, hours))
         return days
 
     def slots_on(self, day):
