@@ -101,11 +101,11 @@ def _found(find, key):
         return None
 
 
-def door_check(store, secret, today, qr_text=None, code=None):
+def door_check(store, secret, today, entry_times, qr_text=None, code=None):
     """What the door makes of a presented ticket, from its QR text or its typed confirmation
-    code (see `typed_codes`): `(result, ticket)`, result one of `admittable`,
-    `already-admitted`, `wrong-date`, `cancelled`, `void` (with the ticket), `forged` or
-    `unknown` (ticket None). Reads only."""
+    code (see `typed_codes`), on `today` and by `entry_times`: `(result, ticket)`, result
+    one of `admittable`, `already-admitted`, `wrong-date`, `too-early`, `cancelled`, `void`
+    (with the ticket), `forged` or `unknown` (ticket None). Reads only."""
     if qr_text is not None:
         genuine = read_qr_text(secret, qr_text)
         if genuine is None:
@@ -126,18 +126,18 @@ def door_check(store, secret, today, qr_text=None, code=None):
         return "already-admitted", ticket
     if ticket["ticketDate"] != today.isoformat():
         return "wrong-date", ticket
+    if entry_times.too_early(ticket):
+        return "too-early", ticket
     return "admittable", ticket
 
 
 def admit(store, secret, today, user, admitted_at, entry_times, **presented):
     """Admit a presented ticket (as `door_check` takes it) in the name of `user` at
     `admitted_at` (RFC 3339 text): `(result, ticket)`, result `admitted` (the ticket with
-    its admission) or, when not admittable, `door_check`'s or `too-early` (EntryTimes)."""
-    result, ticket = door_check(store, secret, today, **presented)
+    its admission) or, when not admittable, `door_check`'s."""
+    result, ticket = door_check(store, secret, today, entry_times, **presented)
     if result != "admittable":
         return result, ticket
-    if entry_times.too_early(ticket):
-        return "too-early", ticket
     admission, admitted = store.admit(ticket["ticketId"], user, admitted_at)
     # Not admitted: another gate was a moment faster.
     return "admitted" if admitted else "already-admitted", {**ticket, **admission}
@@ -187,15 +187,15 @@ def verify_ticket(text, secret, store, today, entry_times):
     `cancelled`, `void`, `wrong date, early: …` / `wrong date, past: …` or `too early: …`
     (EntryTimes)."""
     presented = {"code": text} if typed_codes(text) else {"qr_text": text}
-    result, ticket = door_check(store, secret, today, **presented)
+    result, ticket = door_check(store, secret, today, entry_times, **presented)
     if result == "wrong-date":
         return f"wrong date, {wrong_date(ticket, today)[1]}"
+    if result == "too-early":
+        return entry_times.detail(ticket)
     if result == "already-admitted":
         return f"already admitted at {ticket['admittedAt']} by {ticket['admittedBy']}"
     if result != "admittable":
         return result
-    if entry_times.too_early(ticket):
-        return entry_times.detail(ticket)
     what = f"event {ticket['eventName']}" if ticket["eventName"] else "general entry"
     return f"valid: {what}, {ticket['ticketDate']}, not admitted yet"
 
