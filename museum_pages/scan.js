@@ -90,7 +90,10 @@ const OUTCOMES = {
   "already-admitted": (a) => ["bad", "Already admitted",
     [`at ${localTime(a.admittedAt)} by ${a.admittedBy}`, ticketKind(a)]],
   "wrong-date": (a) => ["warn", "Wrong date", [wrongDate(a), ticketKind(a)]],
-  "too-early": (a) => ["warn", "Too early", [a.detail, ticketKind(a)]],
+  // The headline says "too early": the line starts with the entry time, which a phone's
+  // one line still shows.
+  "too-early": (a) => ["warn", "Too early", [a.detail.replace(/^too early: /, ""),
+    ticketKind(a)]],
   "cancelled": (a) => ["bad", "Cancelled", ["the event was cancelled", ticketKind(a)]],
   "void": (a) => ["bad", "Void", ["the ticket was voided (refunded)", ticketKind(a)]],
   "forged": () => ["bad", "Forged", ["not a ticket of this museum"]],
