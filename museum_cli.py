@@ -9,10 +9,12 @@ import argparse
 import getpass
 import json
 import logging
+import os
 import sys
 from datetime import date
 from urllib.parse import quote
 
+import museum_passwords
 import museum_privacy
 import storage
 from museum import (
@@ -28,9 +30,11 @@ from museum_config import (
     hash_key,
     hash_password,
     help_for_config,
+    is_loopback,
     load_config,
     new_device_key,
     parse_config,
+    warn_if_readable_by_others,
     where_exposed,
 )
 from museum_door import EntryTimes, verify_ticket
@@ -50,6 +54,12 @@ def command_serve(args):
         overrides["server", "unix_socket"] = ""
     config = load_config(args.config, overrides=overrides)
     set_log_level(config)
+    warn_if_readable_by_others(config)
+    server = config["server"]
+    if not (server["unix_socket"] or is_loopback(server["host"])):
+        log.warning("listening on %s, which other machines reach: publish the service only "
+                    "behind a TLS-terminating reverse proxy (docs/nginx.conf), never directly "
+                    "(docs/security.md says why)", server["host"])
     try:
         with museum_server.claim(config):
             app = create_app(config, exposed_on=where_exposed(config["server"]),
@@ -84,7 +94,9 @@ def command_restore(args):
 
 
 def command_check(args):
-    url = _configured(args)["storage"]["url"]
+    config = _configured(args)
+    warn_if_readable_by_others(config)
+    url = config["storage"]["url"]
     findings = storage.inspect(url)
     for finding in findings:
         print(finding)
@@ -138,8 +150,9 @@ def command_openapi(args):
 def command_hash_password(args):
     password = getpass.getpass("Password: ") if sys.stdin.isatty() \
         else sys.stdin.readline().rstrip("\r\n")
-    if not password:
-        print("museum: empty password", file=sys.stderr)
+    refusal = museum_passwords.refusal(password)
+    if refusal:
+        print(f"museum: {refusal}; nothing was hashed", file=sys.stderr)
         return 2
     print(hash_password(password))
     return 0
@@ -171,10 +184,19 @@ def command_add_device(args):
     if args.qr:
         import segno
 
-        segno.make_qr(link).save(args.qr, kind="png", scale=8)
+        with owner_only_file(args.qr) as image:  # it holds the key
+            segno.make_qr(link).save(image, kind="png", scale=8)
         print(f"The pairing link is in the QR code written to {args.qr}: scanned, it opens "
               f"the scanner page signed in. It holds the key: keep it as you would the key.")
     return 0
+
+
+def owner_only_file(path):
+    """`path` opened to write bytes, readable by its owner only (mode 600) even when it
+    existed with another mode, before a byte is written."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    return os.fdopen(descriptor, "wb")
 
 
 def command_verify_ticket(args):
@@ -241,7 +263,9 @@ def _setup_commands(commands):
     openapi.set_defaults(run=command_openapi)
 
     hash_cmd = commands.add_parser(
-        "hash-password", help="read a password from stdin, print a hash for [users]")
+        "hash-password", help="read a password from stdin, print a hash for [users]; "
+        f"refuses one under {museum_passwords.MIN_LENGTH} characters or among the 10,000 "
+        "most common")
     hash_cmd.set_defaults(run=command_hash_password)
 
     device = commands.add_parser(

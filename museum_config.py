@@ -16,7 +16,8 @@ import math
 import os
 import re
 import secrets
-from dataclasses import dataclass, field, fields
+import stat
+from dataclasses import dataclass, field, fields, replace
 from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
@@ -409,6 +410,7 @@ class Config:
     schedule: Schedule
     source: str = "built-in defaults"
     capacity: GeneralCapacity = GeneralCapacity()
+    path: str | None = None  # the file read, if any (load_config)
 
     def __getitem__(self, section):
         return self.settings[section]
@@ -536,8 +538,26 @@ def load_config(path=None, environ=None, overrides=None):
             text = file.read()
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the config file ({error})") from None
-    return parse_config(text, path, environ, overrides,
-                        os.path.dirname(os.path.abspath(path)))
+    config = parse_config(text, path, environ, overrides, os.path.dirname(os.path.abspath(path)))
+    return replace(config, path=path)
+
+
+def warn_if_readable_by_others(config):
+    """Log a warning when the config file holds secrets (password hashes or key digests,
+    other than the demo ones everybody knows, or the QR secret) and its group or other users
+    may read it: whoever reads it can test passwords offline and forge tickets."""
+    secrets_held = []
+    if any(user.password_hash not in DEMO_PASSWORD_HASHES for user in config.users.values()):
+        secrets_held.append("password hashes")
+    if config["tickets"]["qr_secret"]:
+        secrets_held.append("the QR secret")
+    if not (config.path and secrets_held):
+        return
+    mode = stat.S_IMODE(os.stat(config.path).st_mode)
+    if mode & 0o044:
+        log.warning("%s can be read by other users (mode %04o): it holds %s; make it "
+                    "private with: chmod 600 %s", config.path, mode,
+                    " and ".join(secrets_held), config.path)
 
 
 def help_for_config():
@@ -563,8 +583,9 @@ def help_for_config():
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**17, 8, 1
 DEMO_PASSWORD = "museum"
 # Every hash of DEMO_PASSWORD that a museum.ini of this service has shipped (the N=2^14 ones
-# before the cost was raised). Demo passwords are recognised by comparing these strings:
-# hashing each user's password to find out would cost a second per user at every start.
+# before the cost was raised). On a loopback development run demo passwords are recognised by
+# comparing these strings: hashing each user's password to find out would cost a second per
+# user at every start. Where the service is published, that second is paid (check_passwords).
 DEMO_PASSWORD_HASHES = frozenset({  # each as its parameters and salt, then its key
     "scrypt$131072$8$1$9/k7VqWstWQwoyWXhjh03g==$"
     "QMon0dtZgXnpOKp917vupmMuGwdZq3HdWwXVl8zAiGk9DixaciwfuXcT3rOy01lZYffkdFms1i1m7kikvt6HEA==",
@@ -589,12 +610,12 @@ def where_exposed(server_settings):
         return f"behind the proxy trusted_proxy = {proxy}"
     if server_settings["unix_socket"]:  # a socket is there for a proxy to publish it
         return f"on unix_socket = {server_settings['unix_socket']}"
-    if not _is_loopback(server_settings["host"]):
+    if not is_loopback(server_settings["host"]):
         return f"on {server_settings['host']}"
     return None
 
 
-def _is_loopback(host):
+def is_loopback(host):
     if host == "localhost":
         return True
     try:
@@ -610,9 +631,17 @@ def check_passwords(config, exposed_on):
     them; None states a loopback development run, where they are a warning. The app cannot
     see where it is served: under gunicorn, mod_wsgi or waitress-serve, or behind a reverse
     proxy, a demo password would reach the network, so only the caller can state it. Hashes
-    weaker than new ones are a warning either way. No password is hashed here."""
+    weaker than new ones are a warning either way.
+
+    Where the service is exposed and no shipped hash is found, every hash is checked against
+    the demo password, so a freshly made one is refused too (about a second per password at
+    full strength, at start only; a device key's digest costs microseconds). On loopback
+    only the shipped hashes are recognised, and nothing is hashed."""
     demo = [user.name for user in config.users.values()
             if user.password_hash in DEMO_PASSWORD_HASHES]
+    if exposed_on and not demo:
+        demo = [user.name for user in config.users.values()
+                if check_password(DEMO_PASSWORD, user.password_hash)]
     if demo and exposed_on:
         raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password is "
                           f"still set; refusing to serve {exposed_on}. Set new passwords with "

@@ -10,6 +10,7 @@ the config.
 
 import csv
 import io
+import re
 
 from museum_config import minute_of_day
 
@@ -113,8 +114,12 @@ def report_rows(store, start, end):
             for row in store.sales(start.isoformat(), end.isoformat())]
 
 
-# A cell a spreadsheet would take for a formula (OWASP, CSV injection) is kept as text.
+# A cell a spreadsheet would take for a formula (OWASP, CSV injection) is kept as text by a
+# "'" before it. A value's cell may begin inside it: a spreadsheet that splits on ";" (where
+# the decimal mark is a comma) reads "a;=1+2" as two cells, whatever quotes the csv module
+# put around it for ","; so every start of text after a ",", ";", '"' or line end counts.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+CELL_STARTS = re.compile(r'(^|[,;"\r\n])(?=[%s])' % re.escape("".join(FORMULA_STARTS)))
 
 
 def report_csv(rows):
@@ -130,6 +135,6 @@ def report_csv(rows):
 def _neutralised(value):
     if value is None:
         return ""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
+    if isinstance(value, str):
+        return CELL_STARTS.sub(r"\1'", value)
     return value

@@ -21,6 +21,7 @@ def museum_command(directory, config_text, *args):
     config (no MUSEUM_* variables from the test's environment); return what it did."""
     config = directory / "museum.ini"
     config.write_text(config_text, encoding="utf-8")
+    config.chmod(0o600)  # as installed (docs/production.md): no warning of a readable file
     environ = {name: value for name, value in os.environ.items()
                if not name.startswith("MUSEUM_")}
     done = subprocess.run([sys.executable, "-m", "museum_cli", *args, "--config", str(config)],

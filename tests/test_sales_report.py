@@ -4,6 +4,7 @@ Dates follow conftest's NOW (Sunday 2026-11-22)."""
 import csv
 import io
 import json
+import re
 
 import pytest
 
@@ -110,3 +111,22 @@ def test_museum_report_prints_the_same_as_json_and_csv(tmp_path, make_client, co
 def test_museum_report_refuses_a_bad_window(tmp_path, config_text, dates):
     done = museum_command(tmp_path, config_text, "report", "--from", dates[0], "--to", dates[1])
     assert done.status == 2 and "--to" in done.err
+
+
+HOSTILE = ["a;=1+2;", "x,@SUM(A1)", 'b;"=2"', "c;-3", "\r=4", "ok\n+5", "d;\t=6"]
+
+
+def test_no_cell_starts_a_formula_in_any_column_with_either_separator():
+    """A spreadsheet reading the report with `;` (where the decimal mark is a comma) splits
+    a value at each `;` in it, whatever quotes surround it: read blind to quotes, splitting
+    at every `,`, `;` and line end, no cell of any column starts a formula."""
+    from museum_sales import FORMULA_STARTS, REPORT_COLUMNS, report_csv
+
+    text = report_csv([{name: value for name in REPORT_COLUMNS} for value in HOSTILE])
+    cells = [cell.lstrip('"') for cell in re.split(r"[,;\r\n]", text)]
+    assert [cell for cell in cells if cell.startswith(FORMULA_STARTS)] == []
+    # Read as written, each value comes back whole, with a "'" before each cell start.
+    rows = list(csv.reader(io.StringIO(text, newline="")))[1:]
+    assert rows[0] == ["a;'=1+2;"] * len(REPORT_COLUMNS)
+    assert [row[3] for row in rows] == ["a;'=1+2;", "x,'@SUM(A1)", 'b;"\'=2"', "c;'-3",
+                                        "'\r'=4", "ok\n'+5", "d;'\t=6"]
