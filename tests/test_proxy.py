@@ -185,11 +185,12 @@ def render_nginx(directory, sock, http_port, https_port, cert, key):
     temp.mkdir()
     # Debian's nginx runs its workers as www-data, a member of the socket's group; here
     # they run as the test's user, who owns the socket (root's would be nobody otherwise).
+    # The main part takes the settings the file's comments ask of /etc/nginx/nginx.conf.
     main = f"""
 pid {directory}/nginx.pid;
 error_log {directory}/error.log;
 {"user root;" if os.geteuid() == 0 else ""}
-events {{}}
+{nginx_main_settings(text)}
 http {{
     client_body_temp_path {temp}/body;
     proxy_temp_path {temp}/proxy;
@@ -202,6 +203,14 @@ http {{
 """
     (directory / "nginx.conf").write_text(main)
     return directory / "nginx.conf"
+
+
+def nginx_main_settings(text):
+    """The lines docs/nginx.conf's comments ask for in /etc/nginx/nginx.conf, uncommented."""
+    block = re.search(r"cannot set them\), raise\n((?:#   .*\n)+)", text).group(1)
+    settings = block.replace("#   ", "")
+    assert "worker_connections" in settings and "worker_rlimit_nofile" in settings
+    return settings
 
 
 @contextmanager
@@ -225,13 +234,15 @@ class Visitor(http.client.HTTPSConnection):
     """A browser reaching https://museum.example.org:PORT, whose name leads to 127.0.0.1:
     TLS with that name (SNI) and that Host, and the test certificate as its only authority."""
 
-    def __init__(self, port, cert, server_name=NAME):
+    def __init__(self, port, cert, server_name=NAME, source=None, timeout=30):
         context = ssl.create_default_context(cafile=str(cert))
-        super().__init__(NAME, port, context=context, timeout=30)
+        super().__init__(NAME, port, context=context, timeout=timeout)
         self.tls, self.server_name = context, server_name
+        self.source = (source, 0) if source else None  # a loopback address to come from
 
     def connect(self):
-        sock = socket.create_connection(("127.0.0.1", self.port), timeout=self.timeout)
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=self.timeout,
+                                        source_address=self.source)
         self.sock = self.tls.wrap_socket(sock, server_hostname=self.server_name)
 
 
