@@ -119,7 +119,7 @@ def report_rows(store, start, end):
 # the decimal mark is a comma) reads "a;=1+2" as two cells, whatever quotes the csv module
 # put around it for ","; so every start of text after a ",", ";", '"' or line end counts.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-CELL_STARTS = re.compile(r'(^|[,;"\r\n])(?=[%s])' % re.escape("".join(FORMULA_STARTS)))
+CELL_STARTS = re.compile(r'(^|[,;"\r\n])(?=[' + re.escape("".join(FORMULA_STARTS)) + "])")
 
 
 def report_csv(rows):

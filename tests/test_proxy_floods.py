@@ -19,14 +19,23 @@ import time
 from contextlib import contextmanager
 
 import pytest
+from conftest import VISITOR, basic
+from serving import running_server, wait_until
+from test_proxy import (
+    NAME,
+    Visitor,
+    free_port,
+    https_request,
+    make_certificate,
+    nginx_binary,
+    render_nginx,
+    running_nginx,
+    security_md_socket_config,
+)
+from ticketing import TICKETS, open_days, ticket_body
 
 import museum
 import museum_config
-from conftest import VISITOR, basic
-from serving import running_server, wait_until
-from test_proxy import (NAME, Visitor, free_port, https_request, make_certificate, nginx_binary,
-                        render_nginx, running_nginx, security_md_socket_config)
-from ticketing import TICKETS, open_days, ticket_body
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +51,7 @@ GATE = basic("door-north", GATE_KEY)
 def open_files_for(count):
     """Raise this process's open-file limit to its hard limit; skip when `count` sockets
     (and nginx's own, which inherits it) cannot fit."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = count * 2 + 1_000  # nginx holds two files per proxied connection at most
     if hard != resource.RLIM_INFINITY and hard < wanted:
         pytest.skip(f"the open-file limit (ulimit -Hn {hard}) is under {wanted}")

@@ -7,11 +7,11 @@ import json
 import re
 
 import pytest
-
-import museum
 from commands import museum_command
 from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
 from ticketing import EVENTS, body, buy, create_event
+
+import museum
 
 REPORT = "/v1.1/reports/sales"
 

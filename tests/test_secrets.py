@@ -9,14 +9,14 @@ import stat
 from contextlib import contextmanager
 
 import pytest
-
-import museum
-import museum_config
-import museum_passwords
 from commands import museum_command
 from conftest import quick_hash
 from serving import ROOT
 from test_server import run_museum
+
+import museum
+import museum_config
+import museum_passwords
 
 PROXY_LINE = ("which other machines reach: publish the service only behind a "
               "TLS-terminating reverse proxy (docs/nginx.conf)")
