@@ -22,7 +22,7 @@ from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from storage import Limits
+from storage import Limits, sqlite_path
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 TICKET_TYPES = ("general", "event")
@@ -409,6 +409,9 @@ class Config:
     schedule: Schedule
     source: str = "built-in defaults"
     capacity: GeneralCapacity = GeneralCapacity()
+    # The file's relative [storage] url as versions before 1.2 read it, from the working
+    # directory ("" when the file gives none, or an absolute one, or a flag overrides it).
+    url_before_1_2: str = ""
 
     def __getitem__(self, section):
         return self.settings[section]
@@ -429,12 +432,15 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
             raise ConfigError(f"{source}: unknown section [{section}]")
     raw = {section: dict(parser[section]) if parser.has_section(section) else {}
            for section in SCHEMA}
-    if directory is not None and "url" in raw["storage"]:
-        raw["storage"]["url"] = _beside(directory, raw["storage"]["url"].strip())
+    written = raw["storage"].get("url", "").strip()
+    if directory is not None and written:
+        raw["storage"]["url"] = _beside(directory, written)
+    beside = raw["storage"].get("url")
     for section, key in _environment_overrides(environ or {}):
         raw[section][key] = environ[f"MUSEUM_{section}_{key}".upper()]
     for (section, key), value in (overrides or {}).items():
         raw[section][key] = value
+    relative = beside != written and raw["storage"].get("url") == beside
     settings = {section: _parse_section(source, section, options, raw[section])
                 for section, options in SCHEMA.items()}
     if settings["server"]["unix_socket"] and settings["server"]["trusted_proxy"]:
@@ -451,7 +457,8 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
     capacity = GeneralCapacity(settings["capacity"]["general_per_day"],
                                _parse_dated(source, "capacity_dates", _places, parser),
                                settings["capacity"]["general_per_slot"])
-    return Config(settings, users, schedule, source, capacity)
+    return Config(settings, users, schedule, source, capacity,
+                  os.path.abspath(sqlite_path(written)) if relative else "")
 
 
 def _beside(directory, url):
@@ -603,6 +610,18 @@ def _is_loopback(host):
         return False
 
 
+def refuse_demo_passwords(config, exposed_on):
+    """`check_passwords`' ConfigError, without its warnings (`museum serve` asks before it
+    opens, or creates, a database); return the users with the demo password."""
+    demo = [user.name for user in config.users.values()
+            if user.password_hash in DEMO_PASSWORD_HASHES]
+    if demo and exposed_on:
+        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password is "
+                          f"still set; refusing to serve {exposed_on}. Set new passwords with "
+                          f"'museum hash-password' first.")
+    return demo
+
+
 def check_passwords(config, exposed_on):
     """The demo-password rule, in one place. While any user still has the demo password,
     the service runs only as a loopback development run: `exposed_on` says where else it
@@ -611,12 +630,7 @@ def check_passwords(config, exposed_on):
     see where it is served: under gunicorn, mod_wsgi or waitress-serve, or behind a reverse
     proxy, a demo password would reach the network, so only the caller can state it. Hashes
     weaker than new ones are a warning either way. No password is hashed here."""
-    demo = [user.name for user in config.users.values()
-            if user.password_hash in DEMO_PASSWORD_HASHES]
-    if demo and exposed_on:
-        raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password is "
-                          f"still set; refusing to serve {exposed_on}. Set new passwords with "
-                          f"'museum hash-password' first.")
+    demo = refuse_demo_passwords(config, exposed_on)
     if demo:
         log.warning("demo password in use for %s: fine on this machine, replace it before "
                     "publishing the service", ", ".join(demo))

@@ -22,6 +22,7 @@ Ids and dates are strings (UUID text, ISO dates); validation happens before a ca
 app. Domain errors are the exceptions below; backends raise nothing else on ordinary failures.
 """
 
+import os
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -122,6 +123,10 @@ class SchemaBehind(SchemaMismatch):
         self.version = version
 
 
+class DatabaseMissing(StorageError):
+    """A command was given a database file that does not exist; nothing was created."""
+
+
 class InUse(StorageError):
     """Another process has the database open: a service is running on it."""
 
@@ -154,6 +159,11 @@ class Store(ABC):
         and none succeeded since; the message says since when and why. Every few seconds
         it also tries a small write of its own, so a failure is seen with no one writing,
         and its end too. Otherwise costs no more than `check`."""
+
+    @abstractmethod
+    def totals(self):
+        """`{"events": n, "tickets": n}`: every event and ticket stored, cancelled and void
+        ones too; for the start-up line, which tells one database from another."""
 
     @abstractmethod
     def schema_version(self):
@@ -368,6 +378,24 @@ def sqlite_path(url):
         raise StorageError(f"unsupported storage url {display_url(url)!r}: give a sqlite file "
                            f"path, sqlite:///path or postgresql://user@host/dbname")
     return rest.removeprefix("/")
+
+
+def missing_database(url):
+    """`DatabaseMissing` when `url` names a sqlite file that does not exist, for the commands
+    that must not create one (a PostgreSQL server says for itself that a database is
+    missing)."""
+    path = sqlite_file(url)
+    if path is not None and not os.path.exists(path):
+        raise DatabaseMissing(f"{os.path.abspath(path)}: no database there (nothing was "
+                              f"created; a new one is made by 'museum init' or the first "
+                              f"'museum serve')")
+
+
+def is_museum_database(path):
+    """Whether the file at `path` is a sqlite database with a museum schema."""
+    from storage.sqlite import is_museum_database as holds_one
+
+    return holds_one(path)
 
 
 def sqlite_file(url):

@@ -437,6 +437,15 @@ def file_findings(path):
         return [f"{path}: {one_line(error)}"]
 
 
+def is_museum_database(path):
+    """See `storage.is_museum_database`: a schema version above 0 says so."""
+    try:
+        with closing(_open_file(path, "ro")) as conn:
+            return conn.execute("PRAGMA user_version").fetchone()[0] > 0
+    except sqlite3.DatabaseError:
+        return False
+
+
 def _findings(conn):
     findings = [row[0] for row in conn.execute("PRAGMA integrity_check") if row[0] != "ok"]
     findings += [f"a row of {table} refers to a row of {parent} that does not exist"
@@ -552,6 +561,8 @@ def _directory(path):
 
 
 def _check_restorable(source):
+    if not os.path.exists(source):
+        raise StorageError(f"{os.path.abspath(source)}: no backup there; nothing was restored")
     findings = file_findings(source)
     if findings:
         raise StorageError(f"{source}: not restored, it failed sqlite's checks: {findings[0]}")

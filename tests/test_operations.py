@@ -320,7 +320,7 @@ def test_a_new_database_made_as_root_is_its_directorys_owners(tmp_path, config_t
     directory = tmp_path / "lib"
     directory.mkdir(mode=0o700)
     os.chown(directory, SERVICE_USER.pw_uid, SERVICE_USER.pw_gid)
-    done = museum_command(tmp_path, config_text, "migrate", "--db",
+    done = museum_command(tmp_path, config_text, "init", "--db",
                           str(directory / "museum.sqlite3"))
     assert done.status == 0, done.err
     for path in files_beside(directory / "museum.sqlite3"):
