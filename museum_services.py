@@ -7,8 +7,10 @@ import logging
 import os
 import secrets
 import uuid
-from datetime import datetime, timezone
+from contextlib import nullcontext
+from datetime import datetime, timedelta, timezone
 
+import museum_locks
 import storage
 from museum_config import ConfigError, storage_limits
 
@@ -100,14 +102,30 @@ def describe_database(config, store):
 def _opened_store(config, url, limits, migrate):
     try:
         return storage.open_store(url, migrate=False, limits=limits)
-    except storage.SchemaBehind as behind:
+    except storage.SchemaBehind:
         if not (migrate or config["storage"]["auto_migrate"]):
             raise
+    # Several processes may start together on an old database (a WSGI host's workers): one
+    # migrates, the others wait for it here, then find the database migrated.
+    path = storage.sqlite_file(url)
+    with museum_locks.wait_for_lock(f"{os.path.realpath(path)}.migrate.lock") if path \
+            else nullcontext():
         try:
-            copy = storage.backup_beside(url, behind.version)
-            log.info("backed up the database at schema version %d to %s before migrating it",
-                     behind.version, copy)
-        except storage.Unsupported as reason:
-            log.warning("migrating the database from schema version %d without a backup made "
-                        "by the service: %s", behind.version, reason)
+            return storage.open_store(url, migrate=False, limits=limits)
+        except storage.SchemaBehind as behind:
+            _back_up_before_migrating(config, url, behind.version)
         return storage.open_store(url, limits=limits)
+
+
+def _back_up_before_migrating(config, url, version):
+    """The copy a rollback needs, erased of the contacts the service would have erased by
+    now: it is not erased later."""
+    today = museum_today(config)()
+    erase_before = today - timedelta(days=config["privacy"]["keep_contact_days"])
+    try:
+        copy = storage.backup_beside(url, version, today.isoformat(), erase_before.isoformat())
+        log.info("backed up the database at schema version %d to %s before migrating it",
+                 version, copy)
+    except storage.Unsupported as reason:
+        log.warning("migrating the database from schema version %d without a backup made "
+                    "by the service: %s", version, reason)

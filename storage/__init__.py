@@ -22,6 +22,7 @@ Ids and dates are strings (UUID text, ISO dates); validation happens before a ca
 app. Domain errors are the exceptions below; backends raise nothing else on ordinary failures.
 """
 
+import itertools
 import os
 import re
 from abc import ABC, abstractmethod
@@ -414,25 +415,34 @@ PG_DUMP = "PostgreSQL is backed up with its own tools: pg_dump -Fc DBNAME > FILE
 PG_RESTORE = "PostgreSQL is restored with its own tools: pg_restore --clean -d DBNAME FILE"
 
 
-def backup(url, destination):
+def backup(url, destination, erase_before=None):
     """Write a copy of the database at `url`, as it was at one moment, to the file
     `destination`, while services keep using the database. The copy is readable by its
     owner only, one self-contained file, and passes sqlite's integrity check before it
-    replaces any file at `destination`. `Unsupported` for PostgreSQL."""
+    replaces any file at `destination`; the contacts of tickets dated before `erase_before`
+    (an ISO date) are erased in it. `Unsupported` for PostgreSQL."""
     if _is_postgres(url):
         raise Unsupported(PG_DUMP)
     from storage.sqlite import backup_file
 
-    backup_file(sqlite_path(url), destination)
+    backup_file(sqlite_path(url), destination, erase_before)
 
 
-def backup_beside(url, version):
-    """Back up the sqlite database at `url` beside itself as `PATH.vVERSION.bak` (before it
-    is migrated from schema `version`); return that path. `Unsupported` for PostgreSQL."""
+def backup_beside(url, version, day, erase_before):
+    """Back up the sqlite database at `url` beside itself, before it is migrated from schema
+    `version`, as `PATH.vVERSION.DAY.bak` (`DAY` an ISO date; `-2`, `-3`… after it when
+    taken: an earlier copy is never replaced), with the contacts of tickets dated before
+    `erase_before` erased, as the service erases them; return its path. `Unsupported` for
+    PostgreSQL."""
     if _is_postgres(url):
         raise Unsupported(PG_DUMP)
-    destination = f"{sqlite_path(url)}.v{version}.bak"
-    backup(url, destination)
+    stem = f"{sqlite_path(url)}.v{version}.{day}"
+    destination = f"{stem}.bak"
+    for number in itertools.count(2):
+        if not os.path.exists(destination):
+            break
+        destination = f"{stem}-{number}.bak"
+    backup(url, destination, erase_before)
     return destination
 
 

@@ -269,3 +269,17 @@ def test_check_on_postgres_asks_the_server_and_checks_the_schema(ops, config_tex
     storage.open_store(postgres_url).close()
     done = museum_command(ops, config_text, "check", "--db", postgres_url)
     assert (done.status, done.out) == (0, f"{storage.display_url(postgres_url)}: ok")
+
+
+def test_a_clean_stop_leaves_the_database_whole_in_its_one_file(tmp_path, config_text):
+    """After SIGTERM the write-ahead log is folded into the file: a plain `cp` of the file
+    alone has every ticket sold."""
+    db = tmp_path / "museum.sqlite3"
+    day = open_days(config_text, 1)[0]
+    with running_server(tmp_path, config_text, db=str(db)) as server:
+        sold = [buy(server, number, day) for number in range(5)]
+        assert server.stop() == 0
+    assert not os.path.exists(f"{db}-wal")
+    alone = tmp_path / "copied.sqlite3"
+    alone.write_bytes(db.read_bytes())
+    assert sorted(stored_tickets(str(alone))) == sorted(sold)
