@@ -92,14 +92,12 @@ def claim(config):
     held = None
     if path:  # several instances share a PostgreSQL database by design
         try:
-            held = museum_locks.try_lock(f"{path}.serve.lock")
+            held = museum_locks.claim_database(path)
         except OSError as error:  # its directory is missing or not writable
             raise storage.StorageError(f"{path}: cannot open the database: "
                                        f"{error.strerror}") from None
-        if held is None:
-            raise CannotServe(f"{path} is already served by another museum service (PID "
-                              f"{museum_locks.holder(f'{path}.serve.lock') or 'unknown'}); "
-                              f"stop it first, or serve a copy of the database")
+        except museum_locks.Served as served:
+            raise CannotServe(str(served)) from None
     unix_socket = config["server"]["unix_socket"]
     if unix_socket:
         pid = _socket_server(unix_socket)

@@ -108,7 +108,7 @@ def _opened_store(config, url, limits, migrate):
     # Several processes may start together on an old database (a WSGI host's workers): one
     # migrates, the others wait for it here, then find the database migrated.
     path = storage.sqlite_file(url)
-    with museum_locks.wait_for_lock(f"{os.path.realpath(path)}.migrate.lock") if path \
+    with museum_locks.wait_for_lock(museum_locks.beside(path, "migrate")) if path \
             else nullcontext():
         try:
             return storage.open_store(url, migrate=False, limits=limits)
