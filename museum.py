@@ -30,7 +30,7 @@ import museum_openapi
 import museum_privacy
 import museum_sales
 import storage
-from museum_access_log import AccessLog, SafeHeaders, open_access_log
+from museum_access_log import AccessLog, SafeHeaders, exit_cleanly_on_sigterm, open_access_log
 from museum_config import (ADMIN_ROLE, CAPACITY_MAX, DATE, GATE_ROLE, PRICE_MAX, TICKET_LABELS,
                            TICKET_TYPES, TIME_OF_DAY, UUID_TEXT, VISITOR_ROLE, check_passwords,
                            load_config)
@@ -57,6 +57,10 @@ __version__ = "1.3.0"
 INTERFACE_VERSION = "1.1.2"
 API = "/v1.1"
 log = logging.getLogger("museum")
+# waitress-serve leaves SIGTERM to its default, which kills the process before the access
+# lines waiting are written (museum_access_log): a host without a handler of its own has it
+# made an exit, as Ctrl-C is. Only the main thread may set it, and it imports this module.
+exit_cleanly_on_sigterm()
 
 
 # ============================================================================================

@@ -36,6 +36,7 @@ from museum_config import (
     refuse_demo_passwords,
     where_exposed,
 )
+from museum_access_log import open_access_log
 from museum_door import EntryTimes, verify_ticket
 from museum_services import (
     describe_database,
@@ -66,9 +67,11 @@ def command_serve(args):
         with museum_server.claim(config):
             exposed = where_exposed(config["server"])
             refuse_demo_passwords(config, exposed)  # before a database is opened, or made
+            access = open_access_log(config)  # as soon: its [log] access may be wrong
             store = open_configured_store(config)
             try:
-                app = create_app(config, store=store, exposed_on=exposed, erase_contacts=True)
+                app = create_app(config, store=store, exposed_on=exposed, access=access,
+                                 erase_contacts=True)
                 return serve(app, config["server"], describe_database(config, store))
             finally:
                 store.close()  # sqlite: the last connection closed folds the WAL into the file

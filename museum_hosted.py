@@ -18,6 +18,7 @@ import threading
 import time
 
 import museum_locks
+from museum_access_log import open_access_log
 import storage
 from museum_config import ConfigError, load_config, refuse_demo_passwords
 from museum_services import open_configured_store, refuse_a_moved_database
@@ -79,6 +80,7 @@ def build_from_default_config(create_app, set_log_level, exposed_on):
     set_log_level(config)
     refuse_a_moved_database(config)
     refuse_demo_passwords(config, exposed_on)  # before a database is opened, or made
+    access = open_access_log(config)
     path = storage.sqlite_file(config["storage"]["url"])
     if path:  # kept open for the life of the process: the lock is the open file's
         claimed = museum_locks.claim_database(path, host_group=os.getpgrp())
@@ -86,5 +88,6 @@ def build_from_default_config(create_app, set_log_level, exposed_on):
             atexit.register(claimed.close)
     store = open_configured_store(config)
     atexit.register(store.close)  # sqlite: the last connection closed folds the WAL in
-    return create_app(config, store=store, exposed_on=exposed_on, erase_contacts=True)
+    return create_app(config, store=store, exposed_on=exposed_on, access=access,
+                      erase_contacts=True)
 
