@@ -153,3 +153,7 @@ def test_sigterm_under_load_writes_every_acknowledged_requests_access_line(
     assert len(acknowledged) > 100
     written = ACCESS_ID.findall(access.read_text())
     assert set(acknowledged) <= set(written), len(set(acknowledged) - set(written))
+
+
+def test_the_gunicorn_config_on_the_production_page_is_the_one_tested():
+    assert GUNICORN_CONFIG.read_text() in (ROOT / "docs" / "production.md").read_text()
