@@ -30,7 +30,7 @@ import museum_openapi
 import museum_privacy
 import museum_sales
 import storage
-from museum_access_log import AccessLog, SafeHeaders, open_access_log
+from museum_access_log import AccessLog, SafeHeaders, exit_cleanly_on_sigterm, open_access_log
 from museum_config import (ADMIN_ROLE, CAPACITY_MAX, DATE, GATE_ROLE, PRICE_MAX, TICKET_LABELS,
                            TICKET_TYPES, TIME_OF_DAY, UUID_TEXT, VISITOR_ROLE, check_passwords,
                            load_config)
@@ -57,6 +57,10 @@ __version__ = "1.3.0"
 INTERFACE_VERSION = "1.1.2"
 API = "/v1.1"
 log = logging.getLogger("museum")
+# waitress-serve leaves SIGTERM to its default, which kills the process before the access
+# lines waiting are written (museum_access_log): a host without a handler of its own has it
+# made an exit, as Ctrl-C is. Only the main thread may set it, and it imports this module.
+exit_cleanly_on_sigterm()
 
 
 # ============================================================================================
@@ -967,22 +971,24 @@ def set_log_level(config):
     log.setLevel(config["log"]["level"])
 
 
-_default_app = None
-_default_app_lock = threading.Lock()
+_hosted_app = None
+_hosted_app_lock = threading.Lock()
 
 
 def app(environ, start_response):
     """WSGI entry point for other hosts (`museum:app`): built from the default config on the
-    first request, not at import; from then on it erases old contacts daily, as
-    `museum serve` does."""
-    global _default_app
-    if _default_app is None:
-        with _default_app_lock:
-            if _default_app is None:
-                config = load_config()
-                set_log_level(config)
-                _default_app = create_app(config, erase_contacts=True)
-    return _default_app(environ, start_response)
+    first request, not at import, as `museum serve` builds its app (museum_hosted says how);
+    from then on it erases old contacts daily, as `museum serve` does."""
+    global _hosted_app
+    if _hosted_app is None:
+        with _hosted_app_lock:
+            if _hosted_app is None:
+                import museum_hosted
+
+                _hosted_app = museum_hosted.HostedApp(functools.partial(
+                    museum_hosted.build_from_default_config, create_app, set_log_level,
+                    EXPOSED_ANYWHERE))
+    return _hosted_app(environ, start_response)
 
 
 if __name__ == "__main__":  # before 1.3.0, `python -m museum` ran the command line

@@ -1,6 +1,7 @@
 """The `museum` command: serve the service (and its mock), look after its database
-(migrate, backup, restore, check, purge-contacts), and the door and setup helpers
-(verify-ticket, hash-password, add-device, openapi), and the sales report.
+(init, migrate, backup, restore, check, purge-contacts), and the door and setup helpers
+(verify-ticket, hash-password, add-device, openapi), and the sales report. Only `serve`
+and `init` create a database; the others name a missing one as missing.
 
 Exit status: 0 done, 1 a runtime failure (the database), 2 a usage or config error.
 """
@@ -34,11 +35,21 @@ from museum_config import (
     load_config,
     new_device_key,
     parse_config,
+    refuse_demo_passwords,
     warn_if_readable_by_others,
     where_exposed,
 )
+from museum_access_log import open_access_log
 from museum_door import EntryTimes, verify_ticket
-from museum_services import museum_now, museum_today, open_configured_store, qr_secret
+from museum_services import (
+    describe_database,
+    existing_database,
+    museum_now,
+    museum_today,
+    open_configured_store,
+    qr_secret,
+    refuse_a_moved_database,
+)
 
 log = logging.getLogger("museum")
 VERSION_LINE = f"museum {__version__} (interface {INTERFACE_VERSION})"
@@ -60,35 +71,54 @@ def command_serve(args):
         log.warning("listening on %s, which other machines reach: publish the service only "
                     "behind a TLS-terminating reverse proxy (docs/nginx.conf), never directly "
                     "(docs/security.md says why)", server["host"])
+    refuse_a_moved_database(config)  # before the lock file beside it is made
     try:
         with museum_server.claim(config):
-            app = create_app(config, exposed_on=where_exposed(config["server"]),
-                             erase_contacts=True)
-            return serve(app, config["server"],
-                         f"database {storage.display_url(config['storage']['url'])}")
+            exposed = where_exposed(config["server"])
+            refuse_demo_passwords(config, exposed)  # before a database is opened, or made
+            access = open_access_log(config)  # as soon: its [log] access may be wrong
+            store = open_configured_store(config)
+            try:
+                app = create_app(config, store=store, exposed_on=exposed, access=access,
+                                 erase_contacts=True)
+                return serve(app, config["server"], describe_database(config, store))
+            finally:
+                store.close()  # sqlite: the last connection closed folds the WAL into the file
     except museum_server.CannotServe as error:
         print(f"museum: {error}", file=sys.stderr)
         return 1
 
 
+def command_init(args):
+    config = _configured(args)
+    url = config["storage"]["url"]
+    path = storage.sqlite_file(url)
+    if path and os.path.exists(path):
+        print(f"museum: {os.path.abspath(path)}: a database is already there; nothing "
+              f"changed", file=sys.stderr)
+        return 1
+    open_configured_store(config).close()  # logs: created a new database at PATH
+    return 0
+
+
 def command_migrate(args):
     config = _configured(args)
-    open_configured_store(config, migrate=True).close()
+    open_configured_store(config, migrate=True, create=False).close()
     print(f"{storage.display_url(config['storage']['url'])} is at this version's schema")
     return 0
 
 
 def command_backup(args):
-    url = _configured(args)["storage"]["url"]
+    url = existing_database(_configured(args))
     storage.backup(url, args.destination)
-    print(f"backed up {url} to {args.destination} (checked)")
+    print(f"backed up {storage.display_url(url)} to {args.destination} (checked)")
     return 0
 
 
 def command_restore(args):
     url = _configured(args)["storage"]["url"]
     kept = storage.restore(url, args.source)
-    print(f"restored {url} from {args.source}" +
+    print(f"restored {storage.display_url(url)} from {args.source}" +
           (f"; the database it replaced is kept as {kept}" if kept else ""))
     return command_check(args)
 
@@ -96,7 +126,7 @@ def command_restore(args):
 def command_check(args):
     config = _configured(args)
     warn_if_readable_by_others(config)
-    url = config["storage"]["url"]
+    url = existing_database(config)
     findings = storage.inspect(url)
     for finding in findings:
         print(finding)
@@ -107,7 +137,7 @@ def command_check(args):
 
 def command_purge_contacts(args):
     config = _configured(args)
-    store = storage.open_store(config["storage"]["url"], migrate=False)
+    store = storage.open_store(existing_database(config), migrate=False)
     try:
         today = museum_today(config)()
         museum_privacy.erase_old_contacts(store, today, config["privacy"]["keep_contact_days"])
@@ -117,8 +147,12 @@ def command_purge_contacts(args):
 
 
 def _configured(args):
-    """The config, with the database of `--db` if given."""
-    return load_config(args.config, overrides={("storage", "url"): args.db} if args.db else {})
+    """The config, with the database of `--db` if given; `ConfigError` when its relative
+    url would miss the database versions before 1.2 used (`refuse_a_moved_database`)."""
+    config = load_config(args.config,
+                         overrides={("storage", "url"): args.db} if args.db else {})
+    refuse_a_moved_database(config)
+    return config
 
 
 def command_mock(args):
@@ -201,7 +235,7 @@ def owner_only_file(path):
 
 def command_verify_ticket(args):
     config = _configured(args)
-    store = storage.open_store(config["storage"]["url"], read_only=True)
+    store = storage.open_store(existing_database(config), read_only=True)
     secret = qr_secret(config, store, create=False)
     if secret is None:
         raise storage.StorageError("no QR secret in the database yet: no ticket was sold")
@@ -217,7 +251,7 @@ def command_report(args):
     if args.to < args.start or (args.to - args.start).days >= museum_sales.REPORT_DAYS_MAX:
         raise ConfigError(f"--to must be from --from to {museum_sales.REPORT_DAYS_MAX - 1} "
                           f"days after it")
-    store = storage.open_store(_configured(args)["storage"]["url"], read_only=True)
+    store = storage.open_store(existing_database(_configured(args)), read_only=True)
     try:
         rows = museum_sales.report_rows(store, args.start, args.to)
     finally:
@@ -293,6 +327,9 @@ def _database_commands(commands):
         "valid and not yet admitted)")
     verify.add_argument("text", help="the text the scanner read from the QR code, or the "
                         "confirmation code (ticket-event-792d82-891fc, or only 792d82-891fc)")
+    _database_command(
+        commands, "init", command_init, "create a new, empty database where the config "
+        "says (sqlite: saying its absolute path); no other command but 'serve' creates one")
     _database_command(
         commands, "migrate", command_migrate, "migrate a database of an older version to "
         "this one's schema (sqlite: after a backup beside it, PATH.vN.bak), then exit")

@@ -23,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from storage import Limits
+from storage import Limits, sqlite_path
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 TICKET_TYPES = ("general", "event")
@@ -411,6 +411,9 @@ class Config:
     source: str = "built-in defaults"
     capacity: GeneralCapacity = GeneralCapacity()
     path: str | None = None  # the file read, if any (load_config)
+    # The file's relative [storage] url as versions before 1.2 read it, from the working
+    # directory ("" when the file gives none, or an absolute one, or a flag overrides it).
+    url_before_1_2: str = ""
 
     def __getitem__(self, section):
         return self.settings[section]
@@ -431,12 +434,15 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
             raise ConfigError(f"{source}: unknown section [{section}]")
     raw = {section: dict(parser[section]) if parser.has_section(section) else {}
            for section in SCHEMA}
-    if directory is not None and "url" in raw["storage"]:
-        raw["storage"]["url"] = _beside(directory, raw["storage"]["url"].strip())
+    written = raw["storage"].get("url", "").strip()
+    if directory is not None and written:
+        raw["storage"]["url"] = _beside(directory, written)
+    beside = raw["storage"].get("url")
     for section, key in _environment_overrides(environ or {}):
         raw[section][key] = environ[f"MUSEUM_{section}_{key}".upper()]
     for (section, key), value in (overrides or {}).items():
         raw[section][key] = value
+    relative = beside != written and raw["storage"].get("url") == beside
     settings = {section: _parse_section(source, section, options, raw[section])
                 for section, options in SCHEMA.items()}
     if settings["server"]["unix_socket"] and settings["server"]["trusted_proxy"]:
@@ -453,7 +459,8 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
     capacity = GeneralCapacity(settings["capacity"]["general_per_day"],
                                _parse_dated(source, "capacity_dates", _places, parser),
                                settings["capacity"]["general_per_slot"])
-    return Config(settings, users, schedule, source, capacity)
+    return Config(settings, users, schedule, source, capacity,
+                  os.path.abspath(sqlite_path(written)) if relative else "")
 
 
 def _beside(directory, url):
@@ -624,14 +631,9 @@ def is_loopback(host):
         return False
 
 
-def check_passwords(config, exposed_on):
-    """The demo-password rule, in one place. While any user still has the demo password,
-    the service runs only as a loopback development run: `exposed_on` says where else it
-    would be served (such as "on 0.0.0.0"), and then those users are a ConfigError naming
-    them; None states a loopback development run, where they are a warning. The app cannot
-    see where it is served: under gunicorn, mod_wsgi or waitress-serve, or behind a reverse
-    proxy, a demo password would reach the network, so only the caller can state it. Hashes
-    weaker than new ones are a warning either way.
+def refuse_demo_passwords(config, exposed_on):
+    """`check_passwords`' ConfigError, without its warnings (`museum serve` asks before it
+    opens, or creates, a database); return the users with the demo password.
 
     Where the service is exposed and no shipped hash is found, every hash is checked against
     the demo password, so a freshly made one is refused too (about a second per password at
@@ -646,6 +648,18 @@ def check_passwords(config, exposed_on):
         raise ConfigError(f"{config.source}: [users] {', '.join(demo)}: the demo password is "
                           f"still set; refusing to serve {exposed_on}. Set new passwords with "
                           f"'museum hash-password' first.")
+    return demo
+
+
+def check_passwords(config, exposed_on):
+    """The demo-password rule, in one place. While any user still has the demo password,
+    the service runs only as a loopback development run: `exposed_on` says where else it
+    would be served (such as "on 0.0.0.0"), and then those users are a ConfigError naming
+    them; None states a loopback development run, where they are a warning. The app cannot
+    see where it is served: under gunicorn, mod_wsgi or waitress-serve, or behind a reverse
+    proxy, a demo password would reach the network, so only the caller can state it. Hashes
+    weaker than new ones are a warning either way."""
+    demo = refuse_demo_passwords(config, exposed_on)
     if demo:
         log.warning("demo password in use for %s: fine on this machine, replace it before "
                     "publishing the service", ", ".join(demo))

@@ -51,7 +51,8 @@ def erase_contacts_daily(store, url, today, keep_days):
     path = storage.sqlite_file(url)
 
     def run():
-        with museum_locks.wait_for_lock(f"{path}.erase.lock") if path else nullcontext():
+        with museum_locks.wait_for_lock(museum_locks.beside(path, "erase")) if path \
+                else nullcontext():
             while True:
                 try:
                     erase_old_contacts(store, today(), keep_days)

@@ -19,7 +19,6 @@ from waitress import wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer
 
-import museum_access_log
 import museum_locks
 import storage
 
@@ -92,14 +91,12 @@ def claim(config):
     held = None
     if path:  # several instances share a PostgreSQL database by design
         try:
-            held = museum_locks.try_lock(f"{path}.serve.lock")
+            held = museum_locks.claim_database(path)
         except OSError as error:  # its directory is missing or not writable
             raise storage.StorageError(f"{path}: cannot open the database: "
                                        f"{error.strerror}") from None
-        if held is None:
-            raise CannotServe(f"{path} is already served by another museum service (PID "
-                              f"{museum_locks.holder(f'{path}.serve.lock') or 'unknown'}); "
-                              f"stop it first, or serve a copy of the database")
+        except museum_locks.Served as served:
+            raise CannotServe(str(served)) from None
     unix_socket = config["server"]["unix_socket"]
     if unix_socket:
         pid = _socket_server(unix_socket)
@@ -145,12 +142,12 @@ def run_server(wsgi_app, server_settings, title, what):
     # waitress warns of a task queue on every request that waits for a free thread: under
     # load that is half the requests, and the access log's durations already show it.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    stopping, reopening = threading.Event(), threading.Event()
+    stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda signum, frame: stopping.set())
-    # logrotate's postrotate sends SIGHUP: the access log goes on in a new file. (The
-    # handler only asks: the loop reopens, where no lock can be held.)
-    signal.signal(signal.SIGHUP, lambda signum, frame: reopening.set())
+    # The access log follows a file logrotate moved by itself; the logrotate configs of
+    # earlier versions still send SIGHUP, which must not stop the service.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("%s listening on %s (%s)", title, _address(server), what)
     # waitress's own run() loop, in turns short enough to notice the signals. (Its way,
     # SystemExit out of the loop, drops the requests still queued unanswered.)
@@ -160,9 +157,6 @@ def run_server(wsgi_app, server_settings, title, what):
         if time.monotonic() >= next_check:
             close_late_channels(sockets, server_settings["request_timeout"])
             next_check = time.monotonic() + LOOP_SECONDS
-        if reopening.is_set():
-            reopening.clear()
-            log.info("SIGHUP: %d access log file(s) reopened", museum_access_log.reopen_files())
     drain(sockets)
     log.info("stopped")
     return 0

@@ -22,6 +22,8 @@ Ids and dates are strings (UUID text, ISO dates); validation happens before a ca
 app. Domain errors are the exceptions below; backends raise nothing else on ordinary failures.
 """
 
+import itertools
+import os
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -122,6 +124,10 @@ class SchemaBehind(SchemaMismatch):
         self.version = version
 
 
+class DatabaseMissing(StorageError):
+    """A command was given a database file that does not exist; nothing was created."""
+
+
 class InUse(StorageError):
     """Another process has the database open: a service is running on it."""
 
@@ -154,6 +160,11 @@ class Store(ABC):
         and none succeeded since; the message says since when and why. Every few seconds
         it also tries a small write of its own, so a failure is seen with no one writing,
         and its end too. Otherwise costs no more than `check`."""
+
+    @abstractmethod
+    def totals(self):
+        """`{"events": n, "tickets": n}`: every event and ticket stored, cancelled and void
+        ones too; for the start-up line, which tells one database from another."""
 
     @abstractmethod
     def schema_version(self):
@@ -370,6 +381,24 @@ def sqlite_path(url):
     return rest.removeprefix("/")
 
 
+def missing_database(url):
+    """`DatabaseMissing` when `url` names a sqlite file that does not exist, for the commands
+    that must not create one (a PostgreSQL server says for itself that a database is
+    missing)."""
+    path = sqlite_file(url)
+    if path is not None and not os.path.exists(path):
+        raise DatabaseMissing(f"{os.path.abspath(path)}: no database there (nothing was "
+                              f"created; a new one is made by 'museum init' or the first "
+                              f"'museum serve')")
+
+
+def is_museum_database(path):
+    """Whether the file at `path` is a sqlite database with a museum schema."""
+    from storage.sqlite import is_museum_database as holds_one
+
+    return holds_one(path)
+
+
 def sqlite_file(url):
     """The file a storage url names when it is a sqlite file; None for PostgreSQL and for
     an in-memory database."""
@@ -386,25 +415,34 @@ PG_DUMP = "PostgreSQL is backed up with its own tools: pg_dump -Fc DBNAME > FILE
 PG_RESTORE = "PostgreSQL is restored with its own tools: pg_restore --clean -d DBNAME FILE"
 
 
-def backup(url, destination):
+def backup(url, destination, erase_before=None):
     """Write a copy of the database at `url`, as it was at one moment, to the file
     `destination`, while services keep using the database. The copy is readable by its
     owner only, one self-contained file, and passes sqlite's integrity check before it
-    replaces any file at `destination`. `Unsupported` for PostgreSQL."""
+    replaces any file at `destination`; the contacts of tickets dated before `erase_before`
+    (an ISO date) are erased in it. `Unsupported` for PostgreSQL."""
     if _is_postgres(url):
         raise Unsupported(PG_DUMP)
     from storage.sqlite import backup_file
 
-    backup_file(sqlite_path(url), destination)
+    backup_file(sqlite_path(url), destination, erase_before)
 
 
-def backup_beside(url, version):
-    """Back up the sqlite database at `url` beside itself as `PATH.vVERSION.bak` (before it
-    is migrated from schema `version`); return that path. `Unsupported` for PostgreSQL."""
+def backup_beside(url, version, day, erase_before):
+    """Back up the sqlite database at `url` beside itself, before it is migrated from schema
+    `version`, as `PATH.vVERSION.DAY.bak` (`DAY` an ISO date; `-2`, `-3`… after it when
+    taken: an earlier copy is never replaced), with the contacts of tickets dated before
+    `erase_before` erased, as the service erases them; return its path. `Unsupported` for
+    PostgreSQL."""
     if _is_postgres(url):
         raise Unsupported(PG_DUMP)
-    destination = f"{sqlite_path(url)}.v{version}.bak"
-    backup(url, destination)
+    stem = f"{sqlite_path(url)}.v{version}.{day}"
+    destination = f"{stem}.bak"
+    for number in itertools.count(2):
+        if not os.path.exists(destination):
+            break
+        destination = f"{stem}-{number}.bak"
+    backup(url, destination, erase_before)
     return destination
 
 

@@ -464,6 +464,12 @@ class SQLStore(Store):
         with self._reading() as conn:
             conn.execute("SELECT count(*) FROM settings").fetchone()
 
+    def totals(self):
+        with self._reading() as conn:
+            events, tickets = conn.execute(
+                "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM tickets)").fetchone()
+        return {"events": events, "tickets": tickets}
+
     def create_event(self, event):
         self.create_events([event])
         return event

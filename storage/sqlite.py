@@ -437,6 +437,15 @@ def file_findings(path):
         return [f"{path}: {one_line(error)}"]
 
 
+def is_museum_database(path):
+    """See `storage.is_museum_database`: a schema version above 0 says so."""
+    try:
+        with closing(_open_file(path, "ro")) as conn:
+            return conn.execute("PRAGMA user_version").fetchone()[0] > 0
+    except sqlite3.DatabaseError:
+        return False
+
+
 def _findings(conn):
     findings = [row[0] for row in conn.execute("PRAGMA integrity_check") if row[0] != "ok"]
     findings += [f"a row of {table} refers to a row of {parent} that does not exist"
@@ -450,14 +459,14 @@ def _open_file(path, mode):
                            timeout=BUSY_TIMEOUT_MS / 1000)
 
 
-def backup_file(path, destination):
+def backup_file(path, destination, erase_before=None):
     """See `storage.backup`. sqlite's backup API copies every page in one read transaction:
     one consistent moment, and in WAL mode writers go on meanwhile."""
     partial = f"{destination}.partial"
     try:
         with _failures_of("backup", path):
             with closing(_open_file(path, "rw")) as source:
-                _copy(source, partial, "DELETE", owner_like=path)
+                _copy(source, partial, "DELETE", owner_like=path, erase_before=erase_before)
             os.replace(partial, destination)
             _sync_directory(destination)
     finally:
@@ -475,10 +484,11 @@ def _failures_of(what, path):
         raise StorageError(f"{error.filename}: {what} failed: {error.strerror}") from error
 
 
-def _copy(source, target, journal_mode, owner_like):
+def _copy(source, target, journal_mode, owner_like, erase_before=None):
     """Copy the database of connection `source` into a new owner-only file `target` of the
     owner of the file `owner_like`, in `journal_mode` (DELETE: whole in one file; WAL: as
-    the service uses it; either way no log is left beside it), synced to disk;
+    the service uses it; either way no log is left beside it), synced to disk, with the
+    contacts of tickets dated before `erase_before` (an ISO date; None: none) erased;
     `StorageError` if the copy fails sqlite's checks."""
     _remove(target)
     os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
@@ -486,11 +496,27 @@ def _copy(source, target, journal_mode, owner_like):
     with closing(sqlite3.connect(target, isolation_level=None)) as copy:
         source.backup(copy)
         copy.execute(f"PRAGMA journal_mode = {journal_mode}")
+        if erase_before:
+            _erase_contacts(copy, erase_before)
         findings = _findings(copy)
     if findings:
         raise StorageError(f"the copy failed sqlite's checks: {findings[0]}")
     with open(target, "rb") as file:
         os.fsync(file.fileno())
+
+
+def _erase_contacts(conn, before):
+    """Erase, as the service does, the contacts of the tickets dated before `before` in a
+    copy, then rebuild it so that no free page keeps them. Written for every schema version
+    (these columns are in all), since the copy before a migration has an old one."""
+    conn.execute("PRAGMA secure_delete = ON")
+    conn.execute("BEGIN")
+    conn.execute("UPDATE tickets SET email = '', phone = NULL WHERE date < ? AND email <> ''",
+                 (before,))
+    conn.execute("DELETE FROM idempotency_keys WHERE ticket_id IN "
+                 "(SELECT id FROM tickets WHERE date < ?)", (before,))
+    conn.execute("COMMIT")
+    conn.execute("VACUUM")
 
 
 def restore_file(path, source):
@@ -552,6 +578,8 @@ def _directory(path):
 
 
 def _check_restorable(source):
+    if not os.path.exists(source):
+        raise StorageError(f"{os.path.abspath(source)}: no backup there; nothing was restored")
     findings = file_findings(source)
     if findings:
         raise StorageError(f"{source}: not restored, it failed sqlite's checks: {findings[0]}")

@@ -16,16 +16,17 @@ class Done:
     err: str
 
 
-def museum_command(directory, config_text, *args):
-    """Run `museum ARGS --config museum.ini` in `directory` with `config_text` as its
-    config (no MUSEUM_* variables from the test's environment); return what it did."""
+def museum_command(directory, config_text, *args, cwd=None):
+    """Run `museum ARGS --config museum.ini` with `config_text` as its config in
+    `directory`, working in `cwd` (default: that directory too), without MUSEUM_* variables
+    from the test's environment; return what it did."""
     config = directory / "museum.ini"
     config.write_text(config_text, encoding="utf-8")
     config.chmod(0o600)  # as installed (docs/production.md): no warning of a readable file
     environ = {name: value for name, value in os.environ.items()
                if not name.startswith("MUSEUM_")}
     done = subprocess.run([sys.executable, "-m", "museum_cli", *args, "--config", str(config)],
-                          cwd=directory, capture_output=True, text=True, timeout=120,
+                          cwd=cwd or directory, capture_output=True, text=True, timeout=120,
                           env={**environ, "PYTHONPATH": str(ROOT)})
     return Done(done.returncode, done.stdout.strip(), done.stderr.strip())
 

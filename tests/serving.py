@@ -143,6 +143,53 @@ def start_process(directory, name, *argv, startup_timeout=30):
     raise RuntimeError(f"{name} did not start:\n{log_path.read_text()}")
 
 
+def free_port():
+    """A TCP port free on loopback now (a host told to listen on it takes it at once)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_host(directory, config_text, *argv, startup_timeout=30):
+    """Start a WSGI host's command (`gunicorn ...`, `waitress-serve ...`; its `{port}`
+    filled in) serving museum:app in `directory` with `config_text` as its config, in a
+    session of its own, as a service manager starts it; return the Server once the port
+    accepts connections."""
+    directory = Path(directory)
+    (directory / "museum.ini").write_text(config_text, encoding="utf-8")
+    port = free_port()
+    log_path = directory / f"host-{time.monotonic_ns()}.log"
+    environ = {name: value for name, value in os.environ.items()
+               if not name.startswith("MUSEUM_")}
+    with open(log_path, "wb") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", *(arg.format(port=port) for arg in argv)], cwd=directory,
+            stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**environ, "PYTHONPATH": str(ROOT),
+                 "MUSEUM_CONFIG": str(directory / "museum.ini")})
+    server = Server(process, port, log_path)
+    deadline = time.monotonic() + startup_timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return server
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(f"{argv[0]} exited with {process.returncode}:\n"
+                                   f"{server.log()}") from None
+            time.sleep(0.05)
+    process.kill()
+    process.wait()
+    raise RuntimeError(f"{argv[0]} did not start:\n{server.log()}")
+
+
+@contextmanager
+def running_host(directory, config_text, *argv):
+    """A started WSGI host (see start_host), stopped when the block ends."""
+    with _stopped_at_end(start_host(directory, config_text, *argv)) as server:
+        yield server
+
+
 @contextmanager
 def running_server(directory, config_text, *extra_args, db=None):
     """A started server that is stopped (SIGTERM, then SIGKILL) when the block ends."""

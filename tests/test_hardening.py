@@ -19,7 +19,7 @@ import museum
 import museum_auth
 import museum_config
 import storage
-from conftest import ADMIN, PASSWORDS, VISITOR, basic
+from conftest import ADMIN, PASSWORDS, VISITOR, assert_problem, basic
 from serving import ROOT, running_server, wait_until
 from ticketing import TICKETS, open_days, query, ticket_body
 
@@ -40,12 +40,16 @@ def test_demo_password_refused_by_create_app():
     assert "\n" not in message
 
 
-def test_demo_password_refused_by_the_module_level_app(tmp_path, monkeypatch, fresh_museum):
+def test_demo_password_refused_by_the_module_level_app(tmp_path, monkeypatch, fresh_museum,
+                                                       caplog):
     (tmp_path / "museum.ini").write_text(SHIPPED)
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MUSEUM_CONFIG", raising=False)
-    with pytest.raises(museum.ConfigError, match="museum hash-password"):
-        webtest.TestApp(fresh_museum.app).get("/healthz")
+    client = webtest.TestApp(fresh_museum.app)
+    for path in ("/healthz", "/v1.1/museum-hours"):
+        assert_problem(client.get(path, status=503), 503)
+    [refusal] = [record.getMessage() for record in caplog.records]
+    assert "museum hash-password" in refusal
     assert not (tmp_path / "museum.sqlite3").exists()
 
 

@@ -64,7 +64,7 @@ def test_museum_run_elsewhere_finds_the_database_beside_its_config(tmp_path):
     etc.mkdir()
     elsewhere.mkdir()
     (etc / "museum.ini").write_text("[storage]\nurl = museum.sqlite3\n")
-    migrated = museum_command("migrate", "--config", str(etc / "museum.ini"), cwd=elsewhere)
+    migrated = museum_command("init", "--config", str(etc / "museum.ini"), cwd=elsewhere)
     assert migrated.returncode == 0, migrated.stderr
     assert (etc / "museum.sqlite3").exists() and os.listdir(elsewhere) == []
 
@@ -82,7 +82,7 @@ def test_the_backup_units_commands_make_a_checked_private_copy_and_keep_two_week
     etc.mkdir()
     (state / "backups").mkdir(parents=True)  # systemd creates it: StateDirectory=
     (etc / "museum.ini").write_text(f"[storage]\nurl = {state}/museum.sqlite3\n")
-    assert museum_command("migrate", "--config", str(etc / "museum.ini"), cwd=tmp_path) \
+    assert museum_command("init", "--config", str(etc / "museum.ini"), cwd=tmp_path) \
         .returncode == 0
     stale, recent = state / "backups" / "museum-2000-01-01.sqlite3", \
         state / "backups" / "museum-2000-01-02.sqlite3"

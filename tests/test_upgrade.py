@@ -7,6 +7,8 @@ import os
 import shutil
 import sqlite3
 import stat
+from datetime import datetime, timezone
+from pathlib import Path
 from contextlib import closing
 
 import pytest
@@ -35,6 +37,12 @@ def old_database(db_path, monkeypatch):
     return db_path
 
 
+def copy_before(db_path, old_version):
+    """The path of the copy a migration from `old_version` made today (the tests' museum
+    is on UTC)."""
+    return f"{db_path}.v{old_version}.{datetime.now(timezone.utc).date()}.bak"
+
+
 def version(db_path):
     return query(db_path, "PRAGMA user_version")[0][0]
 
@@ -49,7 +57,7 @@ def test_serve_refuses_an_older_database_with_one_line_saying_how(tmp_path, old_
         f"museum: {old_database}: database schema version {OLD}, this service uses {CURRENT}; "
         f"migrate it with 'museum migrate' or 'museum serve --migrate'")
     assert version(old_database) == OLD
-    assert not os.path.exists(f"{old_database}.v{OLD}.bak")
+    assert not os.path.exists(copy_before(old_database, OLD))
 
 
 @pytest.mark.parametrize("how", ["--migrate", "auto_migrate"])
@@ -59,7 +67,7 @@ def test_serve_told_to_migrate_backs_up_first_and_says_where(tmp_path, old_datab
     text = config_text + ("[storage]\nauto_migrate = true\n" if how == "auto_migrate" else "")
     with running_server(tmp_path, text, *extra, db=old_database) as server:
         log = server.log()
-    copy = f"{old_database}.v{OLD}.bak"
+    copy = copy_before(old_database, OLD)
     assert (f"backed up the database at schema version {OLD} to {copy} before migrating it"
             in log)
     assert version(old_database) == CURRENT
@@ -80,7 +88,7 @@ def test_migrate_command_backs_up_migrates_and_exits(tmp_path, old_database, con
     done = museum_command(tmp_path, config_text, "migrate", "--db", old_database)
     assert done.status == 0, done.err
     assert done.out == f"{old_database} is at this version's schema"
-    assert f"to {old_database}.v{OLD}.bak before migrating it" in done.err
+    assert f"to {copy_before(old_database, OLD)} before migrating it" in done.err
     assert version(old_database) == CURRENT
     again = museum_command(tmp_path, config_text, "migrate", "--db", old_database)
     assert again.status == 0 and "backed up" not in again.err
@@ -117,7 +125,7 @@ def test_an_embedded_app_follows_auto_migrate_too(old_database, config_text):
     assert version(old_database) == OLD
     museum.create_app(configured(config_text, old_database, auto_migrate="true"))
     assert version(old_database) == CURRENT
-    assert os.path.exists(f"{old_database}.v{OLD}.bak")
+    assert os.path.exists(copy_before(old_database, OLD))
 
 
 # -- a database from before step 5 was rewritten ------------------------------------------
@@ -217,10 +225,11 @@ def test_migrate_leaves_the_old_database_whole_for_a_rollback(tmp_path, db_path,
     database, at its schema version with every row, for the old version to run it."""
     load_sqlite_fixture(name, db_path)
     as_loaded = dump(db_path)
-    done = museum_command(tmp_path, config_text, "migrate", "--db", db_path)
+    keep_all = config_text + "[privacy]\nkeep_contact_days = 100000\n"  # none erased
+    done = museum_command(tmp_path, keep_all, "migrate", "--db", db_path)
     assert done.status == 0, done.err
     assert version(db_path) == CURRENT
-    copy = f"{db_path}.v{as_loaded[0]}.bak"
+    copy = copy_before(db_path, as_loaded[0])
     assert dump(copy) == as_loaded
     for log_file in (f"{db_path}-wal", f"{db_path}-shm"):  # as the documented rollback says
         if os.path.exists(log_file):
@@ -233,3 +242,25 @@ def dump(path):
     """The database's schema version and every statement of its SQL dump."""
     with closing(sqlite3.connect(path)) as conn:
         return conn.execute("PRAGMA user_version").fetchone()[0], list(conn.iterdump())
+
+
+def test_the_copy_before_a_migration_has_expired_contacts_erased_and_is_never_replaced(
+        tmp_path, db_path, config_text):
+    load_sqlite_fixture("v6", db_path)
+    with closing(sqlite3.connect(db_path)) as conn, conn:
+        conn.execute("UPDATE tickets SET date = '2020-01-01' WHERE email = 'visitor1@example.org'")
+    done = museum_command(tmp_path, config_text, "migrate", "--db", db_path)
+    assert done.status == 0, done.err
+    copy = copy_before(db_path, 6)
+    assert query(copy, "SELECT email, phone FROM tickets WHERE date = '2020-01-01'") == [
+        ("", None)]
+    assert query(copy, "SELECT count(*) FROM tickets WHERE email LIKE 'visitor%'") == [(3,)]
+    assert b"visitor1@example.org" not in Path(copy).read_bytes()
+    # Rolled back and migrated again the same day: a second copy beside the first.
+    shutil.copy2(copy, db_path)
+    for log_file in (f"{db_path}-wal", f"{db_path}-shm"):
+        if os.path.exists(log_file):
+            os.remove(log_file)
+    assert museum_command(tmp_path, config_text, "migrate", "--db", db_path).status == 0
+    assert os.path.exists(copy)
+    assert version(copy_before(db_path, 6).removesuffix(".bak") + "-2.bak") == 6
