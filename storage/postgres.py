@@ -228,6 +228,23 @@ MIGRATIONS = [
             PRIMARY KEY (date, entry_time)
         )""",
     ],
+    # Step 14 belongs to the door's idempotent admissions, written beside this one; this
+    # empty step holds its number until that step takes its place.
+    [],
+    [
+        # Devices added and revoked while the service runs (museum add-device,
+        # revoke-device): each request that names one reads it on the unique index of the
+        # devices in use. A revoked device's row stays, with when; its name may be reused.
+        """CREATE TABLE devices (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            name text NOT NULL,
+            role text NOT NULL,
+            key_digest text NOT NULL,
+            created_at text NOT NULL,
+            revoked_at text
+        )""",
+        "CREATE UNIQUE INDEX devices_in_use ON devices (name) WHERE revoked_at IS NULL",
+    ],
 ]
 
 

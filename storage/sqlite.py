@@ -221,6 +221,23 @@ MIGRATIONS = [
             PRIMARY KEY (date, entry_time)
         ) WITHOUT ROWID""",
     ],
+    # Step 14 belongs to the door's idempotent admissions, written beside this one; this
+    # empty step holds its number until that step takes its place.
+    [],
+    [
+        # Devices added and revoked while the service runs (museum add-device,
+        # revoke-device): each request that names one reads it on the unique index of the
+        # devices in use. A revoked device's row stays, with when; its name may be reused.
+        """CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            role TEXT NOT NULL,
+            key_digest TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )""",
+        "CREATE UNIQUE INDEX devices_in_use ON devices (name) WHERE revoked_at IS NULL",
+    ],
 ]
 
 
