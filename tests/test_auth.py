@@ -146,9 +146,9 @@ class CountedUsers(museum_auth.ConfiguredUsers):
 
     checks = 0
 
-    def check(self, name, password):
+    def check(self, account, password):
         self.checks += 1
-        return super().check(name, password)
+        return super().check(account, password)
 
 
 def test_a_wrong_password_is_remembered_for_the_failure_window_only(config):
