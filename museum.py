@@ -998,11 +998,11 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
                middleware=(), exposed_on=EXPOSED_ANYWHERE, access=None,
                erase_contacts=False):
     """The WSGI app for `config`. By default the store is opened from the config's storage
-    url, users are checked against its [users] and the access log is written as its [log]
-    says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
-    (a museum_access_log.AccessLogWriter), and `museum mock` its own authenticator and
-    `middleware`. With `erase_contacts` (`museum serve`, `museum:app`), old contacts are
-    erased from the store daily, as museum_privacy says.
+    url, users are checked against its [users] and the store's devices, and the access log
+    is written as its [log] says; tests inject `store`, `clock` (giving an aware datetime),
+    `new_id` and `access` (a museum_access_log.AccessLogWriter), and `museum mock` its own
+    authenticator and `middleware`. With `erase_contacts` (`museum serve`, `museum:app`),
+    old contacts are erased from the store daily, as museum_privacy says.
 
     While any user still has the demo password, the app is built only for a loopback
     development run, which the caller states with `exposed_on=None` (museum_config's
@@ -1010,7 +1010,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     """
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
-    authenticator = authenticator or museum_auth.authenticator_for(config)
+    authenticator = authenticator or museum_auth.authenticator_for(config, store=store)
     access = access or open_access_log(config)
     app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware, authenticator],
                      router=Router())

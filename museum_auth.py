@@ -1,19 +1,22 @@
 """Signing in: who a request's HTTP Basic credentials name, and when to refuse to look.
 
 Accounts say who may sign in. Every kind implements the small interface of `Accounts`
-(`knows`, `is_fast`, `check`), as peers: the configured [users] (`ConfiguredUsers`), each
-with a password kept as a slow scrypt hash or a device key kept as a fast salted digest,
-and the mock's `AnyCredentials`. `Logins` decides, for each request, how much work its
-credentials are worth, in this order:
+(`find`, `check`), as peers: the configured [users] with the devices of the database
+(`ConfiguredUsers`; a [users] entry has a password kept as a slow scrypt hash or a device
+key kept as a fast salted digest, a stored device a key), and the mock's `AnyCredentials`.
+`Logins` decides, for each request, how much work its credentials are worth, in this order:
 
 1. no credentials, or a malformed Authorization header: not signed in, and nothing counted
    (a missing header is the normal first step of HTTP Basic);
-2. credentials verified before: signed in at once, whatever the lock-outs say;
+2. credentials of [users] verified before: signed in at once, whatever the lock-outs say;
 3. credentials that failed within the failure window: refused at once, no hash;
 4. a device key: checked in microseconds, no slot, no lock-out (128 random bits cannot be
-   guessed, and a lock-out would only let others shut the device out);
+   guessed, and a lock-out would only let others shut the device out); a device of the
+   database is read on an index at each request, so one added or revoked while the
+   service runs counts from the next request on, on every instance;
 5. a password (or an unknown name, which pays the same hash): refused with 429 while its
-   (address, name) or its address is locked out, else checked in turn (`CheckQueue`).
+   (address, name) or its address is locked out, else checked in turn (`CheckQueue`);
+   requests carrying the same credentials meanwhile wait for that one check's outcome.
 
 Only the last section knows HTTP: the `Authenticator` middleware turns `NotSignedIn` into
 401 and `TryLater` into 429, then checks the role each resource declares.
@@ -30,11 +33,13 @@ import math
 import secrets
 import threading
 import time
+from dataclasses import dataclass
 
 import falcon
 
 from museum_config import (
     ADMIN_ROLE,
+    DEVICE_NAME,
     ROLES,
     User,
     check_password,
@@ -62,59 +67,71 @@ class TryLater(Exception):
 # Accounts
 # ============================================================================================
 
+@dataclass(frozen=True)
+class Account:
+    """Whom a name signs in as. `fast`: checked in microseconds (a generated key), so it
+    needs no turn and no lock-out. `lasting`: a verification holds for the process's life
+    (the config's [users] change only with a restart); a stored device's does not, as it
+    may be revoked at any moment."""
+
+    user: User
+    fast: bool
+    lasting: bool
+
+
 class Accounts:
     """Who may sign in: the interface every kind of account implements."""
 
-    def knows(self, name):
-        """Whether `name` is an account's; unknown names share one queue of checks."""
+    def find(self, name):
+        """The Account of `name`, or None when no account has that name."""
         raise NotImplementedError
 
-    def is_fast(self, name):
-        """Whether `name`'s check takes microseconds (a generated key), so it needs no turn
-        and no lock-out."""
-        raise NotImplementedError
-
-    def check(self, name, password):
-        """The User `name` and `password` sign in as, or None; the same cost either way."""
+    def check(self, account, password):
+        """The account's User if `password` opens it, else None; `account` None (an unknown
+        name) costs the same as a real password's check."""
         raise NotImplementedError
 
 
 class ConfiguredUsers(Accounts):
-    """The [users] of the config: a password (scrypt) or a device key (fast digest) each."""
+    """The [users] of the config, a password (scrypt) or a device key (fast digest) each,
+    then the devices of the database (`museum add-device`), when a store is given. A name
+    of [users] is never looked up in the database: its requests read nothing there."""
 
-    def __init__(self, users):
+    def __init__(self, users, devices=None):
         self.users = users
+        self.devices = devices
         # Unknown names pay one hash as costly as a real one, so their answer takes as long.
         self._unknown_user_hash = unknown_user_hash(
             [user.password_hash for user in users.values()])
 
-    def knows(self, name):
-        return name in self.users
-
-    def is_fast(self, name):
-        """Whether `name` signs in with a device key."""
+    def find(self, name):
         user = self.users.get(name)
-        return user is not None and is_key_digest(user.password_hash)
+        if user is not None:
+            return Account(user, fast=is_key_digest(user.password_hash), lasting=True)
+        if self.devices is None or not DEVICE_NAME.fullmatch(name):
+            return None
+        # One read of an index per request, no cache: a revoked device is refused at once.
+        device = self.devices.device(name)
+        if device is None:
+            return None
+        return Account(User(name, device["role"], device["keyDigest"]),
+                       fast=is_key_digest(device["keyDigest"]), lasting=False)
 
-    def check(self, name, password):
-        """The User if `password` is `name`'s, else None; always one hash (a dummy one for
-        an unknown name)."""
-        user = self.users.get(name)
-        valid = check_password(password, user.password_hash if user else self._unknown_user_hash)
-        return user if valid and user else None
+    def check(self, account, password):
+        """One hash always (a dummy one for an unknown name)."""
+        password_hash = account.user.password_hash if account else self._unknown_user_hash
+        valid = check_password(password, password_hash)
+        return account.user if valid and account else None
 
 
 class AnyCredentials(Accounts):
     """The mock's accounts: any name and password sign in, as an admin of that name."""
 
-    def knows(self, name):
-        return True
+    def find(self, name):
+        return Account(User(name, ADMIN_ROLE, ""), fast=True, lasting=True)
 
-    def is_fast(self, name):
-        return True
-
-    def check(self, name, password):
-        return User(name, ADMIN_ROLE, "")
+    def check(self, account, password):
+        return account.user
 
 
 # ============================================================================================
@@ -282,13 +299,27 @@ class CheckQueue:
 # Signing in
 # ============================================================================================
 
+class PendingCheck:
+    """A password check under way, which requests carrying the same credentials wait for
+    rather than each taking a turn: its outcome, once `done` is set, is the User, None
+    (wrong) or the TryLater that kept it from running."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.outcome = None
+
+
 class Logins:
     """Who a request's credentials sign in, at the least cost (see the module's order).
 
     Verified and failed credentials are remembered as digests under a key of this process
-    (never the password): verified ones until the process ends (a changed [users] takes a
-    restart), failed ones for `failure_window` seconds. Failed password checks are logged,
-    one line each: a check costs a slot, so the lines come no faster than checks do.
+    (never the password): verified ones of lasting accounts until the process ends (a
+    changed [users] takes a restart), never a stored device's (it may be revoked at any
+    moment; its check costs one read and microseconds), failed ones for `failure_window`
+    seconds. Requests with the same credentials as a password check under way wait for its
+    outcome (at most the queue's `wait_limit`): one check answers them all. Failed password
+    checks are logged, one line each: a check costs a slot, so the lines come no faster
+    than checks do.
     """
 
     VERIFIED_LIMIT = 4096
@@ -305,6 +336,7 @@ class Logins:
         self._digest_key = secrets.token_bytes(32)
         self._verified = collections.OrderedDict()  # digest -> User, oldest first
         self._failed = collections.OrderedDict()  # digest -> when it is forgotten, oldest first
+        self._pending = {}  # digest -> the PendingCheck of those credentials
         self._lock = threading.Lock()
 
     def sign_in(self, address, header):
@@ -316,21 +348,58 @@ class Logins:
         name, password = credentials
         digest = hashlib.blake2b(f"{name}\0{password}".encode("utf-8", "surrogatepass"),
                                  key=self._digest_key).digest()
-        known = self._remembered(digest)
+        known = self._recalled(digest)
         if known is not None:
-            return known
-        if self.accounts.is_fast(name):
-            return self._conclude(digest, self.accounts.check(name, password))
+            return signed_in(known)
+        account = self.accounts.find(name)
+        if account is not None and account.fast:
+            user = self.accounts.check(account, password)
+            self._remember(digest, user, account.lasting)
+            return signed_in(user)
         client = client_key(address)
         self._refuse_if_locked(client, name)
-        queue = name if self.accounts.knows(name) else None
+        pending, joined = self._pending_check(digest)
+        if not joined:
+            try:
+                pending.outcome = self._check_in_turn(client, name, password, digest, account)
+            except TryLater as later:
+                pending.outcome = later
+            finally:
+                pending.done.set()
+                with self._lock:
+                    del self._pending[digest]
+        return self._outcome_of(pending)
+
+    def _pending_check(self, digest):
+        """The check under way of these credentials and True, or a new one this request
+        runs and False."""
+        with self._lock:
+            pending = self._pending.get(digest)
+            if pending is not None:
+                return pending, True
+            pending = self._pending[digest] = PendingCheck()
+            return pending, False
+
+    def _outcome_of(self, pending):
+        """The User of a finished check; NotSignedIn or its TryLater otherwise, and TryLater
+        when it does not finish within the queue's wait limit."""
+        if not pending.done.wait(timeout=self.checks.wait_limit):
+            raise TryLater("Too many logins at once; retry shortly.", 1)
+        if isinstance(pending.outcome, TryLater):  # raised afresh in each waiting thread
+            raise TryLater(pending.outcome.detail, pending.outcome.seconds)
+        return signed_in(pending.outcome)
+
+    def _check_in_turn(self, client, name, password, digest, account):
+        """The User of a password check run in its queue's turn, or None (wrong, counted
+        and remembered); TryLater when no turn comes."""
+        queue = name if account is not None else None
         self.checks.take(queue)
         try:
             # Another request may have settled these very credentials while this one waited.
-            known = self._remembered(digest)
+            known = self._recalled(digest)
             if known is not None:
-                return known
-            user = self.accounts.check(name, password)
+                return known or None
+            user = self.accounts.check(account, password)
             if user is None:
                 self.per_name.count((client, name))
                 self.per_address.count(client)
@@ -341,22 +410,25 @@ class Logins:
                          name if queue is not None else "an unknown name",
                          client.encode("unicode_escape").decode("ascii"))
             # Remembered before the turn is given back: the next in this queue may be a repeat.
-            return self._conclude(digest, user)
+            self._remember(digest, user, account is None or account.lasting)
+            return user
         finally:
             self.checks.give_back(queue)
 
-    def _remembered(self, digest):
-        """The User of verified credentials, None if not known; NotSignedIn if they failed
-        within the window."""
+    def _recalled(self, digest):
+        """The User of verified credentials, False if they failed within the window, None
+        if neither is remembered."""
         user = self._verified.get(digest)
         if user is not None:
             return user
         forgotten_at = self._failed.get(digest)
         if forgotten_at is not None and forgotten_at > self.clock():
-            raise NotSignedIn()
+            return False
         return None
 
-    def _conclude(self, digest, user):
+    def _remember(self, digest, user, lasting):
+        """Remember a check's outcome: a failure (`user` None) for the failure window, a
+        verification for the process's life if the account is `lasting`."""
         with self._lock:
             if user is None:
                 now = self.clock()
@@ -366,19 +438,23 @@ class Logins:
                 self._failed[digest] = now + self.failure_window
                 if len(self._failed) > self.FAILED_LIMIT:
                     self._failed.popitem(last=False)
-            else:
+            elif lasting:
                 self._verified[digest] = user
                 if len(self._verified) > self.VERIFIED_LIMIT:
                     self._verified.popitem(last=False)
-        if user is None:
-            raise NotSignedIn()
-        return user
 
     def _refuse_if_locked(self, client, name):
         remaining = max(self.per_name.locked_for((client, name)),
                         self.per_address.locked_for(client))
         if remaining > 0:
             raise TryLater("Too many failed logins; wait and retry.", remaining)
+
+
+def signed_in(user):
+    """`user`, or NotSignedIn when there is none (None or False)."""
+    if not user:
+        raise NotSignedIn()
+    return user
 
 
 def basic_credentials(header):
@@ -430,11 +506,11 @@ class Authenticator:
         req.context.user = user
 
 
-def authenticator_for(config, accounts=None):
-    """The Authenticator of `config`'s [auth] settings, over its [users] unless other
-    `accounts` are given (the mock's)."""
+def authenticator_for(config, accounts=None, store=None):
+    """The Authenticator of `config`'s [auth] settings, over its [users] and the devices of
+    `store`, unless other `accounts` are given (the mock's)."""
     auth = config["auth"]
     return Authenticator(Logins(
-        accounts or ConfiguredUsers(config.users),
+        accounts or ConfiguredUsers(config.users, store),
         max_failures=auth["max_failures"], max_address_failures=auth["max_address_failures"],
         failure_window=auth["failure_window"], lockout=auth["lockout"]))

@@ -1,7 +1,8 @@
 """The `museum` command: serve the service (and its mock), look after its database
-(init, migrate, backup, restore, check, purge-contacts), and the door and setup helpers
-(verify-ticket, hash-password, add-device, openapi), and the sales report. Only `serve`
-and `init` create a database; the others name a missing one as missing.
+(init, migrate, backup, restore, check, purge-contacts), the devices that sign in
+(add-device, revoke-device, devices), the door and setup helpers (verify-ticket,
+hash-password, openapi), and the sales report. Only `serve` and `init` create a database;
+the others name a missing one as missing.
 
 Exit status: 0 done, 1 a runtime failure (the database), 2 a usage or config error.
 """
@@ -12,6 +13,7 @@ import json
 import logging
 import os
 import sys
+from contextlib import contextmanager
 from datetime import date
 from urllib.parse import quote
 
@@ -31,16 +33,19 @@ from museum_config import (
     hash_key,
     hash_password,
     help_for_config,
+    is_key_digest,
     is_loopback,
     load_config,
     new_device_key,
     parse_config,
     refuse_demo_passwords,
+    storage_limits,
     warn_if_readable_by_others,
     where_exposed,
 )
 from museum_access_log import open_access_log
 from museum_door import EntryTimes, verify_ticket
+from museum_http import rfc3339
 from museum_services import (
     describe_database,
     existing_database,
@@ -49,6 +54,7 @@ from museum_services import (
     open_configured_store,
     qr_secret,
     refuse_a_moved_database,
+    utc_now,
 )
 
 log = logging.getLogger("museum")
@@ -197,21 +203,31 @@ def command_add_device(args):
         print("museum: a device name is 1 to 64 letters, digits, '.', '_' or '-', starting "
               "with a letter or digit", file=sys.stderr)
         return 2
-    config = load_config(args.config)
+    config = _configured(args)
+    if args.name in config.users:
+        print(f"museum: {args.name} is a user of [users] in {config.source}: a device added "
+              f"to the database needs a name of its own (or remove that line and restart "
+              f"the service first)", file=sys.stderr)
+        return 2
     server = config["server"]
     base = (args.url or server["public_url"]
             or f"http://{server['host']}:{server['port']}").rstrip("/")
     key = new_device_key()
+    url = config["storage"]["url"]
+    with _devices_of(config) as store:
+        try:
+            store.add_device(args.name, args.role, hash_key(key), rfc3339(utc_now()))
+        except storage.DeviceExists:
+            print(f"museum: a device named {args.name} is in use: revoke it first (museum "
+                  f"revoke-device {args.name}), then add it again for a new key",
+                  file=sys.stderr)
+            return 2
     # The key travels in the fragment, which browsers never send: it reaches no server log.
     link = f"{base}/scan#device={quote(args.name, safe='')}&key={quote(key, safe='')}"
-    print(f"Key of device {args.name} (shown only now; the service keeps only its digest):")
+    print(f"Device {args.name} ({args.role}) added to {storage.display_url(url)}: every "
+          f"service on that database lets it sign in from now on, without a restart.")
+    print(f"Key of device {args.name} (shown only now; the database keeps only its digest):")
     print(f"  {key}")
-    print(f"Add this line to [users] in {config.source} and restart the service "
-          f"(this command writes no file):")
-    print(f"  {args.name} = {args.role}:{hash_key(key)}")
-    if args.name in config.users:
-        print(f"  It replaces the line of {args.name} there; the old key or password stops "
-              f"working at the restart.")
     print("Pairing link (it holds the key: send it only to the device), which opens the "
           "scanner page signed in:")
     print(f"  {link}")
@@ -231,6 +247,57 @@ def owner_only_file(path):
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(descriptor, 0o600)
     return os.fdopen(descriptor, "wb")
+
+
+def command_revoke_device(args):
+    config = _configured(args)
+    url = config["storage"]["url"]
+    with _devices_of(config) as store:
+        try:
+            store.revoke_device(args.name, rfc3339(utc_now()))
+        except storage.NotFound:
+            where = (f"it is a user of [users] in {config.source}: remove its line there and "
+                     f"restart the service" if args.name in config.users
+                     else "'museum devices' lists them")
+            print(f"museum: no device named {args.name} is in use in "
+                  f"{storage.display_url(url)} ({where})", file=sys.stderr)
+            return 2
+    print(f"Device {args.name} revoked in {storage.display_url(url)}: every service on that "
+          f"database refuses its key from now on (401), without a restart.")
+    return 0
+
+
+def command_devices(args):
+    config = _configured(args)
+    store = storage.open_store(existing_database(config), read_only=True)
+    try:
+        stored = store.list_devices()
+    finally:
+        store.close()
+    rows = [(device["name"], device["role"], device["createdAt"], device["revokedAt"] or "-")
+            for device in stored]
+    rows += [(user.name, user.role, f"[users] of {config.source}", "-")
+             for user in sorted(config.users.values(), key=lambda user: user.name)
+             if is_key_digest(user.password_hash)]
+    widths = [max(len(row[column]) for row in [DEVICE_COLUMNS, *rows]) for column in range(3)]
+    for row in [DEVICE_COLUMNS, *rows]:
+        print("  ".join([*(value.ljust(width) for value, width in zip(row, widths)), row[3]]))
+    return 0
+
+
+DEVICE_COLUMNS = ("NAME", "ROLE", "ADDED", "REVOKED")
+
+
+@contextmanager
+def _devices_of(config):
+    """The store of `config` for adding or revoking a device; a database of an older
+    schema is left as it is (StorageError saying how to migrate it)."""
+    store = storage.open_store(existing_database(config), migrate=False,
+                               limits=storage_limits(config))
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def command_verify_ticket(args):
@@ -303,11 +370,13 @@ def _setup_commands(commands):
     hash_cmd.set_defaults(run=command_hash_password)
 
     device = commands.add_parser(
-        "add-device", help="make a key for a device (a door's scanner, a web shop) and print "
-        "it once with the [users] line to add; writes no config file",
+        "add-device", help="make a key for a device (a door's scanner, a web shop), add the "
+        "device to the database and print the key once; running services accept it at once",
         description="Make a random key (192 bits) for a device, which signs in with its name "
-                    "as the user and the key as the password. Prints the key once and the "
-                    "line to add to [users]: the config file is not changed.")
+                    "as the user and the key as the password. Adds the device to the "
+                    "configured database (which keeps only the key's digest) and prints the "
+                    "key once, with the pairing link. Every service on the database lets the "
+                    "device sign in from its next request: no restart.")
     device.add_argument("name", help="the device's user name, such as gate-north")
     device.add_argument("--role", required=True, choices=["gate", "visitor"],
                         help="gate: a door's scanner; visitor: an integration such as a web shop")
@@ -316,8 +385,21 @@ def _setup_commands(commands):
                         "QR code PNG")
     device.add_argument("--url", help="the service's address in the link (default: [server] "
                         "public_url, else http://host:port of the config)")
-    device.add_argument("--config", help="config file (default: $MUSEUM_CONFIG or ./museum.ini)")
+    _config_flags(device)
     device.set_defaults(run=command_add_device)
+
+    revoke = commands.add_parser(
+        "revoke-device", help="revoke a device added with add-device: every service on the "
+        "database refuses its key from its next request (401), no restart")
+    revoke.add_argument("name", help="the device's user name")
+    _config_flags(revoke)
+    revoke.set_defaults(run=command_revoke_device)
+
+    devices = commands.add_parser(
+        "devices", help="list the devices (of the database, revoked ones too, and the device "
+        "keys of [users]): name, role, when added and revoked; never a key")
+    _config_flags(devices)
+    devices.set_defaults(run=command_devices)
 
 
 def _database_commands(commands):

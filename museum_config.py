@@ -574,7 +574,7 @@ def help_for_config():
         lines.append(f"[{section}]")
         lines += [f"  {key} = {option.default:<14} {option.help}" for key, option in options.items()]
     lines += ["[users]", "  NAME = ROLE:HASH  role admin, gate or visitor; hash from 'museum "
-              "hash-password', or a device key's digest from 'museum add-device'",
+              "hash-password', or a device key's digest (new devices: 'museum add-device')",
               "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]",
               "[capacity_dates]", "  YYYY-MM-DD = PLACES | unlimited  dated exceptions to "
               "[capacity] general_per_day"]

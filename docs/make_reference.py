@@ -20,8 +20,8 @@ START, END = "<!-- reference:start -->", "<!-- reference:end -->"
 FREE_SECTION_ROWS = {
     "users": ("*NAME*", "`ROLE:HASH`, the role one of "
               + ", ".join(f"`{role}`" for role in museum_config.ROLES)
-              + "; the hash from `museum hash-password`, or a device key's digest from "
-              "`museum add-device`"),
+              + "; the hash from `museum hash-password`, or a device key's digest "
+              "(`key$…`; new devices are kept in the database: `museum add-device`)"),
     "exceptions": ("*YYYY-MM-DD*", "`closed` or `HH:MM-HH:MM` for that date only, instead "
                    "of [hours]"),
     "capacity_dates": ("*YYYY-MM-DD*", "places of general entry that date only, or "

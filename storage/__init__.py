@@ -99,6 +99,10 @@ class CapacityBelowSold(StorageError):
         self.sold = sold
 
 
+class DeviceExists(StorageError):
+    """A device of that name is in use (added and not revoked)."""
+
+
 class IdempotencyConflict(StorageError):
     """The idempotency key was used before with a different request."""
 
@@ -370,6 +374,30 @@ class Store(ABC):
     def scrub(self):
         """After erasing: clear what was erased from the database's files as far as the
         backend can. Return False when it could not finish now (try again later)."""
+
+    @abstractmethod
+    def add_device(self, name, role, key_digest, created_at):
+        """Record the device `name` with its `role` and the digest of its key
+        (museum_config.hash_key's `key$salt$digest`), added at `created_at` (RFC 3339 UTC
+        text); it signs in from the commit on, on every instance. `DeviceExists` while a
+        device of that name is in use; a revoked one's name may be taken again."""
+
+    @abstractmethod
+    def revoke_device(self, name, revoked_at):
+        """Revoke the device `name` in use at `revoked_at` (RFC 3339 UTC text): from the
+        commit on it signs in nowhere. Its row stays, for the list. `NotFound` if no device
+        of that name is in use."""
+
+    @abstractmethod
+    def device(self, name):
+        """The device `name` in use: `{"name", "role", "keyDigest"}`, or None (unknown or
+        revoked). One read of an index, cheap enough for every request that names it."""
+
+    @abstractmethod
+    def list_devices(self):
+        """Every device ever added, revoked ones too, by name then by when it was added:
+        `[{"name", "role", "createdAt", "revokedAt" (None while in use)}, ...]`; never a
+        key or its digest."""
 
     @abstractmethod
     def setting(self, name, default=None):

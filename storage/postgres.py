@@ -229,7 +229,7 @@ MIGRATIONS = [
         )""",
     ],
     [
-        # The door of issue 27: as sqlite's step 14 says.
+        # The door's offline list, scan keys and double entries: as sqlite's step 14 says.
         """CREATE TABLE day_versions (
             date date PRIMARY KEY,
             version bigint NOT NULL
@@ -254,6 +254,20 @@ MIGRATIONS = [
         "ALTER TABLE admission_events DROP CONSTRAINT admission_events_action_check",
         "ALTER TABLE admission_events ADD CONSTRAINT admission_events_action_check "
         "CHECK (action IN ('admitted', 'undone', 'double-entry'))",
+    ],
+    [
+        # Devices added and revoked while the service runs (museum add-device,
+        # revoke-device): each request that names one reads it on the unique index of the
+        # devices in use. A revoked device's row stays, with when; its name may be reused.
+        """CREATE TABLE devices (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            name text NOT NULL,
+            role text NOT NULL,
+            key_digest text NOT NULL,
+            created_at text NOT NULL,
+            revoked_at text
+        )""",
+        "CREATE UNIQUE INDEX devices_in_use ON devices (name) WHERE revoked_at IS NULL",
     ],
 ]
 

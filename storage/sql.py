@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from storage import (
     DateNotOffered,
     DatesSold,
+    DeviceExists,
     DuplicateCode,
     CapacityBelowSold,
     IdempotencyConflict,
@@ -104,6 +105,9 @@ LOOKUP_BY_EMAIL = TICKETS_READ_BACK + \
 LOOKUP_BY_CODES = TICKETS_READ_BACK + \
     " WHERE t.date = ? AND t.confirmation_code IN (?, ?) ORDER BY t.confirmation_code LIMIT ?"
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+# A device's sign-in, on the unique index of the devices in use.
+DEVICE_IN_USE = "SELECT role, key_digest FROM devices WHERE name = ? AND revoked_at IS NULL"
 
 RECORD_ADMISSION_EVENT = """
     INSERT INTO admission_events (ticket_id, action, done_at, done_by) VALUES (?, ?, ?, ?)"""
@@ -973,6 +977,40 @@ class SQLStore(Store):
     def scrub(self):
         with self._failures_as_unavailable(nullcontext):
             return self._scrub_files()
+
+    # -- devices --------------------------------------------------------------------------
+
+    def add_device(self, name, role, key_digest, created_at):
+        with self._writing() as conn:
+            # The unique index of the devices in use refuses a second one of that name, on
+            # any instance: of two adds at once, one inserts and the other does nothing.
+            inserted = conn.execute(
+                "INSERT INTO devices (name, role, key_digest, created_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING",
+                (name, role, key_digest, created_at))
+            if inserted.rowcount == 0:
+                raise DeviceExists(name)
+
+    def revoke_device(self, name, revoked_at):
+        with self._writing() as conn:
+            revoked = conn.execute("UPDATE devices SET revoked_at = ? "
+                                   "WHERE name = ? AND revoked_at IS NULL", (revoked_at, name))
+            if revoked.rowcount == 0:
+                raise NotFound(name)
+
+    def device(self, name):
+        with self._reading() as conn:
+            row = conn.execute(DEVICE_IN_USE, (name,)).fetchone()
+        return None if row is None else {"name": name, "role": row[0], "keyDigest": row[1]}
+
+    def list_devices(self):
+        with self._reading() as conn:
+            rows = conn.execute("SELECT name, role, created_at, revoked_at, id "
+                                "FROM devices").fetchall()
+        # Sorted here: the backends' collations order names differently.
+        return [{"name": name, "role": role, "createdAt": created, "revokedAt": revoked}
+                for name, role, created, revoked, _ in sorted(rows, key=lambda row: (row[0],
+                                                                                    row[4]))]
 
     # -- settings -------------------------------------------------------------------------
 

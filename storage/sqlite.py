@@ -222,7 +222,7 @@ MIGRATIONS = [
         ) WITHOUT ROWID""",
     ],
     [
-        # The door of issue 27. Each day's tickets carry a change number for the door's
+        # The door's offline list, scan keys and double entries. Each day's tickets carry a change number for the door's
         # offline list (`since`), counted per day in the transaction of each change (see
         # storage/sql.py, DAY_CHANGE); a scan's Idempotency-Key is kept with the admission
         # or double entry it made; a double entry (a ticket admitted offline after another
@@ -262,6 +262,20 @@ MIGRATIONS = [
         "DROP TABLE admission_events",
         "ALTER TABLE door_events RENAME TO admission_events",
         "CREATE INDEX admission_events_by_ticket ON admission_events (ticket_id, id)",
+    ],
+    [
+        # Devices added and revoked while the service runs (museum add-device,
+        # revoke-device): each request that names one reads it on the unique index of the
+        # devices in use. A revoked device's row stays, with when; its name may be reused.
+        """CREATE TABLE devices (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            role TEXT NOT NULL,
+            key_digest TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        )""",
+        "CREATE UNIQUE INDEX devices_in_use ON devices (name) WHERE revoked_at IS NULL",
     ],
 ]
 

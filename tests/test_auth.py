@@ -2,12 +2,15 @@
 
 import base64
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 import museum
 import museum_auth
 from conftest import ADMIN, VISITOR, assert_problem, basic, quick_hash
+from serving import wait_until
 
 HOURS = "/v1.1/museum-hours"
 CHALLENGE = 'Basic realm="museum", charset="UTF-8"'
@@ -146,9 +149,9 @@ class CountedUsers(museum_auth.ConfiguredUsers):
 
     checks = 0
 
-    def check(self, name, password):
+    def check(self, account, password):
         self.checks += 1
-        return super().check(name, password)
+        return super().check(account, password)
 
 
 def test_a_wrong_password_is_remembered_for_the_failure_window_only(config):
@@ -167,3 +170,57 @@ def test_a_wrong_password_is_remembered_for_the_failure_window_only(config):
     assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]) == config.users["admin"]
     assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]) == config.users["admin"]
     assert users.checks == 3  # verified once, then remembered
+
+
+class HeldUsers(museum_auth.ConfiguredUsers):
+    """The configured users, whose password checks (counted) wait until `release` is set;
+    `found` counts the requests that looked their name up."""
+
+    def __init__(self, users):
+        super().__init__(users)
+        self.release = threading.Event()
+        self.found = self.checks = 0
+        self._lock = threading.Lock()
+
+    def find(self, name):
+        with self._lock:
+            self.found += 1
+        return super().find(name)
+
+    def check(self, account, password):
+        self.checks += 1  # one at a time: the name's queue runs one check
+        self.release.wait(timeout=30)
+        return super().check(account, password)
+
+
+def test_the_same_credentials_at_once_are_checked_once_and_all_signed_in(config):
+    users = HeldUsers(config.users)
+    logins = museum_auth.Logins(users)
+    with ThreadPoolExecutor(8) as pool:
+        signing_in = [pool.submit(logins.sign_in, "192.0.2.1", ADMIN["Authorization"])
+                      for _ in range(8)]
+        wait_until(lambda: users.found == 8 and users.checks == 1, 10,
+                   what="eight requests, one of them checking")
+        users.release.set()
+        signed_in = [each.result(timeout=30) for each in signing_in]
+    assert signed_in == [config.users["admin"]] * 8
+    assert users.checks == 1
+
+
+def test_distinct_wrong_passwords_at_once_stay_bounded_by_the_names_queue(config):
+    users = HeldUsers(config.users)
+    logins = museum_auth.Logins(users)  # two requests of a name check or wait at once
+    with ThreadPoolExecutor(2) as pool:
+        first = pool.submit(logins.sign_in, "192.0.2.1",
+                            basic("admin", "guess 1")["Authorization"])
+        wait_until(lambda: users.checks == 1, 10, what="the first guess checking")
+        second = pool.submit(logins.sign_in, "192.0.2.1",
+                             basic("admin", "guess 2")["Authorization"])
+        wait_until(lambda: logins.checks.held("admin") == 2, 10, what="the second waiting")
+        with pytest.raises(museum_auth.TryLater):
+            logins.sign_in("192.0.2.1", basic("admin", "guess 3")["Authorization"])
+        users.release.set()
+        for guess in (first, second):
+            with pytest.raises(museum_auth.NotSignedIn):
+                guess.result(timeout=30)
+    assert users.checks == 2

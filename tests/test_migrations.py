@@ -25,6 +25,7 @@ import pytest
 import webtest
 
 import museum
+import museum_config
 import museum_door
 import storage
 from schema_history import FIXTURES, load_postgres_fixture, load_sqlite_fixture
@@ -213,6 +214,53 @@ def test_every_released_postgres_database_upgrades_to_a_new_ones_schema_and_work
         assert postgres_schema(postgres_url) == postgres_schema(fresh_postgres_url)
         assert upgraded.schema_findings() == []
         drive_the_api(upgraded, config, fixture_version(name))
+    finally:
+        upgraded.close()
+
+
+DEVICES_STEP = 15  # the step that keeps devices in the database
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_database_before_the_devices_step_gains_them_and_keys_of_users_still_sign_in(
+        request, tmp_path, monkeypatch, config_text, backend):
+    """A database of schema 13 (1.3.0) with a sale upgrades to the same schema as a new
+    one; then a device of [users] and one added to the database both sign in."""
+    from conftest import basic
+    from storage.postgres import PostgresStore
+    from storage.sqlite import SQLiteStore
+
+    store_class = SQLiteStore if backend == "sqlite" else PostgresStore
+    url = str(tmp_path / "old.sqlite3") if backend == "sqlite" \
+        else request.getfixturevalue("postgres_url")
+    fresh = str(tmp_path / "fresh.sqlite3") if backend == "sqlite" \
+        else request.getfixturevalue("fresh_postgres_url")
+    with monkeypatch.context() as before:
+        before.setattr(store_class, "MIGRATIONS", store_class.MIGRATIONS[:13])
+        old = storage.open_store(url)
+        old.create_ticket({"ticketId": GENERAL_TICKET, "ticketType": "general",
+                           "ticketDate": "2026-12-01", "eventId": None,
+                           "confirmationCode": "ticket-general-000001-00001",
+                           "email": "ada@example.org", "phone": None, "price": 0,
+                           "currency": "EUR"})
+        old.close()
+    if backend == "sqlite":
+        storage.open_store(fresh).close()
+    upgraded = storage.open_store(url)
+    try:
+        assert upgraded.schema_version() == len(store_class.MIGRATIONS) >= DEVICES_STEP
+        schema = sqlite_schema if backend == "sqlite" else postgres_schema
+        assert schema(url) == schema(fresh)
+        assert upgraded.get_ticket(GENERAL_TICKET)["email"] == "ada@example.org"
+        assert upgraded.list_devices() == []
+        stored_key, west_key = museum_config.new_device_key(), museum_config.new_device_key()
+        upgraded.add_device("door-north", "gate", museum_config.hash_key(stored_key),
+                            "2026-11-22T09:00:00Z")
+        config = museum.parse_config(
+            f"{config_text}door-west = gate:{museum_config.hash_key(west_key)}\n")
+        client = webtest.TestApp(museum.create_app(config, store=upgraded), lint=True)
+        for name, key in [("door-north", stored_key), ("door-west", west_key)]:
+            client.get(f"{ADMISSIONS}/summary", headers=basic(name, key), status=200)
     finally:
         upgraded.close()
 

@@ -21,7 +21,12 @@ import pytest
 
 import storage
 from serving import ROOT, wait_until
-from storage.sql import LAST_DATES_FROM_THE_LISTING_INDEX, LIST_QUERY, OPEN_COUNT_QUERY
+from storage.sql import (
+    DEVICE_IN_USE,
+    LAST_DATES_FROM_THE_LISTING_INDEX,
+    LIST_QUERY,
+    OPEN_COUNT_QUERY,
+)
 from storage.sqlite import SQLiteStore
 from ticketing import fresh_code, write_locked
 
@@ -655,6 +660,77 @@ def test_instances_erasing_together_erase_each_ticket_once(backend):
     assert backend.rows("SELECT count(*) FROM tickets WHERE email = ''") == [(28,)]
 
 
+# -- devices ---------------------------------------------------------------------------------
+
+DIGEST = "key$" + "0" * 32 + "$" + "1" * 64
+
+
+def test_a_device_added_signs_in_until_it_is_revoked(store):
+    assert store.device("door-north") is None
+    store.add_device("door-north", "gate", DIGEST, "2026-11-22T09:00:00Z")
+    assert store.device("door-north") == {"name": "door-north", "role": "gate",
+                                          "keyDigest": DIGEST}
+    store.revoke_device("door-north", "2026-11-22T10:00:00Z")
+    assert store.device("door-north") is None
+    with pytest.raises(storage.NotFound):
+        store.revoke_device("door-north", "2026-11-22T11:00:00Z")
+
+
+def test_a_device_name_in_use_is_refused_and_a_revoked_ones_is_free_again(store):
+    store.add_device("door-north", "gate", DIGEST, "2026-11-22T09:00:00Z")
+    with pytest.raises(storage.DeviceExists):
+        store.add_device("door-north", "visitor", DIGEST, "2026-11-22T09:30:00Z")
+    store.revoke_device("door-north", "2026-11-22T10:00:00Z")
+    renewed = DIGEST.replace("1", "2")
+    store.add_device("door-north", "gate", renewed, "2026-11-22T11:00:00Z")
+    assert store.device("door-north")["keyDigest"] == renewed
+    with pytest.raises(storage.NotFound):
+        store.revoke_device("door-south", "2026-11-22T11:00:00Z")
+
+
+def test_the_device_list_holds_every_device_and_no_key(store):
+    assert store.list_devices() == []
+    store.add_device("web-shop", "visitor", DIGEST, "2026-11-22T08:00:00Z")
+    store.add_device("door-north", "gate", DIGEST, "2026-11-22T09:00:00Z")
+    store.revoke_device("door-north", "2026-11-22T10:00:00Z")
+    store.add_device("door-north", "gate", DIGEST, "2026-11-22T11:00:00Z")
+    store.add_device("Door-west", "gate", DIGEST, "2026-11-22T12:00:00Z")
+    assert store.list_devices() == [
+        {"name": "Door-west", "role": "gate", "createdAt": "2026-11-22T12:00:00Z",
+         "revokedAt": None},
+        {"name": "door-north", "role": "gate", "createdAt": "2026-11-22T09:00:00Z",
+         "revokedAt": "2026-11-22T10:00:00Z"},
+        {"name": "door-north", "role": "gate", "createdAt": "2026-11-22T11:00:00Z",
+         "revokedAt": None},
+        {"name": "web-shop", "role": "visitor", "createdAt": "2026-11-22T08:00:00Z",
+         "revokedAt": None}]
+
+
+def test_a_device_is_added_once_and_revoked_once_across_instances(backend):
+    instances = [backend.open(), backend.open()]
+
+    def add(n):
+        try:
+            instances[n % 2].add_device("door-north", "gate", DIGEST,
+                                        f"2026-11-22T09:00:{n:02d}Z")
+            return True
+        except storage.DeviceExists:
+            return False
+
+    def revoke(n):
+        try:
+            instances[n % 2].revoke_device("door-north", f"2026-11-22T10:00:{n:02d}Z")
+            return True
+        except storage.NotFound:
+            return False
+
+    assert sorted(at_once(8, add)) == [False] * 7 + [True]
+    assert instances[1].device("door-north")["role"] == "gate"  # seen by the other at once
+    assert sorted(at_once(8, revoke)) == [False] * 7 + [True]
+    assert instances[0].device("door-north") is None
+    assert backend.rows("SELECT count(*) FROM devices") == [(1,)]
+
+
 # -- two instances at the same moment --------------------------------------------------------
 
 def at_once(count, action):
@@ -909,6 +985,13 @@ def test_sqlite_listings_are_served_by_the_index(sqlite_store, db_path):
     # The index is read in the listing's order: no sort, no scan, a page read is a page.
     assert "SEARCH d USING COVERING INDEX event_dates_in_order (date>? AND date<?)" in plan
     assert not [step for step in plan if step.startswith(("SCAN", "USE TEMP B-TREE"))]
+
+
+def test_a_device_is_read_on_the_index_of_the_devices_in_use(sqlite_store, db_path):
+    with closing(sqlite3.connect(db_path)) as conn:
+        plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + DEVICE_IN_USE,
+                                                ("door-north",))]
+    assert plan == ["SEARCH devices USING INDEX devices_in_use (name=?)"]
 
 
 def test_other_url_schemes_are_refused():
