@@ -31,16 +31,17 @@ import museum_sales
 import storage
 from museum_access_log import AccessLog, SafeHeaders, open_access_log
 from museum_config import (ADMIN_ROLE, CAPACITY_MAX, GATE_ROLE, PRICE_MAX, TICKET_LABELS,
-                           TICKET_TYPES, TIME_OF_DAY, VISITOR_ROLE, check_passwords,
+                           TICKET_TYPES, TIME_OF_DAY, VISITOR_ROLE, LiveConfig, check_passwords,
                            load_config)
+from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours, days_as_set
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, parse_config  # noqa: F401
 from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RULE, EntryTimes,
                          TypedCodeLimit, admit, door_details, lookup_details, may_undo,
                          new_confirmation_code, qr_text, ticket_status, typed_codes, wrong_date)
 from museum_http import (BAD_QUERY, BODY_LIMIT, PAGE_MAX, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX,
-                         Problem, Router, date_window, json_response, paging, parse_query,
-                         read_json, rfc3339, set_paging_headers, start_date,
+                         Problem, Router, closed_on, date_window, json_response, paging,
+                         parse_query, read_json, rfc3339, set_paging_headers,
                          storage_error_as_problem, to_json, unexpected_error, write_problem)
 from museum_openapi import (DATE_SCHEMA, UUID_SCHEMA, Answer, Operation, anchored, query, ref,
                             trimmed_text)
@@ -160,36 +161,6 @@ class OpenAPIDocument:
         json_response(resp, openapi_description())
 
 
-HOURS_HORIZON_DAYS = 366  # days from startDate on that the opening hours list
-
-
-class MuseumHours:
-    """Opening hours come from the config alone, which lives as long as the app: pages are
-    computed once and kept."""
-
-    needed_roles = {"GET": VISITOR_ROLE}
-    described = {"get": Operation("getMuseumHours", "Operations", "Get museum hours",
-                                  ("StartDate", "Page", "Limit"),
-                                  {200: Answer("One page of open days.", "MuseumHours")})}
-
-    def __init__(self, schedule, today):
-        self.schedule = schedule
-        self.today = today
-        self.page = functools.lru_cache(maxsize=1024)(self._page)
-
-    def _page(self, start, offset, limit):
-        days = self.schedule.open_days(start, HOURS_HORIZON_DAYS)[offset:offset + limit]
-        return to_json([{"date": day.isoformat(), "timeOpen": opens, "timeClose": closes}
-                        for day, (opens, closes) in days])
-
-    def on_get(self, req, resp):
-        validator = Validator()
-        start = start_date(req, validator, self.today())
-        page, limit = paging(req, validator)
-        validator.raise_if_invalid(BAD_QUERY)
-        resp.data = self.page(start, (page - 1) * limit, limit)
-
-
 class SpecialEvents:
     needed_roles = {"GET": VISITOR_ROLE, "POST": ADMIN_ROLE}
     described = {
@@ -285,12 +256,9 @@ class Tickets:
                 "type": "array", "maxItems": PAGE_SIZE_MAX, "items": ref("schemas", "Ticket")},
                 PAGED), 404: "NotFound"})}
 
-    def __init__(self, store, config, now, new_id, public_url):
+    def __init__(self, store, live, now, new_id, public_url):
         self.store = store
-        self.schedule = config.schedule
-        self.capacity = config.capacity
-        self.general_price = storage.price_value(config["tickets"]["general_price"])
-        self.currency = config["museum"]["currency"]
+        self.live = live  # museum_config.LiveConfig: hours, capacity, price and currency
         self.now = now  # the time at the museum
         self.new_id = new_id
         self.public_url = public_url
@@ -307,13 +275,13 @@ class Tickets:
             if replayed is not None:
                 self._answer(resp, replayed)
                 return
-        ticket = self._check(body)
+        ticket, capacity = self._check(body, self.live.config)
         for _ in range(3):  # a fresh code on the rare clash with an existing one
             try:
                 stored, _ = self.store.create_ticket(
                     {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
-                    idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])),
-                    slot_capacity=self.capacity.per_slot)
+                    idempotency, capacity.on(date.fromisoformat(ticket["ticketDate"])),
+                    slot_capacity=capacity.per_slot)
                 break
             except storage.DuplicateCode:
                 continue
@@ -349,7 +317,8 @@ class Tickets:
                           errors=[{"field": "Idempotency-Key", "message": "is malformed"}])
         return key
 
-    def _check(self, body):
+    def _check(self, body, config):
+        """The ticket to sell by `config`, and the general entry capacity of its day."""
         validator = Validator()
         ticket = check_fields(body, TICKET_FIELDS, validator)
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
@@ -358,13 +327,17 @@ class Tickets:
             validator.error("ticketDate", "must not be in the past")
         elif day and (day - now.date()).days > SALE_HORIZON_DAYS:
             validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
-        if kind == "general" and day and day >= now.date() and not self.schedule.hours_on(day):
-            validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
-        museum_sales.check_entry_time(validator, self.schedule, body, ticket, now)
+        schedule, capacity = config.schedule, config.capacity
+        if kind == "general" and day:  # the day as an admin may have changed it
+            schedule, capacity = days_as_set(config, self.store, day, day)
+        if kind == "general" and day and day >= now.date() and not schedule.hours_on(day):
+            validator.error("ticketDate", closed_on(day.isoformat()))
+        museum_sales.check_entry_time(validator, schedule, body, ticket, now)
         validator.raise_if_invalid()
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
-                "eventId": ticket.get("eventId"), "price": self.general_price,
-                "currency": self.currency}
+                "eventId": ticket.get("eventId"),
+                "price": storage.price_value(config["tickets"]["general_price"]),
+                "currency": config["museum"]["currency"]}, capacity
 
     def _receipt(self, ticket):
         label = TICKET_LABELS[ticket["ticketType"]].lower()
@@ -419,10 +392,9 @@ class Availability:
                                "type": "array", "maxItems": museum_sales.AVAILABILITY_DAYS_MAX,
                                "items": ref("schemas", "DayAvailability")})})}
 
-    def __init__(self, store, schedule, capacity, today):
+    def __init__(self, store, live, today):
         self.store = store
-        self.schedule = schedule
-        self.capacity = capacity
+        self.live = live  # museum_config.LiveConfig
         self.today = today
 
     def on_get(self, req, resp):
@@ -431,11 +403,12 @@ class Availability:
                                  museum_sales.AVAILABILITY_DAYS_DEFAULT,
                                  museum_sales.AVAILABILITY_DAYS_MAX)
         validator.raise_if_invalid(BAD_QUERY)
+        schedule, capacity = days_as_set(self.live.config, self.store, start, end)
         taken = self.store.places_taken(start.isoformat(), end.isoformat())
         events = museum_sales.events_by_day(taken["events"])
         days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
-        json_response(resp, [museum_sales.day_availability(day, self.schedule, self.capacity,
-                                                           taken, events) for day in days])
+        json_response(resp, [museum_sales.day_availability(day, schedule, capacity, taken,
+                                                           events) for day in days])
 
 
 class SalesReport:
@@ -694,7 +667,8 @@ class AdmissionSummary:
 # Every path under API with the class of its resource, written as the OpenAPI description
 # writes it (and in its order); Falcon's field is the same name in snake case (event_id).
 API_ROUTES = {
-    "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
+    "/museum-hours": MuseumHours, "/museum-hours/{date}": MuseumDay,
+    "/special-events": SpecialEvents,
     "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
     "/admissions": Admissions, "/admissions/summary": AdmissionSummary,
     "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
@@ -714,7 +688,7 @@ def openapi_description():
         "LOOKUP_LIMIT": LOOKUP_LIMIT, "HOURS_HORIZON_DAYS": HOURS_HORIZON_DAYS,
         "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
-        "LOOKUP_FIELDS": LOOKUP_FIELDS})
+        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS})
 
 
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"
@@ -723,9 +697,10 @@ EXPOSED_ANYWHERE = "anywhere but a loopback development run"
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
                middleware=(), exposed_on=EXPOSED_ANYWHERE, access=None,
                erase_contacts=False):
-    """The WSGI app for `config`. By default the store is opened from the config's storage
-    url, users are checked against its [users] and the access log is written as its [log]
-    says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
+    """The WSGI app for `config`, a Config or the LiveConfig that `museum serve` reloads
+    (see museum_config.LiveConfig). By default the store is opened from the config's storage
+    url, users are checked against its [users] (and a reload's) and the access log is
+    written as its [log] says; tests inject `store`, `clock` (giving an aware datetime), `new_id` and `access`
     (a museum_access_log.AccessLogWriter), and `museum mock` its own authenticator and
     `middleware`. With `erase_contacts` (`museum serve`, `museum:app`), old contacts are
     erased from the store daily, as museum_privacy says.
@@ -734,9 +709,14 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     development run, which the caller states with `exposed_on=None` (museum_config's
     check_passwords says why): `museum serve` states it when it listens on loopback.
     """
+    live = config if isinstance(config, LiveConfig) else LiveConfig(config)
+    config = live.config
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
-    authenticator = authenticator or museum_auth.authenticator_for(config)
+    if authenticator is None:
+        authenticator = museum_auth.authenticator_for(config)
+        live.follow(authenticator.take_users)
+    live.follow(set_log_level)
     access = access or open_access_log(config)
     app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware, authenticator],
                      router=Router())
@@ -744,7 +724,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
     app.add_error_handler(storage.StorageError, storage_error_as_problem)
-    add_routes(app, config, store, clock, new_id)
+    add_routes(app, live, store, clock, new_id)
     if erase_contacts:  # last: an app that could not be built erases nothing
         museum_privacy.erase_contacts_daily(store, config["storage"]["url"],
                                             museum_today(config, clock),
@@ -752,11 +732,11 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     return app
 
 
-def add_routes(app, config, store, clock, new_id):
+def add_routes(app, live, store, clock, new_id):
     """Every path of the service, each with its resource."""
     app.add_route("/healthz", Health(store))
     built = {type(resource): resource
-             for resource in api_resources(config, store, clock, new_id)}
+             for resource in api_resources(live, store, clock, new_id)}
     for path, kind in API_ROUTES.items():
         app.add_route(API + re.sub(r"\{(\w+)Id\}", r"{\1_id}", path), built[kind])
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
@@ -764,8 +744,10 @@ def add_routes(app, config, store, clock, new_id):
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
 
 
-def api_resources(config, store, clock, new_id):
-    """One resource of each class in API_ROUTES, made on the app's dependencies."""
+def api_resources(live, store, clock, new_id):
+    """One resource of each class in API_ROUTES, made on the app's dependencies. Those
+    that follow a reload read `live`; the others keep the config they were made with."""
+    config = live.config
     now, today = museum_now(config, clock), museum_today(config, clock)
     # Built on public_url when set: never on the Host or X-Forwarded-Host a client sent.
     # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
@@ -773,10 +755,11 @@ def api_resources(config, store, clock, new_id):
     secret = qr_secret(config, store)
     guesses = TypedCodeLimit()
     entry_times = EntryTimes(config["door"]["early_minutes"], now)
-    return (OpenAPIDocument(), MuseumHours(config.schedule, today),
+    return (OpenAPIDocument(), MuseumHours(store, live, today),
+            MuseumDay(store, live, today, clock),
             SpecialEvents(store, today, new_id, public_url), SpecialEvent(store),
-            Tickets(store, config, now, new_id, public_url), Ticket(store, clock),
-            Availability(store, config.schedule, config.capacity, today),
+            Tickets(store, live, now, new_id, public_url), Ticket(store, clock),
+            Availability(store, live, today),
             SalesReport(store, today), TicketImage(store, secret),
             Admissions(store, secret, today, clock, guesses, entry_times),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),

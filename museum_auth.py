@@ -78,6 +78,11 @@ class Accounts:
         """The User `name` and `password` sign in as, or None; the same cost either way."""
         raise NotImplementedError
 
+    def still(self, user):
+        """Whether `user`, signed in before, is one of these accounts as it was (same
+        role, same password hash): its verified credentials stay good across a reload."""
+        raise NotImplementedError
+
 
 class ConfiguredUsers(Accounts):
     """The [users] of the config: a password (scrypt) or a device key (fast digest) each."""
@@ -103,6 +108,9 @@ class ConfiguredUsers(Accounts):
         valid = check_password(password, user.password_hash if user else self._unknown_user_hash)
         return user if valid and user else None
 
+    def still(self, user):
+        return self.users.get(user.name) == user
+
 
 class AnyCredentials(Accounts):
     """The mock's accounts: any name and password sign in, as an admin of that name."""
@@ -115,6 +123,9 @@ class AnyCredentials(Accounts):
 
     def check(self, name, password):
         return User(name, ADMIN_ROLE, "")
+
+    def still(self, user):
+        return True
 
 
 # ============================================================================================
@@ -286,8 +297,8 @@ class Logins:
     """Who a request's credentials sign in, at the least cost (see the module's order).
 
     Verified and failed credentials are remembered as digests under a key of this process
-    (never the password): verified ones until the process ends (a changed [users] takes a
-    restart), failed ones for `failure_window` seconds. Failed password checks are logged,
+    (never the password): verified ones until the process ends or a reload changes or
+    removes their user (`use_accounts`), failed ones for `failure_window` seconds. Failed password checks are logged,
     one line each: a check costs a slot, so the lines come no faster than checks do.
     """
 
@@ -319,18 +330,19 @@ class Logins:
         known = self._remembered(digest)
         if known is not None:
             return known
-        if self.accounts.is_fast(name):
-            return self._conclude(digest, self.accounts.check(name, password))
+        accounts = self.accounts  # one set of accounts for the whole check, reload or not
+        if accounts.is_fast(name):
+            return self._conclude(digest, accounts.check(name, password), accounts)
         client = client_key(address)
         self._refuse_if_locked(client, name)
-        queue = name if self.accounts.knows(name) else None
+        queue = name if accounts.knows(name) else None
         self.checks.take(queue)
         try:
             # Another request may have settled these very credentials while this one waited.
             known = self._remembered(digest)
             if known is not None:
                 return known
-            user = self.accounts.check(name, password)
+            user = accounts.check(name, password)
             if user is None:
                 self.per_name.count((client, name))
                 self.per_address.count(client)
@@ -341,7 +353,7 @@ class Logins:
                          name if queue is not None else "an unknown name",
                          client.encode("unicode_escape").decode("ascii"))
             # Remembered before the turn is given back: the next in this queue may be a repeat.
-            return self._conclude(digest, user)
+            return self._conclude(digest, user, accounts)
         finally:
             self.checks.give_back(queue)
 
@@ -356,8 +368,25 @@ class Logins:
             raise NotSignedIn()
         return None
 
-    def _conclude(self, digest, user):
+    def use_accounts(self, accounts):
+        """Sign in against `accounts` from now on (a reload's [users]). The credentials
+        verified for a user whose entry is unchanged stay verified; those of a user changed
+        or removed, and every failed one (it may be right now), are forgotten."""
         with self._lock:
+            self.accounts = accounts
+            self._verified = collections.OrderedDict(
+                (digest, user) for digest, user in self._verified.items()
+                if accounts.still(user))
+            self._failed.clear()
+
+    def _conclude(self, digest, user, accounts):
+        with self._lock:
+            if accounts is not self.accounts:
+                # A reload came during the check: its verdict is not remembered, and a user
+                # the reload changed or removed is not signed in.
+                if user is None or not self.accounts.still(user):
+                    raise NotSignedIn()
+                return user
             if user is None:
                 now = self.clock()
                 while self._failed and next(iter(self._failed.values())) <= now:
@@ -408,6 +437,10 @@ class Authenticator:
 
     def __init__(self, logins):
         self.logins = logins
+
+    def take_users(self, config):
+        """Sign in against `config`'s [users] from now on (a reload; see Logins.use_accounts)."""
+        self.logins.use_accounts(ConfiguredUsers(config.users))
 
     def process_resource(self, req, resp, resource, params):
         if resource is None or not getattr(resource, "auth_required", True):

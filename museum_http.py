@@ -63,6 +63,14 @@ def write_problem(req, resp, error):
     resp.data = json.dumps(body).encode()
 
 
+INVALID_BODY = "The request is not valid; see errors."
+
+
+def closed_on(day):
+    """Why no general ticket is sold for `day` (an ISO date)."""
+    return f"the museum is closed on {day}"
+
+
 def storage_error_as_problem(req, resp, error, params):
     """Domain errors from the store, mapped to HTTP in this one place."""
     if isinstance(error, storage.NotFound):
@@ -72,6 +80,9 @@ def storage_error_as_problem(req, resp, error, params):
                       f"{', '.join(error.dates)}.",
                       errors=[{"field": "ticketDate",
                                "message": f"must be one of {', '.join(error.dates)}"}])
+    if isinstance(error, storage.DayClosed):  # closed while the sale was checked
+        raise Problem(400, INVALID_BODY, errors=[
+            {"field": "ticketDate", "message": closed_on(error.date)}])
     if isinstance(error, storage.DatesSold):
         sold = [f"{day} ({count} sold)" for day, count in error.sold.items()]
         raise Problem(409, f"Tickets were sold for dates this change removes: "

@@ -12,7 +12,7 @@ from datetime import date
 
 import storage
 from museum_config import DATE, PRICE_MAX, TIME_OF_DAY, UUID_TEXT
-from museum_http import Problem
+from museum_http import INVALID_BODY, Problem
 
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 EMAIL_MAX = 254
@@ -27,7 +27,7 @@ class Validator:
     def error(self, name, message):
         self.errors.append({"field": name, "message": message})
 
-    def raise_if_invalid(self, detail="The request is not valid; see errors."):
+    def raise_if_invalid(self, detail=INVALID_BODY):
         if self.errors:
             raise Problem(400, detail, errors=self.errors)
 
@@ -89,6 +89,12 @@ class Validator:
             self.error(name, "must have at most 2 decimals")
             return None
         return storage.price_value(minor)
+
+    def boolean(self, name, value):
+        if isinstance(value, bool):
+            return value
+        self.error(name, "must be true or false")
+        return None
 
     def time_of_day(self, name, value):
         if isinstance(value, str) and TIME_OF_DAY.fullmatch(value):

@@ -228,6 +228,20 @@ MIGRATIONS = [
             PRIMARY KEY (date, entry_time)
         )""",
     ],
+    [
+        # The days an admin changed through the API (closed, other hours, another
+        # capacity), overriding the config's rule for each; read by date range.
+        """CREATE TABLE changed_days (
+            date date PRIMARY KEY,
+            closed boolean NOT NULL,
+            time_open text,
+            time_close text,
+            capacity integer,
+            note text,
+            changed_at text NOT NULL,
+            changed_by text NOT NULL
+        )""",
+    ],
 ]
 
 

@@ -221,6 +221,20 @@ MIGRATIONS = [
             PRIMARY KEY (date, entry_time)
         ) WITHOUT ROWID""",
     ],
+    [
+        # The days an admin changed through the API (closed, other hours, another
+        # capacity), overriding the config's rule for each; read by date range.
+        """CREATE TABLE changed_days (
+            date TEXT PRIMARY KEY,
+            closed INTEGER NOT NULL,
+            time_open TEXT,
+            time_close TEXT,
+            capacity INTEGER,
+            note TEXT,
+            changed_at TEXT NOT NULL,
+            changed_by TEXT NOT NULL
+        ) WITHOUT ROWID""",
+    ],
 ]
 
 
