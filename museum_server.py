@@ -7,6 +7,7 @@ needs none of it.
 
 import errno
 import logging
+import os
 import signal
 import socket
 import struct
@@ -109,6 +110,21 @@ def claim(config):
     return held or nullcontext()
 
 
+def serving_pid(config):
+    """The PID of the `museum serve` that holds the config's sqlite database or listens on
+    its unix socket; None when no live one does, and on PostgreSQL over TCP, where nothing
+    names it."""
+    path = storage.sqlite_file(config["storage"]["url"])
+    lock = f"{path}.serve.lock"
+    if path and os.path.exists(lock):
+        held = museum_locks.try_lock(lock)
+        if held is None:  # a live server holds it
+            return museum_locks.holder(lock)
+        held.close()
+    unix_socket = config["server"]["unix_socket"]
+    return _socket_server(unix_socket) if unix_socket else None
+
+
 def _socket_server(path):
     """The PID of the process listening on the unix socket `path`, or None when nobody
     answers there: then waitress replaces the file left behind."""
@@ -126,9 +142,10 @@ def _socket_server(path):
         return struct.unpack("3i", credentials)[0]
 
 
-def run_server(wsgi_app, server_settings, title, what):
-    """Serve until SIGTERM or SIGINT, then stop as `drain` describes. `CannotServe` when
-    the TCP port is taken."""
+def run_server(wsgi_app, server_settings, title, what, reload=None):
+    """Serve until SIGTERM or SIGINT, then stop as `drain` describes; on SIGHUP reopen the
+    access log files, then call `reload()` (`museum serve`'s re-reading of its config).
+    `CannotServe` when the TCP port is taken."""
     sockets = {}  # waitress's socket map: the listening sockets and every connection
     try:
         server = waitress.create_server(wsgi_app, map=sockets,
@@ -148,8 +165,9 @@ def run_server(wsgi_app, server_settings, title, what):
     stopping, reopening = threading.Event(), threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda signum, frame: stopping.set())
-    # logrotate's postrotate sends SIGHUP: the access log goes on in a new file. (The
-    # handler only asks: the loop reopens, where no lock can be held.)
+    # logrotate's postrotate sends SIGHUP: the access log goes on in a new file; `museum
+    # reload` sends it too: the config is read again. (The handler only asks: the loop
+    # does both, where no lock can be held. Requests go on in the worker threads.)
     signal.signal(signal.SIGHUP, lambda signum, frame: reopening.set())
     log.info("%s listening on %s (%s)", title, _address(server), what)
     # waitress's own run() loop, in turns short enough to notice the signals. (Its way,
@@ -163,6 +181,8 @@ def run_server(wsgi_app, server_settings, title, what):
         if reopening.is_set():
             reopening.clear()
             log.info("SIGHUP: %d access log file(s) reopened", museum_access_log.reopen_files())
+            if reload is not None:
+                reload()
     drain(sockets)
     log.info("stopped")
     return 0

@@ -291,8 +291,8 @@ class Store(ABC):
 
     @abstractmethod
     def clear_day(self, date):
-        """Forget what `set_day` stored for `date`: the config's rule holds again. `NotFound`
-        when nothing was set for it."""
+        """Forget what `set_day` stored for `date`: the config's rule holds again. Return
+        whether something was set for it."""
 
     @abstractmethod
     def changed_days(self, start, end):

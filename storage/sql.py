@@ -786,8 +786,8 @@ class SQLStore(Store):
 
     def clear_day(self, date):
         with self._writing() as conn:
-            if conn.execute("DELETE FROM changed_days WHERE date = ?", (date,)).rowcount == 0:
-                raise NotFound(date)
+            return conn.execute("DELETE FROM changed_days WHERE date = ?",
+                                (date,)).rowcount == 1
 
     def changed_days(self, start, end):
         with self._reading() as conn:
