@@ -147,7 +147,7 @@ class MuseumDay:
         if closed:
             for name in given:
                 validator.error(name, "must not be given when closed is true")
-        elif not given:
+        elif not given and values.get("closed", False) is False:  # not already refused
             validator.error("closed", "must be true, unless timeOpen and timeClose or "
                             "capacity are given")
         elif "timeOpen" in values and "timeClose" not in values:
