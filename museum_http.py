@@ -246,6 +246,14 @@ class Router(falcon.routing.CompiledRouter):
     with `HEAD /healthz`. Falcon drops the body of an answer to HEAD and keeps its
     Content-Length."""
 
+    def find(self, uri, req=None):
+        """Falcon's route, but none where a path field is empty: `/v1.1/museum-hours/`
+        is that path with a trailing slash (404), not a day named ""."""
+        route = super().find(uri, req)
+        if route is not None and "" in route[2].values():
+            return None
+        return route
+
     def map_http_methods(self, resource, **kwargs):
         methods = super().map_http_methods(resource, **kwargs)
         if "GET" in methods:
