@@ -1,8 +1,9 @@
 """The museum service: opening hours, special events and tickets over HTTP/JSON.
 
 One WSGI application (Falcon) behind HTTP Basic auth, all API paths under /v1.1, served by
-waitress from the `museum` command (museum_cli.py). Sections, in order: validation,
-resources (one class per path), the application. Beside it: the configuration and password
+waitress from the `museum` command (museum_cli.py). Sections, in order: the declared body
+fields, resources (one class per path), the application. Beside it: the Validator and how
+declared fields are checked in museum_validation.py, the configuration and password
 hashes in museum_config.py, signing in in museum_auth.py, the access log in
 museum_access_log.py, problem answers, JSON bodies, query parameters, paging headers and the
 router in museum_http.py, the events' listing cache in museum_listings.py, the scanner
@@ -17,9 +18,7 @@ import logging
 import math
 import re
 import threading
-import typing
-import unicodedata
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 
 import falcon
 import falcon.inspect
@@ -31,9 +30,10 @@ import museum_privacy
 import museum_sales
 import storage
 from museum_access_log import AccessLog, SafeHeaders, exit_cleanly_on_sigterm, open_access_log
-from museum_config import (ADMIN_ROLE, CAPACITY_MAX, DATE, GATE_ROLE, PRICE_MAX, TICKET_LABELS,
-                           TICKET_TYPES, TIME_OF_DAY, UUID_TEXT, VISITOR_ROLE, check_passwords,
+from museum_config import (ADMIN_ROLE, CAPACITY_MAX, GATE_ROLE, PRICE_MAX, TICKET_LABELS,
+                           TICKET_TYPES, TIME_OF_DAY, VISITOR_ROLE, LiveConfig, check_passwords,
                            load_config)
+from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours, days_as_set
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, parse_config  # noqa: F401
 from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RULE, EntryTimes,
@@ -41,8 +41,8 @@ from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RU
                          lookup_details, may_undo, new_confirmation_code, qr_text,
                          read_cursor, ticket_status, typed_codes, wrong_date)
 from museum_http import (BAD_QUERY, BODY_LIMIT, KEY_REUSED, PAGE_MAX, PAGE_SIZE_DEFAULT,
-                         PAGE_SIZE_MAX, Problem, Router, date_window, json_response, paging,
-                         parse_query, read_json, rfc3339, set_paging_headers, start_date,
+                         PAGE_SIZE_MAX, Problem, Router, closed_on, date_window, json_response,
+                         paging, parse_query, read_json, rfc3339, set_paging_headers,
                          storage_error_as_problem, to_json, unexpected_error, write_problem)
 from museum_openapi import (DATE_SCHEMA, UUID_SCHEMA, Answer, Operation, anchored, query, ref,
                             trimmed_text)
@@ -50,6 +50,8 @@ from museum_services import (museum_now, museum_today, museum_zone_name, new_uui
                              open_configured_store, qr_secret, utc_now)
 from museum_pages import PageFile
 from museum_ticket_image import TicketImages
+from museum_validation import (EMAIL_MAX, PHONE, Field, Validator, When, check_fields,
+                               checked_by)
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -68,203 +70,11 @@ exit_cleanly_on_sigterm()
 # Validation
 # ============================================================================================
 
-PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
-MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})")
 # The limits below are also the OpenAPI document's (openapi_description hands them over).
 NAME_MAX = 200  # an event's name and location, after trimming
 DESCRIPTION_MAX = 5000
 EVENT_DATES_MAX = 366
-EMAIL_MAX = 254
-
-
-class Validator:
-    """Collects every (field, message) of one input and raises them together."""
-
-    def __init__(self):
-        self.errors = []
-
-    def error(self, name, message):
-        self.errors.append({"field": name, "message": message})
-
-    def raise_if_invalid(self, detail="The request is not valid; see errors."):
-        if self.errors:
-            raise Problem(400, detail, errors=self.errors)
-
-    def date(self, name, value):
-        if isinstance(value, str) and DATE.fullmatch(value):
-            try:
-                return date.fromisoformat(value)
-            except ValueError:
-                pass
-        self.error(name, "must be a real calendar date YYYY-MM-DD")
-        return None
-
-    def uuid(self, name, value):
-        if isinstance(value, str) and UUID_TEXT.fullmatch(value):
-            return value.lower()
-        self.error(name, "must be a UUID like 3fa85f64-5717-4562-b3fc-2c963f66afa6")
-        return None
-
-    def text(self, name, value, max_length, multiline=False):
-        """A trimmed string of 1..max_length characters: valid Unicode, no control characters
-        (but tabs and line breaks where `multiline`)."""
-        if not isinstance(value, str):
-            self.error(name, "must be a string")
-            return None
-        value = value.strip()
-        if not 1 <= len(value) <= max_length:
-            self.error(name, f"must be 1 to {max_length} characters long")
-        elif not _printable(value, multiline):
-            self.error(name, "must not contain control characters or invalid Unicode")
-        else:
-            return value
-        return None
-
-    def integer(self, name, value, low, high):
-        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 10:
-            number = int(value)
-            if low <= number <= high:
-                return number
-        self.error(name, f"must be a whole number from {low} to {high}")
-        return None
-
-    def whole_number(self, name, value, low, high):
-        """A JSON integer from low to high (an integral float such as 5.0 is one too)."""
-        if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and low <= value <= high and value == int(value):
-            return int(value)
-        self.error(name, f"must be a whole number from {low} to {high}")
-        return None
-
-    def price(self, name, value):
-        """A number from 0 to PRICE_MAX of at most 2 decimals, as the store gives it back."""
-        # The range test comes first: isfinite() of a huge JSON integer raises OverflowError.
-        if not (isinstance(value, (int, float)) and not isinstance(value, bool)
-                and 0 <= value <= PRICE_MAX and math.isfinite(value)):
-            self.error(name, f"must be a number from 0 to {PRICE_MAX}")
-            return None
-        minor = storage.minor_units(value)
-        if minor / 100 != value:  # 9.999: kept in hundredths, it would change
-            self.error(name, "must have at most 2 decimals")
-            return None
-        return storage.price_value(minor)
-
-    def moment(self, name, value):
-        """An RFC 3339 date-time with its offset, as an aware datetime."""
-        if isinstance(value, str) and MOMENT.fullmatch(value):
-            try:
-                return datetime.fromisoformat(value.upper())
-            except ValueError:
-                pass
-        self.error(name, "must be an RFC 3339 date-time with offset, such as "
-                         "2027-10-29T09:14:05+01:00")
-        return None
-
-    def time_of_day(self, name, value):
-        if isinstance(value, str) and TIME_OF_DAY.fullmatch(value):
-            return value
-        self.error(name, "must be a time of day HH:MM, such as 10:30")
-        return None
-
-    def choice(self, name, value, choices):
-        if value in choices:
-            return value
-        self.error(name, f"must be one of {', '.join(choices)}")
-        return None
-
-    def email(self, name, value):
-        if isinstance(value, str) and _plausible_email(value):
-            return value
-        self.error(name, "must be an email address like visitor@example.org")
-        return None
-
-    def phone(self, name, value):
-        if isinstance(value, str) and PHONE.fullmatch(value) \
-                and sum(c.isdigit() for c in value) >= 7:
-            return value
-        self.error(name, "must be 7 to 20 digits, spaces or +-() with at least 7 digits")
-        return None
-
-
-def _printable(text, multiline):
-    allowed = "\t\n\r" if multiline else ""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a JSON escape
-        return False
-    return not any(unicodedata.category(c) == "Cc" and c not in allowed for c in text)
-
-
-def _plausible_email(value):
-    local, at, domain = value.partition("@")
-    labels = domain.split(".")
-    return (at and local and len(value) <= EMAIL_MAX and "@" not in domain and len(labels) > 1
-            and all(labels) and value.isprintable() and not any(c.isspace() for c in value)
-            and _printable(value, False))
-
-
-SERVICE_FIELDS = ("eventId", "ticketId", "confirmationCode")
-
-
-class When(typing.NamedTuple):
-    """A field required when the body's `field` is `value`, refused when it is another."""
-
-    field: str
-    value: str
-
-
-class Field(typing.NamedTuple):
-    """One body field, declared once: the validator checks it and the OpenAPI document
-    describes it from this. `check(validator, name, value)` gives the checked value;
-    `required` is True, False or a When; `nullable_in_patch` lets a change clear it."""
-
-    check: object
-    schema: dict
-    example: object
-    required: object = False
-    nullable_in_patch: bool = False
-
-
-def checked_by(method, *args):
-    """A field's check: the Validator `method`, given `args` after the name and value."""
-    return lambda validator, name, value: method(validator, name, value, *args)
-
-
-def check_fields(body, fields, validator, change=False):
-    """Check a JSON object against `fields` ({name: Field}): unknown fields, nulls and
-    missing required fields are errors, but a `change` requires none and may clear the
-    fields nullable in a patch (to None); returns the checked values."""
-    if not isinstance(body, dict):
-        raise Problem(400, "The request body must be a JSON object.")
-    for name in body:
-        if name not in fields:
-            validator.error(name, "is assigned by the service" if name in SERVICE_FIELDS
-                            else "is not a known field")
-    values = {}
-    for name, field in fields.items():
-        if name not in body:
-            if field.required is True and not change:
-                validator.error(name, "is required")
-        elif body[name] is None:
-            if change and field.nullable_in_patch:
-                values[name] = None  # cleared
-            else:
-                validator.error(name, "must not be null")
-        else:
-            values[name] = field.check(validator, name, body[name])
-    for name, field in fields.items():
-        if isinstance(field.required, When) and values.get(field.required.field) is not None:
-            _check_condition(name, field.required, values[field.required.field] ==
-                             field.required.value, name in body, validator)
-    return values
-
-
-def _check_condition(name, when, holds, given, validator):
-    if holds and not given:
-        validator.error(name, f"is required when {when.field} is {when.value}")
-    elif given and not holds:
-        validator.error(name, f"must not be given unless {when.field} is {when.value}")
 
 
 def _event_dates(validator, name, value):
@@ -354,36 +164,6 @@ class OpenAPIDocument:
 
     def on_get(self, req, resp):
         json_response(resp, openapi_description())
-
-
-HOURS_HORIZON_DAYS = 366  # days from startDate on that the opening hours list
-
-
-class MuseumHours:
-    """Opening hours come from the config alone, which lives as long as the app: pages are
-    computed once and kept."""
-
-    needed_roles = {"GET": VISITOR_ROLE}
-    described = {"get": Operation("getMuseumHours", "Operations", "Get museum hours",
-                                  ("StartDate", "Page", "Limit"),
-                                  {200: Answer("One page of open days.", "MuseumHours")})}
-
-    def __init__(self, schedule, today):
-        self.schedule = schedule
-        self.today = today
-        self.page = functools.lru_cache(maxsize=1024)(self._page)
-
-    def _page(self, start, offset, limit):
-        days = self.schedule.open_days(start, HOURS_HORIZON_DAYS)[offset:offset + limit]
-        return to_json([{"date": day.isoformat(), "timeOpen": opens, "timeClose": closes}
-                        for day, (opens, closes) in days])
-
-    def on_get(self, req, resp):
-        validator = Validator()
-        start = start_date(req, validator, self.today())
-        page, limit = paging(req, validator)
-        validator.raise_if_invalid(BAD_QUERY)
-        resp.data = self.page(start, (page - 1) * limit, limit)
 
 
 class SpecialEvents:
@@ -481,12 +261,9 @@ class Tickets:
                 "type": "array", "maxItems": PAGE_SIZE_MAX, "items": ref("schemas", "Ticket")},
                 PAGED), 404: "NotFound"})}
 
-    def __init__(self, store, config, now, new_id, public_url):
+    def __init__(self, store, live, now, new_id, public_url):
         self.store = store
-        self.schedule = config.schedule
-        self.capacity = config.capacity
-        self.general_price = storage.price_value(config["tickets"]["general_price"])
-        self.currency = config["museum"]["currency"]
+        self.live = live  # museum_config.LiveConfig: hours, capacity, price and currency
         self.now = now  # the time at the museum
         self.new_id = new_id
         self.public_url = public_url
@@ -503,13 +280,13 @@ class Tickets:
             if replayed is not None:
                 self._answer(resp, replayed)
                 return
-        ticket = self._check(body)
+        ticket, capacity = self._check(body, self.live.config)
         for _ in range(3):  # a fresh code on the rare clash with an existing one
             try:
                 stored, _ = self.store.create_ticket(
                     {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
-                    idempotency, self.capacity.on(date.fromisoformat(ticket["ticketDate"])),
-                    slot_capacity=self.capacity.per_slot)
+                    idempotency, capacity.on(date.fromisoformat(ticket["ticketDate"])),
+                    slot_capacity=capacity.per_slot)
                 break
             except storage.DuplicateCode:
                 continue
@@ -537,7 +314,8 @@ class Tickets:
         json_response(resp, self._receipt(ticket), 201)
         resp.location = f"{self.public_url}{API}/tickets/{ticket['ticketId']}/qr"
 
-    def _check(self, body):
+    def _check(self, body, config):
+        """The ticket to sell by `config`, and the general entry capacity of its day."""
         validator = Validator()
         ticket = check_fields(body, TICKET_FIELDS, validator)
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
@@ -546,13 +324,17 @@ class Tickets:
             validator.error("ticketDate", "must not be in the past")
         elif day and (day - now.date()).days > SALE_HORIZON_DAYS:
             validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
-        if kind == "general" and day and day >= now.date() and not self.schedule.hours_on(day):
-            validator.error("ticketDate", f"the museum is closed on {day.isoformat()}")
-        museum_sales.check_entry_time(validator, self.schedule, body, ticket, now)
+        schedule, capacity = config.schedule, config.capacity
+        if kind == "general" and day:  # the day as an admin may have changed it
+            schedule, capacity = days_as_set(config, self.store, day, day)
+        if kind == "general" and day and day >= now.date() and not schedule.hours_on(day):
+            validator.error("ticketDate", closed_on(day.isoformat()))
+        museum_sales.check_entry_time(validator, schedule, body, ticket, now)
         validator.raise_if_invalid()
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
-                "eventId": ticket.get("eventId"), "price": self.general_price,
-                "currency": self.currency}
+                "eventId": ticket.get("eventId"),
+                "price": storage.price_value(config["tickets"]["general_price"]),
+                "currency": config["museum"]["currency"]}, capacity
 
     def _receipt(self, ticket):
         label = TICKET_LABELS[ticket["ticketType"]].lower()
@@ -616,10 +398,9 @@ class Availability:
                                "type": "array", "maxItems": museum_sales.AVAILABILITY_DAYS_MAX,
                                "items": ref("schemas", "DayAvailability")})})}
 
-    def __init__(self, store, schedule, capacity, today):
+    def __init__(self, store, live, today):
         self.store = store
-        self.schedule = schedule
-        self.capacity = capacity
+        self.live = live  # museum_config.LiveConfig
         self.today = today
 
     def on_get(self, req, resp):
@@ -628,11 +409,12 @@ class Availability:
                                  museum_sales.AVAILABILITY_DAYS_DEFAULT,
                                  museum_sales.AVAILABILITY_DAYS_MAX)
         validator.raise_if_invalid(BAD_QUERY)
+        schedule, capacity = days_as_set(self.live.config, self.store, start, end)
         taken = self.store.places_taken(start.isoformat(), end.isoformat())
         events = museum_sales.events_by_day(taken["events"])
         days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
-        json_response(resp, [museum_sales.day_availability(day, self.schedule, self.capacity,
-                                                           taken, events) for day in days])
+        json_response(resp, [museum_sales.day_availability(day, schedule, capacity, taken,
+                                                           events) for day in days])
 
 
 class SalesReport:
@@ -967,7 +749,8 @@ class AdmissionSummary:
 # Every path under API with the class of its resource, written as the OpenAPI description
 # writes it (and in its order); Falcon's field is the same name in snake case (event_id).
 API_ROUTES = {
-    "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
+    "/museum-hours": MuseumHours, "/museum-hours/{date}": MuseumDay,
+    "/special-events": SpecialEvents,
     "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
     "/admissions": Admissions, "/admissions/summary": AdmissionSummary,
     "/admissions/list": AdmissionList,
@@ -988,7 +771,7 @@ def openapi_description():
         "LOOKUP_LIMIT": LOOKUP_LIMIT, "HOURS_HORIZON_DAYS": HOURS_HORIZON_DAYS,
         "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
-        "LOOKUP_FIELDS": LOOKUP_FIELDS})
+        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS})
 
 
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"
@@ -997,20 +780,27 @@ EXPOSED_ANYWHERE = "anywhere but a loopback development run"
 def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new_uuid,
                middleware=(), exposed_on=EXPOSED_ANYWHERE, access=None,
                erase_contacts=False):
-    """The WSGI app for `config`. By default the store is opened from the config's storage
-    url, users are checked against its [users] and the store's devices, and the access log
-    is written as its [log] says; tests inject `store`, `clock` (giving an aware datetime),
-    `new_id` and `access` (a museum_access_log.AccessLogWriter), and `museum mock` its own
-    authenticator and `middleware`. With `erase_contacts` (`museum serve`, `museum:app`),
-    old contacts are erased from the store daily, as museum_privacy says.
+    """The WSGI app for `config`, a Config or the LiveConfig that `museum serve` reloads
+    (see museum_config.LiveConfig). By default the store is opened from the config's storage
+    url, users are checked against its [users] (and a reload's) and the store's devices, and
+    the access log is written as its [log] says; tests inject `store`, `clock` (giving an
+    aware datetime), `new_id` and `access` (a museum_access_log.AccessLogWriter), and
+    `museum mock` its own authenticator and `middleware`. With `erase_contacts` (`museum
+    serve`, `museum:app`), old contacts are erased from the store daily, as museum_privacy
+    says.
 
     While any user still has the demo password, the app is built only for a loopback
     development run, which the caller states with `exposed_on=None` (museum_config's
     check_passwords says why): `museum serve` states it when it listens on loopback.
     """
+    live = config if isinstance(config, LiveConfig) else LiveConfig(config)
+    config = live.config
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
-    authenticator = authenticator or museum_auth.authenticator_for(config, store=store)
+    if authenticator is None:
+        authenticator = museum_auth.authenticator_for(config, store=store)
+        live.follow(authenticator.take_users)
+    live.follow(set_log_level)
     access = access or open_access_log(config)
     app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware, authenticator],
                      router=Router())
@@ -1018,7 +808,7 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
     app.add_error_handler(storage.StorageError, storage_error_as_problem)
-    add_routes(app, config, store, clock, new_id)
+    add_routes(app, live, store, clock, new_id)
     if erase_contacts:  # last: an app that could not be built erases nothing
         museum_privacy.erase_contacts_daily(store, config["storage"]["url"],
                                             museum_today(config, clock),
@@ -1026,11 +816,11 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     return app
 
 
-def add_routes(app, config, store, clock, new_id):
+def add_routes(app, live, store, clock, new_id):
     """Every path of the service, each with its resource."""
     app.add_route("/healthz", Health(store))
     built = {type(resource): resource
-             for resource in api_resources(config, store, clock, new_id)}
+             for resource in api_resources(live, store, clock, new_id)}
     for path, kind in API_ROUTES.items():
         app.add_route(API + re.sub(r"\{(\w+)Id\}", r"{\1_id}", path), built[kind])
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
@@ -1038,8 +828,10 @@ def add_routes(app, config, store, clock, new_id):
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
 
 
-def api_resources(config, store, clock, new_id):
-    """One resource of each class in API_ROUTES, made on the app's dependencies."""
+def api_resources(live, store, clock, new_id):
+    """One resource of each class in API_ROUTES, made on the app's dependencies. Those
+    that follow a reload read `live`; the others keep the config they were made with."""
+    config = live.config
     now, today = museum_now(config, clock), museum_today(config, clock)
     # Built on public_url when set: never on the Host or X-Forwarded-Host a client sent.
     # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
@@ -1047,10 +839,11 @@ def api_resources(config, store, clock, new_id):
     secret = qr_secret(config, store)
     guesses = TypedCodeLimit()
     entry_times = EntryTimes(config["door"]["early_minutes"], now)
-    return (OpenAPIDocument(), MuseumHours(config.schedule, today),
+    return (OpenAPIDocument(), MuseumHours(store, live, today),
+            MuseumDay(store, live, today, clock),
             SpecialEvents(store, today, new_id, public_url), SpecialEvent(store),
-            Tickets(store, config, now, new_id, public_url), Ticket(store, clock),
-            Availability(store, config.schedule, config.capacity, today),
+            Tickets(store, live, now, new_id, public_url), Ticket(store, clock),
+            Availability(store, live, today),
             SalesReport(store, today), TicketImage(store, secret),
             Admissions(store, secret, now, clock, guesses, entry_times),
             AdmissionList(store, now, museum_zone_name(config, now)),

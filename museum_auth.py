@@ -91,6 +91,11 @@ class Accounts:
         name) costs the same as a real password's check."""
         raise NotImplementedError
 
+    def still(self, user):
+        """Whether `user`, signed in before, is one of these accounts as it was (same
+        role, same password hash): its verified credentials stay good across a reload."""
+        raise NotImplementedError
+
 
 class ConfiguredUsers(Accounts):
     """The [users] of the config, a password (scrypt) or a device key (fast digest) each,
@@ -123,6 +128,9 @@ class ConfiguredUsers(Accounts):
         valid = check_password(password, password_hash)
         return account.user if valid and account else None
 
+    def still(self, user):
+        return self.users.get(user.name) == user
+
 
 class AnyCredentials(Accounts):
     """The mock's accounts: any name and password sign in, as an admin of that name."""
@@ -132,6 +140,9 @@ class AnyCredentials(Accounts):
 
     def check(self, account, password):
         return account.user
+
+    def still(self, user):
+        return True
 
 
 # ============================================================================================
@@ -313,10 +324,10 @@ class Logins:
     """Who a request's credentials sign in, at the least cost (see the module's order).
 
     Verified and failed credentials are remembered as digests under a key of this process
-    (never the password): verified ones of lasting accounts until the process ends (a
-    changed [users] takes a restart), never a stored device's (it may be revoked at any
-    moment; its check costs one read and microseconds), failed ones for `failure_window`
-    seconds. Requests with the same credentials as a password check under way wait for its
+    (never the password): verified ones of lasting accounts until the process ends or a
+    reload changes or removes their user (`use_accounts`), never a stored device's (it may
+    be revoked at any moment; its check costs one read and microseconds), failed ones for
+    `failure_window` seconds. Requests with the same credentials as a password check under way wait for its
     outcome (at most the queue's `wait_limit`): one check answers them all. Failed password
     checks are logged, one line each: a check costs a slot, so the lines come no faster
     than checks do.
@@ -351,17 +362,18 @@ class Logins:
         known = self._recalled(digest)
         if known is not None:
             return signed_in(known)
-        account = self.accounts.find(name)
+        accounts = self.accounts  # one set of accounts for the whole check, reload or not
+        account = accounts.find(name)
         if account is not None and account.fast:
-            user = self.accounts.check(account, password)
-            self._remember(digest, user, account.lasting)
-            return signed_in(user)
+            user = accounts.check(account, password)
+            return signed_in(self._remember(digest, user, account.lasting, accounts))
         client = client_key(address)
         self._refuse_if_locked(client, name)
         pending, joined = self._pending_check(digest)
         if not joined:
             try:
-                pending.outcome = self._check_in_turn(client, name, password, digest, account)
+                pending.outcome = self._check_in_turn(client, name, password, digest,
+                                                      accounts, account)
             except TryLater as later:
                 pending.outcome = later
             finally:
@@ -389,7 +401,7 @@ class Logins:
             raise TryLater(pending.outcome.detail, pending.outcome.seconds)
         return signed_in(pending.outcome)
 
-    def _check_in_turn(self, client, name, password, digest, account):
+    def _check_in_turn(self, client, name, password, digest, accounts, account):
         """The User of a password check run in its queue's turn, or None (wrong, counted
         and remembered); TryLater when no turn comes."""
         queue = name if account is not None else None
@@ -399,7 +411,7 @@ class Logins:
             known = self._recalled(digest)
             if known is not None:
                 return known or None
-            user = self.accounts.check(account, password)
+            user = accounts.check(account, password)
             if user is None:
                 self.per_name.count((client, name))
                 self.per_address.count(client)
@@ -410,8 +422,7 @@ class Logins:
                          name if queue is not None else "an unknown name",
                          client.encode("unicode_escape").decode("ascii"))
             # Remembered before the turn is given back: the next in this queue may be a repeat.
-            self._remember(digest, user, account is None or account.lasting)
-            return user
+            return self._remember(digest, user, account is None or account.lasting, accounts)
         finally:
             self.checks.give_back(queue)
 
@@ -426,10 +437,25 @@ class Logins:
             return False
         return None
 
-    def _remember(self, digest, user, lasting):
-        """Remember a check's outcome: a failure (`user` None) for the failure window, a
-        verification for the process's life if the account is `lasting`."""
+    def use_accounts(self, accounts):
+        """Sign in against `accounts` from now on (a reload's [users]). The credentials
+        verified for a user whose entry is unchanged stay verified; those of a user changed
+        or removed, and every failed one (it may be right now), are forgotten."""
         with self._lock:
+            self.accounts = accounts
+            self._verified = collections.OrderedDict(
+                (digest, user) for digest, user in self._verified.items()
+                if accounts.still(user))
+            self._failed.clear()
+
+    def _remember(self, digest, user, lasting, accounts):
+        """Remember a check's outcome, made against `accounts`: a failure (`user` None) for
+        the failure window, a verification for the process's life if the account is
+        `lasting`. Return the user it signs in: a lasting account's check that a reload
+        overtook is not remembered, and signs in only a user the reload kept as it was."""
+        with self._lock:
+            if accounts is not self.accounts and lasting:
+                return user if user and self.accounts.still(user) else None
             if user is None:
                 now = self.clock()
                 while self._failed and next(iter(self._failed.values())) <= now:
@@ -442,6 +468,7 @@ class Logins:
                 self._verified[digest] = user
                 if len(self._verified) > self.VERIFIED_LIMIT:
                     self._verified.popitem(last=False)
+        return user
 
     def _refuse_if_locked(self, client, name):
         remaining = max(self.per_name.locked_for((client, name)),
@@ -504,6 +531,11 @@ class Authenticator:
         if ROLES.index(user.role) < ROLES.index(needed):
             raise falcon.HTTPForbidden(description=f"This needs the {needed} role.")
         req.context.user = user
+
+    def take_users(self, config):
+        """Sign in against `config`'s [users] from now on, beside the same stored devices
+        (a reload; see Logins.use_accounts)."""
+        self.logins.use_accounts(ConfiguredUsers(config.users, self.logins.accounts.devices))
 
 
 def authenticator_for(config, accounts=None, store=None):

@@ -12,6 +12,7 @@ import getpass
 import json
 import logging
 import os
+import signal
 import sys
 from contextlib import contextmanager
 from datetime import date
@@ -30,6 +31,8 @@ from museum import (
 from museum_config import (
     DEVICE_NAME,
     ConfigError,
+    LiveConfig,
+    check_passwords,
     hash_key,
     hash_password,
     help_for_config,
@@ -78,6 +81,7 @@ def command_serve(args):
                     "behind a TLS-terminating reverse proxy (docs/nginx.conf), never directly "
                     "(docs/security.md says why)", server["host"])
     refuse_a_moved_database(config)  # before the lock file beside it is made
+    live = LiveConfig(config)
     try:
         with museum_server.claim(config):
             exposed = where_exposed(config["server"])
@@ -85,14 +89,53 @@ def command_serve(args):
             access = open_access_log(config)  # as soon: its [log] access may be wrong
             store = open_configured_store(config)
             try:
-                app = create_app(config, store=store, exposed_on=exposed, access=access,
+                app = create_app(live, store=store, exposed_on=exposed, access=access,
                                  erase_contacts=True)
-                return serve(app, config["server"], describe_database(config, store))
+                return serve(app, config["server"], describe_database(config, store),
+                             lambda: reload_config(live, args.config, overrides, exposed))
             finally:
                 store.close()  # sqlite: the last connection closed folds the WAL into the file
     except museum_server.CannotServe as error:
         print(f"museum: {error}", file=sys.stderr)
         return 1
+
+
+def reload_config(live, path, overrides, exposed_on):
+    """SIGHUP's re-reading of the config file (as at the start: the same file, environment
+    and flags) into `live`. A config that does not load, or that a start would refuse,
+    leaves the one in use; the log says why either way."""
+    try:
+        config = load_config(path, overrides=overrides)
+        needs_restart = live.replace(config, exposed_on)
+    except ConfigError as error:
+        log.error("reload refused, the config in use stays: %s", error)
+        return
+    log.info("reloaded %s: hours, exceptions, capacity, prices, currency, users and log "
+             "level as it says", config.source)
+    if needs_restart:
+        log.warning("reload: %s changed, which only a restart applies", ", ".join(needs_restart))
+
+
+def command_reload(args):
+    """Check the config as a reload would, then send SIGHUP to the running service."""
+    config = _configured(args)
+    check_passwords(config, where_exposed(config["server"]))
+    import museum_server  # finding the server goes by its lock file or socket
+
+    pid = args.pid or museum_server.serving_pid(config)
+    if pid is None:
+        print(f"museum: no running service found for {storage.display_url(config['storage']['url'])}"
+              f" (on PostgreSQL over TCP nothing names it): give its --pid, or send it "
+              f"SIGHUP (systemctl reload museum)", file=sys.stderr)
+        return 1
+    try:
+        os.kill(pid, signal.SIGHUP)
+    except OSError as error:
+        print(f"museum: cannot signal PID {pid}: {error.strerror}", file=sys.stderr)
+        return 1
+    print(f"{config.source} is valid; sent SIGHUP to the museum service (PID {pid}), which "
+          f"now reads it again (its log says what it applied)")
+    return 0
 
 
 def command_init(args):
@@ -174,12 +217,12 @@ def command_mock(args):
                  "MOCK: demo data in memory, any credentials, nothing is kept")
 
 
-def serve(wsgi_app, server_settings, what):
+def serve(wsgi_app, server_settings, what, reload=None):
     import museum_server  # waitress serves the command's app; an embedded app needs none
 
     return museum_server.run_server(
         wsgi_app, server_settings,
-        f"museum service {__version__} (interface {INTERFACE_VERSION})", what)
+        f"museum service {__version__} (interface {INTERFACE_VERSION})", what, reload)
 
 
 def command_openapi(args):
@@ -352,6 +395,13 @@ def _serving_commands(commands):
                        "backup beside it, PATH.vN.bak); without it the service refuses to "
                        "start on one")
     serve.set_defaults(run=command_serve)
+
+    reload = _database_command(
+        commands, "reload", command_reload, "check the config file, then have the running "
+        "'museum serve' read it again (SIGHUP): hours, exceptions, capacity, prices, "
+        "currency, users and log level change without a restart; other options need one")
+    reload.add_argument("--pid", type=int, help="the service's process (default: the one "
+                        "serving the sqlite database or the unix socket of the config)")
 
     mock = commands.add_parser(
         "mock", help="serve the same API on demo data in memory (any credentials, kept nowhere)")

@@ -355,19 +355,25 @@ class Schedule:
     def hours_on(self, day):
         return self.exceptions.get(day, self.weekly[day.weekday()])
 
+    def with_changed_days(self, days):
+        """This schedule with the hours of `days` (the store's day dicts, set by an admin
+        through the API) over its own: a closed day, or other hours."""
+        hours = {date.fromisoformat(day["date"]):
+                 None if day["closed"] else (day["timeOpen"], day["timeClose"])
+                 for day in days if day["closed"] or day["timeOpen"]}
+        return replace(self, exceptions={**self.exceptions, **hours}) if hours else self
+
     def open_days(self, start, count):
-        """(day, (open, close)) of each open day among the `count` days from `start` (fewer
-        where the calendar ends)."""
-        days = []
+        """Yield (day, (open, close)) of each open day among the `count` days from `start`
+        (fewer where the calendar ends)."""
         for offset in range(count):
             try:
                 day = start + timedelta(days=offset)
             except OverflowError:
-                break
+                return
             hours = self.hours_on(day)
             if hours:
-                days.append((day, hours))
-        return days
+                yield day, hours
 
     def slots_on(self, day):
         """The entry slots of `day` as "HH:MM" texts, every slot_minutes from opening time,
@@ -402,6 +408,12 @@ class GeneralCapacity:
     def on(self, day):
         return self.dates.get(day, self.per_day)
 
+    def with_changed_days(self, days):
+        """These places with the capacity of `days` (the store's day dicts) where set."""
+        places = {date.fromisoformat(day["date"]): day["capacity"]
+                  for day in days if day["capacity"] is not None}
+        return replace(self, dates={**self.dates, **places}) if places else self
+
 
 @dataclass(frozen=True)
 class Config:
@@ -417,6 +429,46 @@ class Config:
 
     def __getitem__(self, section):
         return self.settings[section]
+
+
+# What a reload applies (every option of a section named alone); the other options keep
+# their value until a restart. [users], [exceptions] and [capacity_dates] are reloaded too.
+RELOADABLE = ("hours", "capacity", ("tickets", "general_price"), ("museum", "currency"),
+              ("log", "level"))
+
+
+def needs_restart(old, new):
+    """The options ("[section] key") whose change from config `old` to `new` a reload
+    does not apply."""
+    return [f"[{section}] {key}" for section, options in SCHEMA.items() for key in options
+            if section not in RELOADABLE and (section, key) not in RELOADABLE
+            and old[section][key] != new[section][key]]
+
+
+class LiveConfig:
+    """The config a running app serves by, which a reload replaces whole.
+
+    Resources read `config` once per request: replacing it is one reference assignment,
+    atomic, so no request takes a lock for it and each sees one config or the other,
+    never a mix. Followers (the sign-in's accounts) take the new config first."""
+
+    def __init__(self, config):
+        self.config = config
+        self._followers = []
+
+    def follow(self, take):
+        """Call `take(config)` with each new config, before requests see it."""
+        self._followers.append(take)
+
+    def replace(self, new, exposed_on):
+        """Serve by `new` from now on, as a server reachable `exposed_on` (see
+        check_passwords, whose ConfigError leaves the config in use as it is). Returns the
+        changed options that need a restart (`needs_restart`), which keep their value."""
+        check_passwords(new, exposed_on)
+        for take in self._followers:
+            take(new)
+        old, self.config = self.config, new
+        return needs_restart(old, new)
 
 
 def parse_config(text="", source="<text>", environ=None, overrides=None, directory=None):

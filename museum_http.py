@@ -65,6 +65,14 @@ def write_problem(req, resp, error):
     resp.data = json.dumps(body).encode()
 
 
+INVALID_BODY = "The request is not valid; see errors."
+
+
+def closed_on(day):
+    """Why no general ticket is sold for `day` (an ISO date)."""
+    return f"the museum is closed on {day}"
+
+
 def storage_error_as_problem(req, resp, error, params):
     """Domain errors from the store, mapped to HTTP in this one place."""
     if isinstance(error, storage.NotFound):
@@ -74,6 +82,9 @@ def storage_error_as_problem(req, resp, error, params):
                       f"{', '.join(error.dates)}.",
                       errors=[{"field": "ticketDate",
                                "message": f"must be one of {', '.join(error.dates)}"}])
+    if isinstance(error, storage.DayClosed):  # closed while the sale was checked
+        raise Problem(400, INVALID_BODY, errors=[
+            {"field": "ticketDate", "message": closed_on(error.date)}])
     if isinstance(error, storage.DatesSold):
         sold = [f"{day} ({count} sold)" for day, count in error.sold.items()]
         raise Problem(409, f"Tickets were sold for dates this change removes: "
@@ -236,6 +247,14 @@ class Router(falcon.routing.CompiledRouter):
     answers 405 to HEAD where a resource has no on_head, and load balancers check health
     with `HEAD /healthz`. Falcon drops the body of an answer to HEAD and keeps its
     Content-Length."""
+
+    def find(self, uri, req=None):
+        """Falcon's route, but none where a path field is empty: `/v1.1/museum-hours/`
+        is that path with a trailing slash (404), not a day named ""."""
+        route = super().find(uri, req)
+        if route is not None and "" in route[2].values():
+            return None
+        return route
 
     def map_http_methods(self, resource, **kwargs):
         methods = super().map_http_methods(resource, **kwargs)

@@ -251,7 +251,7 @@ INFO = (
     "application (malformed framing, a request line and headers over "
     f"{_HEADER_LIMIT} bytes by default, bodies over its buffer limit) get its short "
     "text/plain answer instead (400, 431, 413).")
-TAGS = {"Operations": "The museum's opening hours.",
+TAGS = {"Operations": "The museum's opening hours, and the days an admin changed.",
         "Events": "Special events and their dates.",
         "Tickets": "Buying tickets and fetching their codes.",
         "Door": "Admitting tickets at the entrance; the day's counts.",
@@ -367,6 +367,15 @@ PROSE = {
     "`application/octet-stream` is listed too, for client generators that hand back the "
     "bytes of that type only.",
     "getOpenApiDescription": "Needs no credentials.",
+    "changeMuseumDay": f"{_ADMIN_ONLY} Closes one day (a storm, a strike), or gives it "
+    "other opening hours or another general entry capacity, over the configured ones; "
+    "the day must be today or later. Stored in the database: the opening hours, the "
+    "availability and the sales of every instance follow at once. General tickets are not "
+    "sold for a closed day (event tickets follow their event); the answer lists the sold "
+    "tickets the day as changed no longer admits, with their buyers' contacts.",
+    "restoreMuseumDay": f"{_ADMIN_ONLY} Forgets the day's change: its hours and capacity "
+    "are the configured ones again. A day without a change answers 204 too; a day before "
+    "today is refused.",
 }
 
 
@@ -447,6 +456,11 @@ EXAMPLES = {
          "general": {"capacity": 500, "sold": 120, "available": 380},
          "events": [{"eventId": _EVENT_ID, "name": _WORKSHOP, "capacity": 20, "sold": 20,
                      "available": 0}]}],
+    "changeMuseumDay": {
+        "date": "2027-10-29", "closed": True, "note": "Storm warning",
+        "changedAt": "2027-10-28T16:02:11Z", "changedBy": "admin", "affectedTickets": [
+            {**_DOOR_TICKET, "price": 12, "currency": "EUR", "status": "valid",
+             "email": "visitor@example.com", "phone": "+1 555-0100"}]},
     "getTicket": {**_EVENT_TICKET, "status": "admitted", "eventId": _EVENT_ID,
                   "eventName": _WORKSHOP, **_ADMITTED, "email": "visitor@example.com",
                   "phone": "+1 555-0100"},
@@ -477,6 +491,10 @@ def _request_examples(facts):
                                                               scannedAt=None)),
             offline=("A scan admitted offline, sent later",
                      example_of(admission, confirmationCode=None))),
+        "changeMuseumDay": _named(
+            closed=("Closed for the day", {"closed": True, "note": "Storm warning"}),
+            hours=("Other hours and capacity", example_of(
+                facts["DAY_FIELDS"], closed=None, note=None))),
         "lookupTickets": _named(
             email=("By the buyer's email address", example_of(lookup, code=None, date=None)),
             code=("By the random part of the code, on a day",
@@ -593,6 +611,23 @@ def _field_schemas(facts):
                                          "to today at the museum."},
         "ConfirmationCode": {"type": "string", "pattern": anchored(CONFIRMATION_CODE),
                              "examples": [_CODE]},
+        "MuseumDayChange": {**body_schema(facts["DAY_FIELDS"]), "description": (
+            "`closed: true` alone (a `note` beside it), or `timeOpen` and `timeClose`, or "
+            "`capacity`, or both of those; a field left out follows the configuration. It "
+            "replaces whatever was set for the day before.")},
+        "MuseumDay": _object(["date", "closed", "changedAt", "changedBy", "affectedTickets"], {
+            "date": ref("schemas", "Date"),
+            **body_schema(facts["DAY_FIELDS"])["properties"],
+            "changedAt": {"type": "string", "format": "date-time"},
+            "changedBy": {"type": "string", "description": "The admin who changed it."},
+            "affectedTickets": {"type": "array", "items": ref("schemas", "Ticket"),
+                                "description": (
+                "The tickets of that day, not void nor of a cancelled event, that the day "
+                "as changed no longer admits, in the order they were sold, with their "
+                "buyers' email and phone (until erased) so the museum can tell them: every "
+                "one on a closed day; with timed entry, those whose entry slot the new "
+                "hours no longer have.")}},
+            description="The day's change as stored: only the fields it sets."),
     }
 
 

@@ -7,6 +7,7 @@ needs none of it.
 
 import errno
 import logging
+import os
 import signal
 import socket
 import struct
@@ -106,6 +107,21 @@ def claim(config):
     return held or nullcontext()
 
 
+def serving_pid(config):
+    """The PID of the `museum serve` that holds the config's sqlite database or listens on
+    its unix socket; None when no live one does, and on PostgreSQL over TCP, where nothing
+    names it."""
+    path = storage.sqlite_file(config["storage"]["url"])
+    lock = f"{path}.serve.lock"
+    if path and os.path.exists(lock):
+        held = museum_locks.try_lock(lock)
+        if held is None:  # a live server holds it
+            return museum_locks.holder(lock)
+        held.close()
+    unix_socket = config["server"]["unix_socket"]
+    return _socket_server(unix_socket) if unix_socket else None
+
+
 def _socket_server(path):
     """The PID of the process listening on the unix socket `path`, or None when nobody
     answers there: then waitress replaces the file left behind."""
@@ -123,9 +139,10 @@ def _socket_server(path):
         return struct.unpack("3i", credentials)[0]
 
 
-def run_server(wsgi_app, server_settings, title, what):
-    """Serve until SIGTERM or SIGINT, then stop as `drain` describes. `CannotServe` when
-    the TCP port is taken."""
+def run_server(wsgi_app, server_settings, title, what, reload=None):
+    """Serve until SIGTERM or SIGINT, then stop as `drain` describes; on SIGHUP call
+    `reload()` (`museum serve`'s re-reading of its config). `CannotServe` when the TCP
+    port is taken."""
     sockets = {}  # waitress's socket map: the listening sockets and every connection
     try:
         server = waitress.create_server(wsgi_app, map=sockets,
@@ -142,12 +159,13 @@ def run_server(wsgi_app, server_settings, title, what):
     # waitress warns of a task queue on every request that waits for a free thread: under
     # load that is half the requests, and the access log's durations already show it.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    stopping = threading.Event()
+    stopping, reloading = threading.Event(), threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda signum, frame: stopping.set())
-    # The access log follows a file logrotate moved by itself; the logrotate configs of
-    # earlier versions still send SIGHUP, which must not stop the service.
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # `museum reload` (and the logrotate configs of earlier versions) send SIGHUP: the config
+    # is read again. The handler only asks; the loop reloads, where no lock can be held, and
+    # requests go on in the worker threads. (The access log follows a moved file by itself.)
+    signal.signal(signal.SIGHUP, lambda signum, frame: reloading.set())
     log.info("%s listening on %s (%s)", title, _address(server), what)
     # waitress's own run() loop, in turns short enough to notice the signals. (Its way,
     # SystemExit out of the loop, drops the requests still queued unanswered.)
@@ -157,6 +175,10 @@ def run_server(wsgi_app, server_settings, title, what):
         if time.monotonic() >= next_check:
             close_late_channels(sockets, server_settings["request_timeout"])
             next_check = time.monotonic() + LOOP_SECONDS
+        if reloading.is_set():
+            reloading.clear()
+            if reload is not None:
+                reload()
     drain(sockets)
     log.info("stopped")
     return 0

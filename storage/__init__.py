@@ -13,6 +13,10 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
          contacts are erased (`erase_contacts`), "email" is "" and "phone" None; "price"
          and "currency" are None for tickets sold before prices were kept.
+day:    {"date", "closed" (bool), "timeOpen", "timeClose" (HH:MM, both or neither; None:
+         the config's hours), "capacity" (places of general entry; None: the config's),
+         "note" (or None), "changedAt" (RFC 3339 UTC text), "changedBy" (a user name)}: a
+         day an admin changed through the API, which overrides the config's rule for it
 
 Prices cross as the API shows them (an int, or a float of at most 2 decimals, checked
 by the app) and are stored exactly, as whole minor units (hundredths): `minor_units` and
@@ -88,6 +92,14 @@ class SoldOut(StorageError):
         self.date = date
         self.event_id = event_id
         self.entry_time = entry_time
+
+
+class DayClosed(StorageError):
+    """A general ticket's date was closed through `set_day`; `date` is that date."""
+
+    def __init__(self, date):
+        super().__init__(f"{date} is closed")
+        self.date = date
 
 
 class CapacityBelowSold(StorageError):
@@ -230,7 +242,9 @@ class Store(ABC):
         date, or past `general_capacity` (None: unlimited) for a general ticket, or past
         `slot_capacity` (None: unlimited) in the entry slot of a general ticket with an
         "entryTime", nothing is written and `SoldOut` is raised. Sales on any instances
-        are counted in turn.
+        are counted in turn. A general ticket's day as set through `set_day` is read in
+        the same transaction, after its count is locked: a closed day raises `DayClosed`,
+        and the day's "capacity", when set, counts instead of `general_capacity`.
 
         For an event ticket the event must be listed (`NotFound`) and the date one of its
         dates (`DateNotOffered`), checked in the same transaction as the insert; it is sold
@@ -282,6 +296,24 @@ class Store(ABC):
         event in the window, ordered by date, name, eventId. Days without general tickets
         are left out of "general", and days and slots without timed tickets out of
         "slots"."""
+
+    @abstractmethod
+    def set_day(self, day):
+        """Store `day` (a day dict, see above), replacing what was set for its date; return
+        the tickets dated that day that are not void and not of a cancelled event, as read
+        back, in the order they were sold. They are read in the same transaction, after the
+        day's general entry count is locked: a sale of that day on any instance commits
+        before (and is listed) or after (and sees the day as set)."""
+
+    @abstractmethod
+    def clear_day(self, date):
+        """Forget what `set_day` stored for `date`: the config's rule holds again. Return
+        whether something was set for it."""
+
+    @abstractmethod
+    def changed_days(self, start, end):
+        """The days set through `set_day` from `start` to `end` (ISO dates, inclusive), as
+        day dicts ordered by date; one indexed read, cheap enough for every request."""
 
     @abstractmethod
     def get_ticket_by_code(self, code):

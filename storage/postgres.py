@@ -269,6 +269,20 @@ MIGRATIONS = [
         )""",
         "CREATE UNIQUE INDEX devices_in_use ON devices (name) WHERE revoked_at IS NULL",
     ],
+    [
+        # The days an admin changed through the API (closed, other hours, another
+        # capacity), overriding the config's rule for each; read by date range.
+        """CREATE TABLE changed_days (
+            date date PRIMARY KEY,
+            closed boolean NOT NULL,
+            time_open text,
+            time_close text,
+            capacity integer,
+            note text,
+            changed_at text NOT NULL,
+            changed_by text NOT NULL
+        )""",
+    ],
 ]
 
 

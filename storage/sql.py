@@ -27,6 +27,8 @@ from storage import (
     DateNotOffered,
     DatesSold,
     DeviceExists,
+
+    DayClosed,
     DuplicateCode,
     CapacityBelowSold,
     IdempotencyConflict,
@@ -238,6 +240,25 @@ DOOR_LIST_SINCE = DOOR_LIST_COLUMNS + """
     JOIN ticket_versions v ON v.ticket_id = t.id
     WHERE v.date = ? AND v.version > ?"""
 
+
+# The days an admin changed through the API, which override the config's rule.
+DAY_COLUMNS = "date, closed, time_open, time_close, capacity, note, changed_at, changed_by"
+SET_DAY = f"""
+    INSERT INTO changed_days ({DAY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (date) DO UPDATE SET closed = excluded.closed, time_open = excluded.time_open,
+        time_close = excluded.time_close, capacity = excluded.capacity, note = excluded.note,
+        changed_at = excluded.changed_at, changed_by = excluded.changed_by"""
+CHANGED_DAYS = f"""
+    SELECT {DAY_COLUMNS} FROM changed_days WHERE date >= ? AND date <= ? ORDER BY date"""
+# Locks the day's general entry count (creating it at 0) as a sale's TAKE_GENERAL_PLACE
+# does: a change of the day and a sale of it on PostgreSQL come in turn.
+LOCK_GENERAL_PLACES = """
+    INSERT INTO general_places (date, taken) VALUES (?, 0)
+    ON CONFLICT (date) DO UPDATE SET taken = general_places.taken"""
+# The tickets a change of the day may concern: those that still hold a place that day.
+TICKETS_OF_THE_DAY = TICKETS_READ_BACK + """
+    WHERE t.date = ? AND t.voided_at IS NULL AND e.cancelled IS NOT TRUE
+    ORDER BY t.created_at, t.id"""
 # A voided ticket gives its place back.
 FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - 1 WHERE date = ?"
 FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - 1 WHERE event_id = ? AND date = ?"
@@ -252,6 +273,13 @@ def event_record(row):
     if capacity is not None:
         event["capacity"] = capacity
     return event
+
+
+def day_record(row):
+    day, closed, time_open, time_close, capacity, note, changed_at, changed_by = row
+    return {"date": day, "closed": bool(closed), "timeOpen": time_open,
+            "timeClose": time_close, "capacity": capacity, "note": note,
+            "changedAt": changed_at, "changedBy": changed_by}
 
 
 def ticket_record(row):
@@ -686,9 +714,17 @@ class SQLStore(Store):
     @staticmethod
     def _take_general_place(conn, ticket, general_capacity, slot_capacity):
         """Count the general ticket's place on its day, then in its entry slot if it has
-        one (the order a void frees them in); `SoldOut` past either capacity."""
+        one (the order a void frees them in); `SoldOut` past either capacity. The day as
+        set through `set_day` is read once the count holds its lock: `DayClosed`, or its
+        capacity instead of `general_capacity`."""
         day, entry_time = ticket["ticketDate"], ticket.get("entryTime")
         taken = conn.execute(TAKE_GENERAL_PLACE, (day,)).fetchone()[0]
+        changed = conn.execute("SELECT closed, capacity FROM changed_days WHERE date = ?",
+                               (day,)).fetchone()
+        if changed and changed[0]:
+            raise DayClosed(day)
+        if changed and changed[1] is not None:
+            general_capacity = changed[1]
         if general_capacity is not None and taken > general_capacity:
             raise SoldOut(day)
         if entry_time is not None:
@@ -795,6 +831,26 @@ class SQLStore(Store):
                 "events": [{"date": day, "eventId": event_id, "name": name,
                             "capacity": capacity, "sold": taken}
                            for day, event_id, name, capacity, taken in events]}
+
+    # -- the museum's days ----------------------------------------------------------------
+
+    def set_day(self, day):
+        with self._writing() as conn:
+            conn.execute(LOCK_GENERAL_PLACES, (day["date"],))
+            conn.execute(SET_DAY, (day["date"], day["closed"], day["timeOpen"],
+                                   day["timeClose"], day["capacity"], day["note"],
+                                   day["changedAt"], day["changedBy"]))
+            rows = conn.execute(TICKETS_OF_THE_DAY, (day["date"],)).fetchall()
+        return [ticket_record(row) for row in rows]
+
+    def clear_day(self, date):
+        with self._writing() as conn:
+            return conn.execute("DELETE FROM changed_days WHERE date = ?",
+                                (date,)).rowcount == 1
+
+    def changed_days(self, start, end):
+        with self._reading() as conn:
+            return [day_record(row) for row in conn.execute(CHANGED_DAYS, (start, end))]
 
     # -- the door -------------------------------------------------------------------------
 

@@ -222,8 +222,8 @@ MIGRATIONS = [
         ) WITHOUT ROWID""",
     ],
     [
-        # The door's offline list, scan keys and double entries. Each day's tickets carry a change number for the door's
-        # offline list (`since`), counted per day in the transaction of each change (see
+        # The door's offline list, scan keys and double entries. Each day's tickets carry
+        # a change number for the door's offline list (`since`), counted per day in the transaction of each change (see
         # storage/sql.py, DAY_CHANGE); a scan's Idempotency-Key is kept with the admission
         # or double entry it made; a double entry (a ticket admitted offline after another
         # admission) is kept in the audit trail and counted in the sales report's rows.
@@ -276,6 +276,20 @@ MIGRATIONS = [
             revoked_at TEXT
         )""",
         "CREATE UNIQUE INDEX devices_in_use ON devices (name) WHERE revoked_at IS NULL",
+    ],
+    [
+        # The days an admin changed through the API (closed, other hours, another
+        # capacity), overriding the config's rule for each; read by date range.
+        """CREATE TABLE changed_days (
+            date TEXT PRIMARY KEY,
+            closed INTEGER NOT NULL,
+            time_open TEXT,
+            time_close TEXT,
+            capacity INTEGER,
+            note TEXT,
+            changed_at TEXT NOT NULL,
+            changed_by TEXT NOT NULL
+        ) WITHOUT ROWID""",
     ],
 ]
 

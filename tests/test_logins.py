@@ -230,6 +230,7 @@ ROLE_TABLE = {
     "/healthz": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/v1.1/openapi.json": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/v1.1/museum-hours": {"GET": "visitor", "HEAD": "visitor"},
+    "/v1.1/museum-hours/{date}": {"PUT": "admin", "DELETE": "admin"},
     "/v1.1/special-events": {"GET": "visitor", "HEAD": "visitor", "POST": "admin"},
     "/v1.1/special-events/{event_id}": {"GET": "visitor", "HEAD": "visitor", "PATCH": "admin",
                                         "DELETE": "admin"},

@@ -24,7 +24,8 @@ from museum_openapi import METHODS
 from serving import ROOT
 
 API_OPERATIONS = {
-    "getMuseumHours", "createSpecialEvent", "listSpecialEvents", "getSpecialEvent",
+    "getMuseumHours", "changeMuseumDay", "restoreMuseumDay", "createSpecialEvent",
+    "listSpecialEvents", "getSpecialEvent",
     "updateSpecialEvent", "deleteSpecialEvent", "buyMuseumTickets", "getTicketCode",
     "admitTicket", "getAdmissionSummary", "undoAdmission", "getAdmissionHistory",
     "lookupTickets", "listAdmissions",
@@ -40,6 +41,7 @@ DECLARED = [
     (museum.TICKET_FIELDS, ["BuyTicketRequest"]),
     (museum.ADMISSION_FIELDS, ["AdmissionRequest"]),
     (museum.LOOKUP_FIELDS, ["LookupRequest"]),
+    (museum.DAY_FIELDS, ["MuseumDayChange"]),
 ]
 
 

@@ -838,6 +838,102 @@ def test_a_listing_reads_its_page_and_total_at_one_moment(backend):
     assert disagreements == []
 
 
+# -- the days an admin changed ------------------------------------------------------------
+
+def day(date="2026-12-01", **changes):
+    return {"date": date, "closed": False, "timeOpen": None, "timeClose": None,
+            "capacity": None, "note": None, "changedAt": "2026-11-22T12:00:00Z",
+            "changedBy": "admin", **changes}
+
+
+def test_changed_days_are_read_back_by_window_in_date_order(store):
+    later = day("2026-12-24", timeOpen="10:00", timeClose="14:00", capacity=50, note="Eve")
+    store.set_day(later)
+    store.set_day(day(closed=True, note="Storm"))
+    assert store.changed_days("2026-12-01", "2026-12-24") == [
+        day(closed=True, note="Storm"), later]
+    assert store.changed_days("2026-12-02", "2026-12-23") == []
+
+
+def test_setting_a_day_again_replaces_it_and_clearing_forgets_it(store):
+    store.set_day(day(closed=True, note="Storm"))
+    store.set_day(day(capacity=10, changedBy="other"))
+    assert store.changed_days("2026-12-01", "2026-12-01") == [day(capacity=10, changedBy="other")]
+    assert store.clear_day("2026-12-01") is True
+    assert store.changed_days("2026-12-01", "2026-12-01") == []
+    assert store.clear_day("2026-12-01") is False
+
+
+def test_setting_a_day_answers_its_tickets_still_holding_a_place_in_sale_order(store):
+    night = store.create_event(event(dates=["2026-12-01"]))
+    sold = [store.create_ticket(ticket())[0],
+            store.create_ticket(event_ticket(night["eventId"]))[0],
+            store.create_ticket(ticket())[0], store.create_ticket(ticket())[0]]
+    store.create_ticket(ticket(ticketDate="2026-12-02"))
+    store.void_ticket(sold[2]["ticketId"], "2026-11-22T12:00:00Z")
+    tickets = store.set_day(day(closed=True))
+    assert [each["ticketId"] for each in tickets] == [
+        sold[0]["ticketId"], sold[1]["ticketId"], sold[3]["ticketId"]]
+    assert tickets[0]["email"] == "visitor@example.org"
+    store.cancel_event(night["eventId"])
+    assert len(store.set_day(day(closed=True))) == 2
+
+
+def test_a_general_ticket_of_a_closed_day_is_refused_in_the_sale(store):
+    store.set_day(day(closed=True))
+    with pytest.raises(storage.DayClosed) as refused:
+        store.create_ticket(ticket())
+    assert refused.value.date == "2026-12-01"
+    night = store.create_event(event(dates=["2026-12-01"]))
+    store.create_ticket(event_ticket(night["eventId"]))  # an event follows its own dates
+    store.set_day(day(timeOpen="12:00", timeClose="14:00"))
+    store.create_ticket(ticket())
+    assert store.places_taken("2026-12-01", "2026-12-01")["general"] == {"2026-12-01": 1}
+
+
+def test_a_days_capacity_counts_instead_of_the_one_given(store):
+    store.set_day(day(capacity=1))
+    store.create_ticket(ticket(), general_capacity=100)
+    with pytest.raises(storage.SoldOut):
+        store.create_ticket(ticket(), general_capacity=100)
+    store.clear_day("2026-12-01")
+    store.create_ticket(ticket(), general_capacity=100)
+
+
+def test_a_day_closed_on_one_instance_refuses_the_others_sales(backend):
+    first, second = backend.open(), backend.open()
+    second.create_ticket(ticket())
+    assert len(first.set_day(day(closed=True))) == 1
+    with pytest.raises(storage.DayClosed):
+        second.create_ticket(ticket())
+    assert second.changed_days("2026-12-01", "2026-12-01")[0]["closed"] is True
+
+
+def test_closing_a_day_while_it_sells_lists_every_ticket_sold_and_refuses_the_rest(backend):
+    """Sales on four threads while another instance closes the day: each sale either
+    committed before the closing (and is in its answer) or was refused."""
+    seller, closer = backend.open(), backend.open()
+    started = threading.Barrier(5)
+
+    def sell():
+        started.wait()
+        sold = []
+        for _ in range(15):
+            try:
+                sold.append(seller.create_ticket(ticket())[0]["ticketId"])
+            except storage.DayClosed:
+                pass
+        return sold
+
+    with ThreadPoolExecutor(4) as pool:
+        selling = [pool.submit(sell) for _ in range(4)]
+        started.wait()
+        time.sleep(0.02)
+        listed = {each["ticketId"] for each in closer.set_day(day(closed=True))}
+        sold = {ticket_id for future in selling for ticket_id in future.result()}
+    assert listed == sold
+
+
 # -- sqlite only -----------------------------------------------------------------------------
 
 @pytest.fixture
