@@ -139,6 +139,7 @@ def test_a_device_added_and_revoked_on_a_running_service(tmp_path, devices_confi
     config_text, west = devices_config
     db = str(tmp_path / "museum.sqlite3")
     (tmp_path / "ops").mkdir()
+    assert museum_command(tmp_path / "ops", config_text, "init", "--db", db).status == 0
     added = museum_command(tmp_path / "ops", config_text, "add-device", "door-east", "--role",
                            "gate", "--db", db)
     assert added.status == 0, added.err
@@ -166,6 +167,7 @@ def test_a_device_added_and_revoked_on_two_instances_over_postgres(tmp_path, dev
 def test_add_device_refuses_a_name_of_users_or_one_in_use(tmp_path, devices_config):
     config_text, _ = devices_config
     db = str(tmp_path / "museum.sqlite3")
+    assert museum_command(tmp_path, config_text, "init", "--db", db).status == 0
     for name in ("gate", "door-west"):
         done = museum_command(tmp_path, config_text, "add-device", name, "--role", "gate",
                               "--db", db)
@@ -180,6 +182,7 @@ def test_add_device_refuses_a_name_of_users_or_one_in_use(tmp_path, devices_conf
 def test_revoke_device_says_what_it_cannot_revoke(tmp_path, devices_config):
     config_text, _ = devices_config
     db = str(tmp_path / "museum.sqlite3")
+    assert museum_command(tmp_path, config_text, "init", "--db", db).status == 0
     unknown = museum_command(tmp_path, config_text, "revoke-device", "door-north", "--db", db)
     assert unknown.status == 2 and "no device named door-north" in unknown.err
     configured = museum_command(tmp_path, config_text, "revoke-device", "door-west", "--db", db)
@@ -189,6 +192,7 @@ def test_revoke_device_says_what_it_cannot_revoke(tmp_path, devices_config):
 def test_devices_lists_names_roles_and_times_never_a_key(tmp_path, devices_config):
     config_text, _ = devices_config
     db = str(tmp_path / "museum.sqlite3")
+    assert museum_command(tmp_path, config_text, "init", "--db", db).status == 0
     for name, role in [("web-shop", "visitor"), ("door-north", "gate")]:
         museum_command(tmp_path, config_text, "add-device", name, "--role", role, "--db", db)
     museum_command(tmp_path, config_text, "revoke-device", "door-north", "--db", db)

@@ -224,8 +224,7 @@ DEVICES_STEP = 15  # the step that keeps devices in the database
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_a_database_before_the_devices_step_gains_them_and_keys_of_users_still_sign_in(
         request, tmp_path, monkeypatch, config_text, backend):
-    """A database of schema 13 (1.3.0) with a sale upgrades to the same schema as a new
-    one; then a device of [users] and one added to the database both sign in."""
+    """A database of schema 13 (1.3.0) upgrades to the same schema as a new one; then a device of [users] and one added to the database both sign in."""
     from conftest import basic
     from storage.postgres import PostgresStore
     from storage.sqlite import SQLiteStore
@@ -237,13 +236,9 @@ def test_a_database_before_the_devices_step_gains_them_and_keys_of_users_still_s
         else request.getfixturevalue("fresh_postgres_url")
     with monkeypatch.context() as before:
         before.setattr(store_class, "MIGRATIONS", store_class.MIGRATIONS[:13])
-        old = storage.open_store(url)
-        old.create_ticket({"ticketId": GENERAL_TICKET, "ticketType": "general",
-                           "ticketDate": "2026-12-01", "eventId": None,
-                           "confirmationCode": "ticket-general-000001-00001",
-                           "email": "ada@example.org", "phone": None, "price": 0,
-                           "currency": "EUR"})
-        old.close()
+        # Empty: today's sale writes tables of later steps (the fixtures of tests/schema_history
+        # carry data through every step).
+        storage.open_store(url).close()
     if backend == "sqlite":
         storage.open_store(fresh).close()
     upgraded = storage.open_store(url)
@@ -251,7 +246,6 @@ def test_a_database_before_the_devices_step_gains_them_and_keys_of_users_still_s
         assert upgraded.schema_version() == len(store_class.MIGRATIONS) >= DEVICES_STEP
         schema = sqlite_schema if backend == "sqlite" else postgres_schema
         assert schema(url) == schema(fresh)
-        assert upgraded.get_ticket(GENERAL_TICKET)["email"] == "ada@example.org"
         assert upgraded.list_devices() == []
         stored_key, west_key = museum_config.new_device_key(), museum_config.new_device_key()
         upgraded.add_device("door-north", "gate", museum_config.hash_key(stored_key),

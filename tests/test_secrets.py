@@ -120,6 +120,7 @@ def test_the_pairing_qr_is_readable_by_its_owner_only(tmp_path):
     qr = tmp_path / "pair.png"
     qr.write_bytes(b"")
     qr.chmod(0o644)  # an older file in its place keeps no wider mode
+    assert museum_command(tmp_path, "[museum]\ntimezone = UTC\n", "init").status == 0
     done = museum_command(tmp_path, "[museum]\ntimezone = UTC\n", "add-device", "door-north",
                           "--role", "gate", "--qr", str(qr))
     assert done.status == 0, done.err
