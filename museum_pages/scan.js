@@ -102,10 +102,8 @@ const OUTCOMES = {
   "admitted-here": (a) => ["warn", `Admitted here ${secondsAgo(a.admittedAt)} s ago`,
     [ticketKind(a)]],
   // Decided from the day's list while the service could not be reached (offline.js).
-  "admitted-offline": (a) => ["good", "Admitted (offline)", [ticketKind(a),
-    "sent to the service when it answers"]],
-  "cannot-check-offline": () => ["warn", "Cannot check offline",
-    ["no connection, and not in today's list on this device"]],
+  "admitted-offline": (a) => ["good", "Admitted (offline)", [ticketKind(a), "sent when online"]],
+  "cannot-check-offline": () => ["warn", "Cannot check offline", ["not in today's list"]],
   // An offline admission the service found admitted elsewhere: the visitor is in twice.
   "double-entry": (a) => ["warn",
     `Double entry: also admitted by ${a.admittedBy} at ${localTime(a.admittedAt)}`,
@@ -133,6 +131,7 @@ const SERVER_ERROR = ["Server error", "try again"];
 const NO_CONNECTION = ["Offline", "no connection — try again"];
 const KEY_REVOKED = "Signed out: this device's key is no longer valid";
 const RETRYING = "Checking… (retrying)";
+const LONG_HEADLINE = 16; // characters ("Already admitted"); longer ones are set smaller
 
 function tooManyAttempts(retryAfter) {
   return `Too many attempts, retry ${retryAfter ? `in ${retryAfter} s` : "shortly"}`;
@@ -165,6 +164,7 @@ function show(tone, title, lines, scan = null) {
   if (scan && tone !== "busy") scan.shownAt ??= Date.now(); // its answer, not "Checking…"
   document.body.className = tone;
   headline.textContent = title;
+  headline.classList.toggle("long", title.length > LONG_HEADLINE);
   details.replaceChildren(...lines.map((line) => paragraph(line)));
   previousNote.hidden = true;
   // Restart the pop-in, so that the same outcome twice in a row is still seen as new.
