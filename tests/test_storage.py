@@ -436,10 +436,11 @@ def test_the_door_summary_counts_one_day_without_cancelled_events(store):
         "events": [{"eventId": early["eventId"], "name": "Art walk", "sold": 1, "admitted": 1},
                    {"eventId": kept["eventId"], "name": "Zoology night", "sold": 1,
                     "admitted": 0}],
-        "devices": [{"name": "Door-north", "admitted": 1}, {"name": "gate", "admitted": 1}]}
+        "devices": [{"name": "Door-north", "admitted": 1}, {"name": "gate", "admitted": 1}],
+        "doubleEntries": 0}
     assert store.door_summary("2026-12-02") == {
         "sold": {"general": 0, "event": 0}, "admitted": {"general": 0, "event": 0},
-        "events": [], "devices": []}
+        "events": [], "devices": [], "doubleEntries": 0}
 
 
 def test_a_change_may_not_remove_dates_with_tickets_sold(store):
