@@ -97,6 +97,7 @@ const OUTCOMES = {
   "cancelled": (a) => ["bad", "Cancelled", ["the event was cancelled", ticketKind(a)]],
   "void": (a) => ["bad", "Void", ["the ticket was voided (refunded)", ticketKind(a)]],
   "forged": () => ["bad", "Forged", ["not a ticket of this museum"]],
+  "unreadable": () => ["warn", "Unreadable", ["scan again"]],
   "unknown": () => ["bad", "Unknown", ["no ticket with this code was sold"]],
   // This device admitted the ticket a moment ago (its answer lost, or scanned twice).
   "admitted-here": (a) => ["warn", `Admitted here ${secondsAgo(a.admittedAt)} s ago`,
