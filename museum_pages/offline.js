@@ -219,11 +219,11 @@ const doorOffline = (() => {
     return new Promise((resolve) => setTimeout(resolve, ms));
   }
 
-  // Sends `body`, the scan's request, under the scan's `id` until the service answers, retrying a lost answer with
-  // the same id; decides from the list when the service is not reached in time: within
-  // 2 s, or 10 s without a list for today (nothing else can decide), at once when the
-  // service was already found unreachable. `retrying()` is called before
-  // each new send. Resolves to {status, answer, retryAfter}.
+  // Sends `body`, the scan's request, under the scan's `id` until the service answers,
+  // retrying a lost answer with the same id; decides from the list when the service is not
+  // reached in time: within 2 s, or 10 s without a list for today (nothing else can
+  // decide), at once when the service was already found unreachable. `retrying()` is
+  // called before each new send. Resolves to {status, answer, retryAfter}.
   async function admit(scan, body, retrying) {
     const started = Date.now();
     const found = await findRow(body);
