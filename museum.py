@@ -826,6 +826,10 @@ def add_routes(app, live, store, clock, new_id):
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
     app.add_route("/scan/scan.js", PageFile("scan.js", "text/javascript; charset=utf-8"))
     app.add_route("/scan/scan.css", PageFile("scan.css", "text/css; charset=utf-8"))
+    app.add_route("/scan/offline.js", PageFile("offline.js", "text/javascript; charset=utf-8"))
+    # The worker lives beside the page's files but serves the page itself, at /scan.
+    app.add_route("/scan/sw.js", PageFile("sw.js", "text/javascript; charset=utf-8",
+                                          {"Service-Worker-Allowed": "/scan"}))
 
 
 def api_resources(live, store, clock, new_id):

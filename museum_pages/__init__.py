@@ -1,6 +1,6 @@
-"""The scanner page used at the entrance (`/scan`): plain HTML, CSS and JavaScript, served
-by the museum service as they are (PageFile), with no build step and nothing fetched from
-elsewhere."""
+"""The scanner page used at the entrance (`/scan`): plain HTML, CSS and JavaScript (with a
+service worker that keeps the page for a reload without the network), served by the museum
+service as they are (PageFile), with no build step and nothing fetched from elsewhere."""
 
 import importlib.resources
 
@@ -18,9 +18,10 @@ class PageFile:
 
     auth_required = False
 
-    def __init__(self, name, media_type):
+    def __init__(self, name, media_type, headers=None):
         self.data = importlib.resources.files("museum_pages").joinpath(name).read_bytes()
         self.media_type = media_type
+        self.headers = headers or {}
 
     def on_get(self, req, resp):
         resp.content_type = self.media_type
@@ -28,3 +29,4 @@ class PageFile:
         resp.cache_control = ["no-cache"]
         resp.set_header("Content-Security-Policy", PAGE_POLICY)
         resp.set_header("Permissions-Policy", "camera=(self)")
+        resp.set_headers(self.headers)

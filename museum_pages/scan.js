@@ -99,7 +99,28 @@ const OUTCOMES = {
   "forged": () => ["bad", "Forged", ["not a ticket of this museum"]],
   "unreadable": () => ["warn", "Unreadable", ["scan again"]],
   "unknown": () => ["bad", "Unknown", ["no ticket with this code was sold"]],
+  // This device admitted the ticket a moment ago (its answer lost, or scanned twice).
+  "admitted-here": (a) => ["warn", `Admitted here ${secondsAgo(a.admittedAt)} s ago`,
+    [ticketKind(a)]],
+  // Decided from the day's list while the service could not be reached (offline.js).
+  "admitted-offline": (a) => ["good", "Admitted (offline)", [ticketKind(a), "sent when online"]],
+  "cannot-check-offline": () => ["warn", "Cannot check offline", ["not in today's list"]],
+  // An offline admission the service found admitted elsewhere: the visitor is in twice.
+  "double-entry": (a) => ["warn",
+    `Double entry: also admitted by ${a.admittedBy} at ${localTime(a.admittedAt)}`,
+    [ticketKind(a)]],
 };
+
+function secondsAgo(timestamp) {
+  return Math.max(0, Math.round((Date.now() - Date.parse(timestamp)) / 1000));
+}
+
+// The OUTCOMES entry of an answer: its result, or what an already-admitted answer adds.
+function outcomeName(answer) {
+  if (answer.doubleEntry) return "double-entry";
+  if (answer.sameDevice) return "admitted-here";
+  return answer.result;
+}
 
 // Answers that are not about the ticket: [headline, detail] by HTTP status. (A 401 signs
 // the device out instead, and a 429 says how long to wait.)
@@ -110,6 +131,8 @@ const FAILURES = {
 const SERVER_ERROR = ["Server error", "try again"];
 const NO_CONNECTION = ["Offline", "no connection — try again"];
 const KEY_REVOKED = "Signed out: this device's key is no longer valid";
+const RETRYING = "Checking… (retrying)";
+const LONG_HEADLINE = 16; // characters ("Already admitted"); longer ones are set smaller
 
 function tooManyAttempts(retryAfter) {
   return `Too many attempts, retry ${retryAfter ? `in ${retryAfter} s` : "shortly"}`;
@@ -117,7 +140,7 @@ function tooManyAttempts(retryAfter) {
 
 // [tone, headline, detail lines] of one answer to POST /v1.1/admissions (status null: none).
 function verdict(status, answer, retryAfter) {
-  const outcome = OUTCOMES[answer.result];
+  const outcome = OUTCOMES[outcomeName(answer)];
   if (outcome) return outcome(answer);
   if (status === 429) return ["error", "Wait", [tooManyAttempts(retryAfter)]];
   const [title, line] = status === null ? NO_CONNECTION : FAILURES[status] || SERVER_ERROR;
@@ -142,6 +165,7 @@ function show(tone, title, lines, scan = null) {
   if (scan && tone !== "busy") scan.shownAt ??= Date.now(); // its answer, not "Checking…"
   document.body.className = tone;
   headline.textContent = title;
+  headline.classList.toggle("long", title.length > LONG_HEADLINE);
   details.replaceChildren(...lines.map((line) => paragraph(line)));
   previousNote.hidden = true;
   // Restart the pop-in, so that the same outcome twice in a row is still seen as new.
@@ -257,6 +281,9 @@ function showScanner(credentials) {
   signInForm.hidden = true;
   scanner.hidden = false;
   loadRecent();
+  doorOffline.start({
+    name: credentials.name, send: call, synced, revoked: () => signOut(KEY_REVOKED),
+  });
   showMute();
   showReady();
   field.focus();
@@ -276,6 +303,7 @@ function showSignIn(message, isProblem) {
 }
 
 function signOut(message, isProblem = true) {
+  doorOffline.stop();
   localStorage.removeItem(STORED);
   secretField.value = "";
   showSignIn(message, isProblem);
@@ -328,7 +356,25 @@ signInForm.addEventListener("submit", (event) => {
   signIn({ name: nameField.value.trim(), secret: secretField.value });
 });
 
-signOutButton.addEventListener("click", () => signOut("Signed out. Sign in again to scan.", false));
+// Admissions made offline are sent before signing out; if the service cannot be reached,
+// signing out loses them, which the attendant must confirm with a tap.
+const signOutStatus = document.getElementById("sign-out-status");
+const signOutAnyway = document.getElementById("sign-out-anyway");
+const SIGNED_OUT = "Signed out. Sign in again to scan.";
+
+signOutButton.addEventListener("click", async () => {
+  signOutStatus.textContent = "Sending the admissions made offline…";
+  const unsent = await doorOffline.signOut();
+  if (!unsent) return signOut(SIGNED_OUT, false);
+  signOutStatus.textContent = `${unsent} admission${unsent === 1 ? "" : "s"} made offline ` +
+    "could not be sent: the service cannot be reached. Sign out when it answers, or lose them.";
+  signOutAnyway.hidden = false;
+});
+
+signOutAnyway.addEventListener("click", () => {
+  doorOffline.discard();
+  signOut(SIGNED_OUT, false);
+});
 
 window.addEventListener("hashchange", pairFromLink);
 
@@ -408,8 +454,8 @@ function hurriedRefusal(scan) {
   return !scan.shownAt || (scan.hiddenAt ?? Date.now()) - scan.shownAt < HURRIED;
 }
 
-// Records an answer in its scan, and shows it if no newer scan was made meanwhile.
-function answered(scan, status, answer, retryAfter) {
+// Records an answer in its scan's row of the strip; [tone, title, lines] of it.
+function record(scan, status, answer, retryAfter) {
   const [tone, title, lines] = verdict(status, answer, retryAfter);
   Object.assign(scan, {
     tone, word: title, kind: answer.ticketDate ? ticketKind(answer) : lines[0],
@@ -418,6 +464,20 @@ function answered(scan, status, answer, retryAfter) {
   });
   renderStrip();
   saveRecent();
+  return [tone, title, lines];
+}
+
+// A scan admitted offline, answered once the service was back: its row says what the
+// service made of it (admitted, a double entry...); the screen has moved on.
+function synced(id, status, answer) {
+  const scan = recent.find((each) => each.id === id);
+  if (scan) record(scan, status, answer, null);
+  refreshCounters();
+}
+
+// Records an answer in its scan, and shows it if no newer scan was made meanwhile.
+function answered(scan, status, answer, retryAfter) {
+  const [tone, title, lines] = record(scan, status, answer, retryAfter);
   signal(tone === "good");
   const previous = recent[recent.indexOf(scan) + 1];
   if (scan === latestScan) {
@@ -430,7 +490,7 @@ function answered(scan, status, answer, retryAfter) {
 
 // --- Admitting -------------------------------------------------------------------------
 
-// [status, parsed body or {}, Retry-After] of one API call with `credentials`.
+// [status, parsed body or {}, Retry-After, headers] of one API call with `credentials`.
 async function call(path, options = {}, credentials = signedIn) {
   for (let attempt = 1; ; attempt++) {
     // From the origin, not relative to the page: fetch() refuses a URL that carries
@@ -450,7 +510,7 @@ async function call(path, options = {}, credentials = signedIn) {
       continue;
     }
     const answer = await response.json().catch(() => ({}));
-    return [response.status, answer, response.headers.get("Retry-After")];
+    return [response.status, answer, response.headers.get("Retry-After"), response.headers];
   }
 }
 
@@ -460,20 +520,25 @@ function postJson(path, body) {
   });
 }
 
+// Each scan has an id, sent with it: a scan whose answer was lost is sent again under the
+// same id and gets its original outcome; without the service, it is decided from the day's
+// list (offline.js).
 async function admit(text) {
-  const scan = { at: Date.now(), text, tone: "busy", word: "Checking…", kind: "" };
+  const scan = { id: crypto.randomUUID(), at: Date.now(), text, tone: "busy",
+    word: "Checking…", kind: "" };
   latestScan = scan;
   remember(scan);
   show("busy", "Checking…", [], scan);
   // QR codes carry a signed text; anything else is a confirmation code typed from a ticket.
   const body = text.startsWith("MUSEUM1:") ? { code: text } : { confirmationCode: text };
-  try {
-    const [status, answer, retryAfter] = await postJson("/v1.1/admissions", body);
-    if (status === 401) signOut(KEY_REVOKED);
-    else answered(scan, status, answer, retryAfter);
-  } catch {
-    answered(scan, null, {}, null); // no answer at all
-  }
+  const retrying = () => {
+    Object.assign(scan, { word: RETRYING });
+    renderStrip();
+    if (scan === latestScan) show("busy", RETRYING, [], scan);
+  };
+  const { status, answer, retryAfter } = await doorOffline.admit(scan, body, retrying);
+  if (status === 401) signOut(KEY_REVOKED);
+  else answered(scan, status, answer, retryAfter);
   if (signedIn) refreshCounters();
 }
 
@@ -654,6 +719,8 @@ document.getElementById("find-close").addEventListener("click", () => closeWindo
 
 document.getElementById("settings").addEventListener("click", () => {
   clearAfterField.value = settings.clearAfter;
+  signOutStatus.textContent = "";
+  signOutAnyway.hidden = true;
   options.showModal();
 });
 document.getElementById("options-close").addEventListener("click", () => closeWindow(options));
@@ -696,14 +763,26 @@ window.addEventListener("focus", () => { if (!windowOpen()) field.focus(); });
 // --- Today's counters ------------------------------------------------------------------
 
 function counterRow(name, admitted, sold) {
+  return labelledRow(name, `${admitted} / ${sold}`);
+}
+
+function labelledRow(name, text) {
   const row = document.createElement("tr");
   const label = document.createElement("th");
   label.scope = "row";
   label.textContent = name;
   const value = document.createElement("td");
-  value.textContent = `${admitted} / ${sold}`;
+  value.textContent = text;
   row.append(label, value);
   return row;
+}
+
+// Tickets admitted twice today by gates that were offline at the time (none: no row).
+function doubleEntryRows(summary) {
+  if (!summary.doubleEntries) return [];
+  const row = labelledRow("Double entries", String(summary.doubleEntries));
+  row.className = "double-entries";
+  return [row];
 }
 
 // This entrance's own admissions today, from the summary's per-device counts.
@@ -723,7 +802,8 @@ async function refreshCounters() {
     showDeviceCount(summary.devices);
     counts.replaceChildren(
       counterRow("General entry", summary.admitted.general, summary.sold.general),
-      ...summary.events.map((e) => counterRow(e.name, e.admitted, e.sold)));
+      ...summary.events.map((e) => counterRow(e.name, e.admitted, e.sold)),
+      ...doubleEntryRows(summary));
     counters.classList.remove("stale");
   } catch {
     counters.classList.add("stale"); // dimmed: these numbers may be old

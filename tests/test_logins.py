@@ -247,6 +247,8 @@ ROLE_TABLE = {
     "/scan": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/scan.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/scan.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/scan/offline.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/scan/sw.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
 }
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 ROLES = [None, *museum_config.ROLES]
