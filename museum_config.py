@@ -511,8 +511,8 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
     capacity = GeneralCapacity(settings["capacity"]["general_per_day"],
                                _parse_dated(source, "capacity_dates", _places, parser),
                                settings["capacity"]["general_per_slot"])
-    return Config(settings, users, schedule, source, capacity,
-                  os.path.abspath(sqlite_path(written)) if relative else "")
+    return Config(settings, users, schedule, source, capacity, url_before_1_2=(
+        os.path.abspath(sqlite_path(written)) if relative else ""))
 
 
 def _beside(directory, url):
