@@ -224,7 +224,8 @@ DEVICES_STEP = 15  # the step that keeps devices in the database
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_a_database_before_the_devices_step_gains_them_and_keys_of_users_still_sign_in(
         request, tmp_path, monkeypatch, config_text, backend):
-    """A database of schema 13 (1.3.0) upgrades to the same schema as a new one; then a device of [users] and one added to the database both sign in."""
+    """A database of schema 13 (1.3.0) upgrades to the same schema as a new one; then a
+    device of [users] and one added to the database both sign in."""
     from conftest import basic
     from storage.postgres import PostgresStore
     from storage.sqlite import SQLiteStore
