@@ -744,15 +744,23 @@ class SQLStore(Store):
         with self._reading() as conn:
             return self._replayed(conn, user, key, fingerprint)
 
-    @staticmethod
-    def _replayed(conn, user, key, fingerprint):
-        row = conn.execute("SELECT fingerprint, ticket_id FROM idempotency_keys "
-                           "WHERE user_name = ? AND key = ?", (user, key)).fetchone()
+    @classmethod
+    def _replayed(cls, conn, user, key, fingerprint):
+        row = cls._keyed(conn, "SELECT fingerprint, ticket_id FROM idempotency_keys "
+                         "WHERE user_name = ? AND key = ?", user, key, fingerprint)
         if row is None:
             return None
-        if row[0] != fingerprint:
-            raise IdempotencyConflict(key)
         return ticket_record(conn.execute(TICKET_BY_ID, (row[1],)).fetchone())
+
+    @staticmethod
+    def _keyed(conn, query, user, key, fingerprint):
+        """The row `query` finds for `user`'s Idempotency-Key `key` (its fingerprint first),
+        None if the key is new; IdempotencyConflict if it came with another request. Sales
+        and scans keep their keys apart, each with what it made."""
+        row = conn.execute(query, (user, key)).fetchone()
+        if row is not None and row[0] != fingerprint:
+            raise IdempotencyConflict(key)
+        return row
 
     def get_ticket(self, ticket_id):
         with self._reading() as conn:
@@ -924,14 +932,12 @@ class SQLStore(Store):
         with self._reading() as conn:
             return self._replayed_scan(conn, user, key, fingerprint)
 
-    @staticmethod
-    def _replayed_scan(conn, user, key, fingerprint):
-        row = conn.execute("SELECT fingerprint, ticket_id, outcome, done_at FROM door_keys "
-                           "WHERE user_name = ? AND key = ?", (user, key)).fetchone()
+    @classmethod
+    def _replayed_scan(cls, conn, user, key, fingerprint):
+        row = cls._keyed(conn, "SELECT fingerprint, ticket_id, outcome, done_at FROM door_keys "
+                         "WHERE user_name = ? AND key = ?", user, key, fingerprint)
         if row is None:
             return None
-        if row[0] != fingerprint:
-            raise IdempotencyConflict(key)
         return {"ticketId": row[1], "outcome": row[2], "at": row[3]}
 
     @staticmethod
