@@ -295,7 +295,7 @@ class Tickets:
             except storage.DuplicateCode:
                 continue
             except storage.LimitReached as reached:
-                raise purchase_limit_reached(purchase_limit[0], reached.first, now) from None
+                raise purchase_limit_reached(reached.first, now) from None
         else:
             raise Problem(503, "Could not draw a unique confirmation code; try again.",
                           headers={"Retry-After": "1"})
@@ -327,7 +327,7 @@ class Tickets:
         most = config["auth"]["visitor_tickets_per_hour"]
         if most is None or user.role != VISITOR_ROLE:
             return None
-        return most, rfc3339(now - PURCHASE_WINDOW)
+        return most, rfc3339(now - museum_sales.PURCHASE_WINDOW)
 
     def _check(self, body, config, now):
         """The ticket to sell by `config` at `now`, and the general entry capacity of its
@@ -362,15 +362,11 @@ class Tickets:
         return receipt
 
 
-PURCHASE_WINDOW = timedelta(hours=1)  # [auth] visitor_tickets_per_hour counts in this window
-
-
-def purchase_limit_reached(most, first, now):
-    """429 for a visitor credential that bought `most` tickets within the hour, the first
-    at `first`: retry when that one leaves the window."""
-    return Problem(429, f"This credential bought {most} tickets within an hour, as many as "
-                   f"[auth] visitor_tickets_per_hour allows; retry later.",
-                   headers={"Retry-After": retry_after(_utc(first) + PURCHASE_WINDOW, now)})
+def purchase_limit_reached(first, now):
+    """429 for a visitor credential at its limit, whose first purchase counted was at
+    `first`: retry when that one leaves the window."""
+    return Problem(429, museum_sales.PURCHASE_LIMIT_RULE, headers={
+        "Retry-After": retry_after(_utc(first) + museum_sales.PURCHASE_WINDOW, now)})
 
 
 def retry_after(moment, now):
