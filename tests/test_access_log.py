@@ -12,11 +12,10 @@ import sys
 
 import falcon.inspect
 import pytest
-from conftest import ADMIN, GATE
-from serving import ROOT, running_server, wait_until
-
 import museum
 import storage
+from conftest import ADMIN, GATE
+from serving import ROOT, running_server, wait_until
 
 ACCESS_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO museum\.access: "
                          r"127\.0\.0\.1 GET (/\S+) 404 \d+\.\dms [a-p]{16}$", re.MULTILINE)

@@ -11,12 +11,11 @@ from datetime import timedelta
 
 import pytest
 import webtest
-from conftest import ADMIN, GATE, NOW, TODAY, VISITOR, assert_problem
-from ticketing import OPEN_DAY, body, buy
-
 import museum
 import museum_door
 import storage
+from conftest import ADMIN, GATE, NOW, TODAY, VISITOR, assert_problem
+from ticketing import OPEN_DAY, body, buy
 
 ADMISSIONS = "/v1.1/admissions"
 LOOKUP = f"{ADMISSIONS}/lookup"

@@ -7,10 +7,9 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
+import museum_door
 from conftest import ADMIN, GATE, VISITOR
 from serving import problem, running_instances, running_server
-
-import museum_door
 
 SECRET = "door-secret-of-the-limits-tests-0123456789"
 ADMISSIONS = "/v1.1/admissions"
