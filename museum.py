@@ -366,16 +366,13 @@ def purchase_limit_reached(first, now):
     """429 for a visitor credential at its limit, whose first purchase counted was at
     `first`: retry when that one leaves the window."""
     return Problem(429, museum_sales.PURCHASE_LIMIT_RULE, headers={
-        "Retry-After": retry_after(_utc(first) + museum_sales.PURCHASE_WINDOW, now)})
+        "Retry-After": retry_after(datetime.fromisoformat(first) + museum_sales.PURCHASE_WINDOW,
+                                  now)})
 
 
 def retry_after(moment, now):
     """Retry-After's whole seconds from `now` to `moment` (at least 1)."""
     return str(max(1, math.ceil((moment - now).total_seconds())))
-
-
-def _utc(text):
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def idempotency_key(req):
