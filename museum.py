@@ -18,7 +18,7 @@ import logging
 import math
 import re
 import threading
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 import falcon
 import falcon.inspect
@@ -37,8 +37,8 @@ from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours, 
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, parse_config  # noqa: F401
 from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RULE, EntryTimes,
-                         Scan, TypedCodeLimit, admit, door_details, door_list, list_etag,
-                         lookup_details, may_undo, new_confirmation_code, qr_text,
+                         Scan, TypedCodeLimit, UndoLimit, admit, door_details, door_list,
+                         list_etag, lookup_details, may_undo, new_confirmation_code, qr_text,
                          read_cursor, ticket_status, typed_codes, wrong_date)
 from museum_http import (BAD_QUERY, BODY_LIMIT, KEY_REUSED, PAGE_MAX, PAGE_SIZE_DEFAULT,
                          PAGE_SIZE_MAX, Problem, Router, closed_on, date_window, json_response,
@@ -253,7 +253,8 @@ class Tickets:
         "post": Operation("buyMuseumTickets", "Tickets", "Buy a museum ticket",
                           ("IdempotencyKey",), {201: Answer(
                               "The ticket was bought.", "TicketPurchase", ("Location",)),
-                              404: "NotFound", 409: "PurchaseConflict"}, "BuyTicketRequest"),
+                              404: "NotFound", 409: "PurchaseConflict",
+                              429: "PurchaseLimitReached"}, "BuyTicketRequest"),
         "get": Operation("listEventTickets", "Tickets", "List an event's buyers", (
             query("eventId", "The event.", UUID_SCHEMA, TICKET_FIELDS["eventId"].example, True),
             query("date", "Only the tickets for this date.", DATE_SCHEMA, "2027-10-30"),
@@ -280,16 +281,21 @@ class Tickets:
             if replayed is not None:
                 self._answer(resp, replayed)
                 return
-        ticket, capacity = self._check(body, self.live.config)
+        config, now = self.live.config, self.now()
+        ticket, capacity = self._check(body, config, now)
+        ticket.update(soldBy=req.context.user.name, soldAt=rfc3339(now))
+        purchase_limit = self._purchase_limit(req.context.user, config, now)
         for _ in range(3):  # a fresh code on the rare clash with an existing one
             try:
                 stored, _ = self.store.create_ticket(
                     {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
                     idempotency, capacity.on(date.fromisoformat(ticket["ticketDate"])),
-                    slot_capacity=capacity.per_slot)
+                    slot_capacity=capacity.per_slot, purchase_limit=purchase_limit)
                 break
             except storage.DuplicateCode:
                 continue
+            except storage.LimitReached as reached:
+                raise purchase_limit_reached(reached.first, now) from None
         else:
             raise Problem(503, "Could not draw a unique confirmation code; try again.",
                           headers={"Retry-After": "1"})
@@ -314,12 +320,21 @@ class Tickets:
         json_response(resp, self._receipt(ticket), 201)
         resp.location = f"{self.public_url}{API}/tickets/{ticket['ticketId']}/qr"
 
-    def _check(self, body, config):
-        """The ticket to sell by `config`, and the general entry capacity of its day."""
+    @staticmethod
+    def _purchase_limit(user, config, now):
+        """A visitor credential's `(most, since)` by `[auth] visitor_tickets_per_hour`
+        (None: no limit; other roles have none)."""
+        most = config["auth"]["visitor_tickets_per_hour"]
+        if most is None or user.role != VISITOR_ROLE:
+            return None
+        return most, rfc3339(now - museum_sales.PURCHASE_WINDOW)
+
+    def _check(self, body, config, now):
+        """The ticket to sell by `config` at `now`, and the general entry capacity of its
+        day."""
         validator = Validator()
         ticket = check_fields(body, TICKET_FIELDS, validator)
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
-        now = self.now()
         if day and day < now.date():
             validator.error("ticketDate", "must not be in the past")
         elif day and (day - now.date()).days > SALE_HORIZON_DAYS:
@@ -345,6 +360,19 @@ class Tickets:
         if ticket["entryTime"]:
             receipt["entryTime"] = ticket["entryTime"]
         return receipt
+
+
+def purchase_limit_reached(first, now):
+    """429 for a visitor credential at its limit, whose first purchase counted was at
+    `first`: retry when that one leaves the window."""
+    return Problem(429, museum_sales.PURCHASE_LIMIT_RULE, headers={
+        "Retry-After": retry_after(datetime.fromisoformat(first) + museum_sales.PURCHASE_WINDOW,
+                                  now)})
+
+
+def retry_after(moment, now):
+    """Retry-After's whole seconds from `now` to `moment` (at least 1)."""
+    return str(max(1, math.ceil((moment - now).total_seconds())))
 
 
 def idempotency_key(req):
@@ -506,9 +534,8 @@ def exactly_one(body, first, second, validator, missing):
         validator.error(first, missing)
 
 
-def refuse_guessing(guesses, user):
-    """429 while the `TypedCodeLimit` refuses `user`."""
-    remaining = guesses.seconds_refused(user)
+def refuse_guessing(remaining):
+    """429 while the `TypedCodeLimit` refuses a user for `remaining` seconds."""
     if remaining > 0:
         raise Problem(429, "Too many unknown ticket codes or lookups; wait a minute and "
                       "retry.", headers={"Retry-After": str(math.ceil(remaining))})
@@ -544,7 +571,7 @@ class Admissions:
         # the limit holds, and a misread is no guess at all.
         guess = "code" in presented and bool(typed_codes(presented["code"]))
         if guess:
-            refuse_guessing(self.guesses, user)
+            refuse_guessing(self.guesses.seconds_refused(user))
         museum_now = (scanned_at or now).astimezone(self.now().tzinfo)
         entry_times = self.entry_times.at(museum_now) if scanned_at else self.entry_times
         scan = Scan(user, rfc3339(scanned_at or now), now, scanned_at is not None,
@@ -558,8 +585,7 @@ class Admissions:
             json_response(resp, {"result": "admitted", **door_details(ticket)}, 201)
             return
         if result == "unknown" and guess:
-            self.guesses.count(user)
-            refuse_guessing(self.guesses, user)
+            refuse_guessing(self.guesses.count(user))
         self._refuse(result, ticket, museum_now.date(), entry_times)
 
     @staticmethod
@@ -641,33 +667,46 @@ class Admission:
     needed_roles = {"GET": GATE_ROLE, "DELETE": GATE_ROLE}
     described = {
         "get": Operation("getAdmissionHistory", "Door", "Get a ticket's admission history",
-                         ("TicketId",), {200: Answer("The ticket's admissions.",
-                                                     "AdmissionHistory"), 404: "NotFound"}),
+                         ("TicketId", "Page", "Limit"), {
+                             200: Answer("The ticket's admissions: one page of its history.",
+                                         "AdmissionHistory", PAGED), 404: "NotFound"}),
         "delete": Operation("undoAdmission", "Door", "Undo an admission", ("TicketId",), {
             204: Answer("The admission was undone.", None), 403: "UndoNotAllowed",
-            404: "NotAdmitted"})}
+            404: "NotAdmitted", 429: "UndoLimitReached"})}
 
-    def __init__(self, store, clock):
+    def __init__(self, store, clock, now, public_url):
         self.store = store
         self.clock = clock
+        self.undos = UndoLimit(now)
+        self.public_url = public_url
 
     def on_get(self, req, resp, ticket_id):
-        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        ticket_id = _path_uuid(ticket_id, "ticketId")
+        validator = Validator()
+        page, limit = paging(req, validator)
+        validator.raise_if_invalid(BAD_QUERY)
+        ticket = self.store.get_ticket(ticket_id)
         body = {"ticketId": ticket["ticketId"], "admitted": bool(ticket["admittedAt"])}
         if ticket["admittedAt"]:
             body.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
-        body["history"] = self.store.admission_history(ticket["ticketId"])
+        body["history"], total = self.store.admission_history(ticket_id, (page - 1) * limit,
+                                                              limit)
         json_response(resp, body)
+        set_paging_headers(req, resp, self.public_url, page, limit, total)
 
     def on_delete(self, req, resp, ticket_id):
         user, now = req.context.user, self.clock()
         try:
             self.store.undo_admission(_path_uuid(ticket_id, "ticketId"), user.name, rfc3339(now),
-                                      lambda admission: may_undo(user, admission, now))
+                                      lambda admission: may_undo(user, admission, now),
+                                      self.undos.limit(user))
         except storage.NotFound:
             raise Problem(404, "This ticket has not been admitted.") from None
         except storage.NotAllowed:
             raise Problem(403, UNDO_RULE) from None
+        except storage.LimitReached:
+            raise Problem(429, self.undos.RULE, headers={
+                "Retry-After": retry_after(self.undos.day_ends(), now)}) from None
         resp.status = 204
 
 
@@ -685,7 +724,8 @@ LOOKUP_LIMIT = 20  # tickets answered at most
 class TicketLookup:
     """Find a visitor's lost ticket among a day's tickets: by the buyer's whole email
     address (sent in the body, never in a URL or a log) or by its confirmation code, whole
-    or only its random part. Every lookup counts toward the `TypedCodeLimit`."""
+    or only its random part. Every lookup counts toward the `TypedCodeLimit`; a gate's
+    email lookups are for today and tomorrow only."""
 
     needed_roles = {"POST": GATE_ROLE}
     described = {"post": Operation("lookupTickets", "Door", "Find a visitor's lost ticket", (), {
@@ -697,22 +737,26 @@ class TicketLookup:
         self.guesses = guesses
 
     def on_post(self, req, resp):
-        user = req.context.user.name
-        refuse_guessing(self.guesses, user)
-        values, codes = self._wanted(read_json(req))
-        self.guesses.count(user)
-        refuse_guessing(self.guesses, user)
+        user = req.context.user
+        values, codes = self._wanted(read_json(req), user, self.today())
+        refuse_guessing(self.guesses.count(user.name))
         day = (values.get("date") or self.today()).isoformat()
         tickets = self.store.lookup_tickets(day, email=values.get("email"), codes=codes,
                                             limit=LOOKUP_LIMIT)
         json_response(resp, {"date": day, "tickets": [lookup_details(t) for t in tickets]})
 
     @staticmethod
-    def _wanted(body):
-        """The checked body, and the codes its `code` may be ([] for an email)."""
+    def _wanted(body, user, today):
+        """The checked body, and the codes its `code` may be ([] for an email). A gate
+        looks emails up among today's and tomorrow's tickets only: on any day, a lookup
+        would tell whether an address bought a ticket at all."""
         validator = Validator()
         values = check_fields(body, LOOKUP_FIELDS, validator)
         exactly_one(body, "email", "code", validator, "is required, or code")
+        if values.get("email") and user.role != ADMIN_ROLE and values.get("date") not in (
+                None, today, today + timedelta(days=1)):
+            validator.error("date", "must be today or tomorrow at the museum for a gate's "
+                            "email lookup")
         codes = typed_codes(values["code"]) if values.get("code") else []
         if values.get("code") and not codes:
             validator.error("code", "must be a confirmation code like "
@@ -841,7 +885,7 @@ def api_resources(live, store, clock, new_id):
     # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
     public_url = config["server"]["public_url"]
     secret = qr_secret(config, store)
-    guesses = TypedCodeLimit()
+    guesses = TypedCodeLimit(store, clock)
     entry_times = EntryTimes(config["door"]["early_minutes"], now)
     return (OpenAPIDocument(), MuseumHours(store, live, today),
             MuseumDay(store, live, today, clock),
@@ -852,7 +896,7 @@ def api_resources(live, store, clock, new_id):
             Admissions(store, secret, now, clock, guesses, entry_times),
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
-            Admission(store, clock))
+            Admission(store, clock, now, public_url))
 
 
 def set_log_level(config):

@@ -282,7 +282,8 @@ class AccessLog:
     Unless `writer` is None ([log] access = off), one line per request (waitress writes
     none) goes to that AccessLogWriter: address, method, path, status, duration and request
     id. Never headers, query strings or bodies, which may carry credentials or emails; path
-    segments that are neither UUIDs nor plain words are logged as `*`. (One middleware for
+    segments that are neither UUIDs nor plain words are logged as `*`, and ids cut to
+    their first 8 characters (`loggable_path`). (One middleware for
     both: each one more is two more calls on every request.)"""
 
     def __init__(self, writer):
@@ -301,8 +302,9 @@ class AccessLog:
         _request_id.set(None)
         if self.writer is not None:
             elapsed = (time.perf_counter() - req.context.started) * 1000
+            path = loggable_path(req.path, req.uri_template)
             self.writer.write(f"{loggable_address(req.remote_addr)} {loggable_word(req.method)} "
-                              f"{loggable_path(req.path)} {resp.status_code} {elapsed:.1f}ms "
+                              f"{path} {resp.status_code} {elapsed:.1f}ms "
                               f"{req.context.request_id}")
 
 
@@ -343,16 +345,33 @@ def loggable_word(text):
     return "*"
 
 
-def loggable_path(path):
+ID_KEPT = 8  # characters of an id a log line keeps: enough to follow it, not to use it
+WHOLE_FIELDS = ("date",)  # path fields that name nothing and no one: logged whole
+# Ids and codes hold runs of hex digits (a UUID's first group has 8, a code's 6 and 5).
+HEX_RUN = re.compile(r"[0-9A-Fa-f]{5}")
+
+
+def loggable_path(path, template=None):
     """`path` for a log line: every segment through `loggable_word`, at most 12 of them,
-    and the segment after `tickets` cut to 8 characters, since a ticket id is the key to
-    that ticket's image (event ids are public and stay whole)."""
+    and every segment that holds an id or a code cut to ID_KEPT characters, since a ticket
+    id is the key to that ticket's image. `template` is the route's (Falcon's
+    `req.uri_template`): each of its fields is cut but a date. Without one (no route
+    matched), every segment with a run of 5 hex digits, as ids and codes have."""
     segments = path.split("/")[:13]
-    logged = [segment and loggable_word(segment) for segment in segments[:12]]
-    for index in range(1, len(logged)):
-        if segments[index - 1] == "tickets":
-            logged[index] = logged[index][:8]
+    fields = template.split("/") if template else []
+    logged = []
+    for index, segment in enumerate(segments[:12]):
+        word = segment and loggable_word(segment)
+        if _may_identify(segment, fields[index] if index < len(fields) else None, template):
+            word = word[:ID_KEPT]
+        logged.append(word)
     return "/".join(logged) + ("/..." if len(segments) > 12 else "")
+
+
+def _may_identify(segment, field, template):
+    if template is None:
+        return bool(HEX_RUN.search(segment))
+    return field is None or (field.startswith("{") and field.strip("{}") not in WHOLE_FIELDS)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -216,6 +216,20 @@ def _slot_minutes(value):
     return int(value)
 
 
+PURCHASES_PER_HOUR_MAX = 100_000
+
+
+def _purchases_per_hour(value):
+    """A number of purchases an hour, 1 to PURCHASES_PER_HOUR_MAX; empty: no limit (None)."""
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit()
+            and 1 <= int(value) <= PURCHASES_PER_HOUR_MAX):
+        raise ValueError(f"must be a number of tickets from 1 to {PURCHASES_PER_HOUR_MAX}, "
+                         f"or empty (no limit), not {value!r}")
+    return int(value)
+
+
 def _minutes(value):
     if not (value.isascii() and value.isdigit() and int(value) <= 1440):
         raise ValueError(f"must be a number of minutes from 0 to 1440, not {value!r}")
@@ -304,6 +318,10 @@ SCHEMA = {
                                  "and a wrong credential is answered without a new check"),
         "lockout": Option("300", _positive_int, "seconds a locked-out pair or address gets "
                           "429 for passwords not verified before"),
+        "visitor_tickets_per_hour": Option("", _purchases_per_hour, "tickets each visitor "
+                                           "credential may buy within any hour, on all "
+                                           "instances together (empty: no limit); set it "
+                                           "for any credential a browser or partner holds"),
     },
     "capacity": {
         "general_per_day": Option("", _places, "general entry tickets sold for each open day "

@@ -14,7 +14,6 @@ import typing
 from datetime import date, datetime, timedelta, timezone
 
 import storage
-from museum_auth import FailureCounts
 from museum_config import ADMIN_ROLE, TICKET_TYPES, minute_of_day, time_of_day
 
 log = logging.getLogger("museum")
@@ -348,27 +347,67 @@ def may_undo(user, admission, now):
         and now - datetime.fromisoformat(admission["admittedAt"]) <= UNDO_WINDOW)
 
 
+class UndoLimit:
+    """A gate undoes one ticket's admission (and so admits it again) at most MOST times a
+    day at the museum: an admission undone and made again without end would let one ticket
+    in many times, and hide it. An admin has no limit."""
+
+    MOST = 3
+    RULE = (f"This gate has undone this ticket's admission {MOST} times today, as many as a "
+            f"gate may; ask an admin.")
+
+    def __init__(self, now):
+        self.now = now  # the time at the museum
+
+    def limit(self, user):
+        """`(most, since)` for Store.undo_admission (None for an admin): since the start of
+        today at the museum, as RFC 3339 UTC text."""
+        if user.role == ADMIN_ROLE:
+            return None
+        return self.MOST, self._day_starts().astimezone(timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%SZ")
+
+    def day_ends(self):
+        """When today ends at the museum, and the limit with it."""
+        return self._day_starts() + timedelta(days=1)
+
+    def _day_starts(self):
+        return self.now().replace(hour=0, minute=0, second=0, microsecond=0)
+
+
 class TypedCodeLimit:
     """Codes typed at the door, and lookups of lost tickets, can be guessed there: after
-    LIMIT of them counted within WINDOW seconds (unknown codes, every lookup), a user is
-    refused for WINDOW seconds (a hit would give away a ticket's id, with which any
-    signed-in user fetches its image). One limit shared by the door and the lookup."""
+    LIMIT of them within a window of WINDOW seconds (unknown codes, every lookup), a user
+    (a device, or a person signed in at the door) is refused until the window ends (a hit
+    would give away a ticket's id, with which any signed-in user fetches its image). One
+    limit shared by the door and the lookup, and by every instance: the counts are the
+    store's (`count_guess`). A QR text is no guess and costs no count."""
 
     LIMIT = 30
     WINDOW = 60
 
-    def __init__(self):
-        self._counts = FailureCounts(self.LIMIT + 1, self.WINDOW, self.WINDOW)
+    def __init__(self, store, clock):
+        self.store = store
+        self.clock = clock  # an aware datetime: now
 
     def seconds_refused(self, user):
         """How long `user` is still refused (0: not refused)."""
-        return self._counts.locked_for(user)
+        return self._refused_for(*self.store.guesses(user))
 
     def count(self, user):
-        """Count one guess of `user`; the one too many starts the refusal."""
-        if self._counts.count(user):
-            log.warning("admissions refused to %s for %d s: more than %d unknown ticket codes "
-                        "or lookups within %d s", user, self.WINDOW, self.LIMIT, self.WINDOW)
+        """Count one guess of `user`; return how long it is refused from now on (0: not
+        refused). The one too many starts the refusal, and is logged."""
+        guesses, start = self.store.count_guess(user, self.clock().timestamp(), self.WINDOW)
+        if guesses == self.LIMIT + 1:
+            log.warning("admissions refused to %s for up to %d s: more than %d unknown ticket "
+                        "codes or lookups within %d s", user, self.WINDOW, self.LIMIT,
+                        self.WINDOW)
+        return self._refused_for(guesses, start)
+
+    def _refused_for(self, guesses, start):
+        if guesses <= self.LIMIT:
+            return 0
+        return max(0.0, start + self.WINDOW - self.clock().timestamp())
 
 
 class EntryTimes:

@@ -114,8 +114,8 @@ def storage_error_as_problem(req, resp, error, params):
 
 
 def unexpected_error(req, resp, error, params):
-    log.error("unexpected error on %s %s", loggable_word(req.method), loggable_path(req.path),
-              exc_info=error)
+    log.error("unexpected error on %s %s", loggable_word(req.method),
+              loggable_path(req.path, req.uri_template), exc_info=error)
     raise Problem(500, "Something went wrong on our side; it has been logged.")
 
 

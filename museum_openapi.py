@@ -21,6 +21,7 @@ from museum_config import (
     ROLES,
     SCHEMA,
     TICKET_TYPES,
+    VISITOR_ROLE,
 )
 from museum_door import (
     CONFIRMATION_CODE,
@@ -32,11 +33,13 @@ from museum_door import (
     UNDO_RULE,
     UNDO_WINDOW,
     TypedCodeLimit,
+    UndoLimit,
 )
 from museum_http import KEY_REUSED
 from museum_sales import (
     AVAILABILITY_DAYS_DEFAULT,
     AVAILABILITY_DAYS_MAX,
+    PURCHASE_LIMIT_RULE,
     REPORT_COLUMNS,
     REPORT_DAYS_MAX,
     TICKET_VIEW_FIELDS,
@@ -290,7 +293,9 @@ PROSE = {
     "an event, its `eventId`; nothing is sold then. With timed entry (`[hours] "
     "slot_minutes`), a general ticket names its `entryTime`, one of the day's slots (see "
     "the availability), and a full slot (`[capacity] general_per_slot`) is sold out naming "
-    "the `entryTime`.",
+    "the `entryTime`. With `[auth] visitor_tickets_per_hour` set, a credential of the "
+    f"{VISITOR_ROLE} role buys at most that many tickets within any hour, on all "
+    "instances together (then 429 with `Retry-After`; a replayed key is no new purchase).",
     "listEventTickets": f"{_ADMIN_ONLY} The tickets of one event (a cancelled one too), "
     "with their buyers' email and phone, to tell them of a cancellation or a change: by "
     "date, then in the order they were sold, in pages like the event listing.",
@@ -301,8 +306,8 @@ PROSE = {
     "misread, a URL, a Wi-Fi code), or a typed code not shaped like a confirmation code, "
     "is `unreadable` (scan again); a well-formed QR text whose tag or code does not match "
     "is `forged`. Only typed codes shaped like a confirmation code count toward the limit "
-    "of {TypedCodeLimit.LIMIT} unknown codes or lookups per user within "
-    "{TypedCodeLimit.WINDOW} s (then 429); a QR text never counts and is decided even while "
+    "of {TypedCodeLimit.LIMIT} unknown codes or lookups per user (device) within "
+    "{TypedCodeLimit.WINDOW} s, on all instances together (then 429); a QR text never counts and is decided even while "
     "the limit holds, and `unreadable` is never refused with 429.\n\n"
     "Each scan may carry an `Idempotency-Key` (the scan's id, per user, kept at least a "
     "day): the same key again answers what it did the first time, 201 with the same body "
@@ -335,13 +340,16 @@ PROSE = {
     "(`792d82-891fc`), in any case. The email is sent in the body so that no URL or log "
     "holds it. At most {LOOKUP_LIMIT} tickets, ordered by code; never the buyer's email or "
     "phone. Every lookup counts toward the limit of {TypedCodeLimit.LIMIT} unknown codes or "
-    "lookups per user within {TypedCodeLimit.WINDOW} s (then 429).",
+    "lookups per user (device) within {TypedCodeLimit.WINDOW} s (then 429). A gate looks an email "
+    "up among today's and tomorrow's tickets only (another `date`: 400).",
     "getAdmissionHistory": f"{_GATE_OR_ADMIN} Whether the ticket is admitted now, and "
-    "every admission and undo of it, oldest first.",
+    "its admissions, undos and double entries, oldest first, in pages like the event "
+    "listing (`X-Total-Count` counts them all).",
     "undoAdmission": f"{_GATE_OR_ADMIN} For an admission made by mistake: the ticket may be "
     "admitted again. A gate may undo only the admissions it made (as the same user or "
     "device), within {UNDO_MINUTES} minutes; an admin any admission at any time. The undo "
-    "is kept in the ticket's admission history.",
+    "is kept in the ticket's admission history. A gate undoes one ticket's admission at "
+    f"most {UndoLimit.MOST} times a day at the museum (then 429 until the day ends).",
     "getAvailability": "For each day from `startDate` (default today) to `endDate` "
     f"(default {AVAILABILITY_DAYS_DEFAULT - 1} days later; at most {AVAILABILITY_DAYS_MAX} "
     "days in all): whether the museum is open, the general entry places (`null` when "
@@ -815,6 +823,7 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
 # each case and compares.
 
 _RETRY = {"Retry-After": ref("headers", "RetryAfter")}
+_LOGINS_REFUSED = problem_body(429, "Too many failed logins; wait and retry.")
 ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "SalesReport": {"description": "The report's rows.",
                     "headers": {"Cache-Control": _NO_STORE}, "content": {
@@ -847,7 +856,7 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
         "this address for any name), too many logins at once for one name, or, at the "
         "door, too many unknown ticket codes or lookups from this user. Credentials "
         "verified before are never refused for failed logins.",
-        "Too many failed logins; wait and retry.", headers=_RETRY),
+        _LOGINS_REFUSED["detail"], headers=_RETRY),
     "RequestHeaderFieldsTooLarge": {"description": (
         f"The request line and headers are over {_HEADER_LIMIT} bytes (the server's "
         "`max_request_header_size` by default); answered by the HTTP server itself."),
@@ -855,6 +864,22 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "ServiceUnavailable": problem(503, "The database is unavailable.",
                                   "The database is unavailable; try again shortly.",
                                   headers=_RETRY),
+    "PurchaseLimitReached": json_answer(
+        "Too many failed logins (as for any operation), or a visitor credential bought as "
+        "many tickets within the last hour as `[auth] visitor_tickets_per_hour` allows "
+        "(counted on every instance together; nothing was sold): `Retry-After` says when "
+        "the first of them leaves the hour.", ref("schemas", "Problem"), {
+            "too-many-logins": {"value": _LOGINS_REFUSED},
+            "purchase-limit": {"value": problem_body(429, PURCHASE_LIMIT_RULE)}},
+        _RETRY, "application/problem+json", named=True),
+    "UndoLimitReached": json_answer(
+        "Too many failed logins (as for any operation), or this gate undid this ticket's "
+        f"admission {UndoLimit.MOST} times today at the museum (an admin has no limit; "
+        "nothing was changed): `Retry-After` says when the museum's day ends.",
+        ref("schemas", "Problem"), {
+            "too-many-logins": {"value": _LOGINS_REFUSED},
+            "undo-limit": {"value": problem_body(429, UndoLimit.RULE)}},
+        _RETRY, "application/problem+json", named=True),
     "NotAdmitted": problem(404, "The ticket has not been admitted, or does not exist.",
                            "This ticket has not been admitted."),
     "PurchaseConflict": named_problems(

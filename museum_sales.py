@@ -11,6 +11,7 @@ the config.
 import csv
 import io
 import re
+from datetime import timedelta
 
 from museum_config import minute_of_day
 
@@ -20,6 +21,10 @@ REPORT_DAYS_MAX = 366
 # doubleEntries came last (1.4), so that a spreadsheet reading columns by place still works.
 REPORT_COLUMNS = ("date", "ticketType", "eventId", "eventName", "sold", "void", "admitted",
                   "revenue", "currency", "doubleEntries")
+# [auth] visitor_tickets_per_hour: a visitor credential's purchases counted in this window.
+PURCHASE_WINDOW = timedelta(hours=1)
+PURCHASE_LIMIT_RULE = ("This credential bought as many tickets within the last hour as "
+                       "[auth] visitor_tickets_per_hour allows; retry later.")
 TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
                       "currency")
 

@@ -7,7 +7,9 @@ event:  {"eventId", "name", "location", "eventDescription", "dates": [YYYY-MM-DD
         and "capacity" (places on each of its dates) when it has one: absent is unlimited
 ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmationCode",
          "email", "phone" (or None), "price", "currency", "entryTime" (HH:MM, the entry slot
-         of a timed general ticket; absent or None: none)}; as read back also "eventName"
+         of a timed general ticket; absent or None: none), "soldBy" and "soldAt" (the user
+         who bought it and when, RFC 3339 UTC text; absent or None: not recorded, as for
+         tickets sold before schema 17; never read back)}; as read back also "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
@@ -113,6 +115,16 @@ class CapacityBelowSold(StorageError):
 
 class DeviceExists(StorageError):
     """A device of that name is in use (added and not revoked)."""
+
+
+class LimitReached(StorageError):
+    """A limit the caller set was reached (see `create_ticket`, `undo_admission`); nothing
+    was written. `first` is when the earliest of the counted actions was done (RFC 3339 UTC
+    text): the caller tells from it when the limit lets go."""
+
+    def __init__(self, first):
+        super().__init__(f"limit reached; the first action counted was at {first}")
+        self.first = first
 
 
 class IdempotencyConflict(StorageError):
@@ -235,7 +247,7 @@ class Store(ABC):
 
     @abstractmethod
     def create_ticket(self, ticket, idempotency=None, general_capacity=None,
-                      slot_capacity=None):
+                      slot_capacity=None, purchase_limit=None):
         """Store a ticket and return `(ticket, created)`.
 
         Its place is counted in the same transaction: past the event's capacity on that
@@ -253,6 +265,11 @@ class Store(ABC):
         before with the same fingerprint, nothing is written and the stored ticket is
         returned with `created` False; with another fingerprint, `IdempotencyConflict`.
         A taken confirmation code raises `DuplicateCode`.
+
+        `purchase_limit`, given, is `(most, since)`: when the ticket's "soldBy" has bought
+        `most` tickets with a "soldAt" after `since` (RFC 3339 UTC text), nothing is written
+        and `LimitReached` names the earliest of them. Sales by one user, on any instances,
+        are counted in turn.
         """
 
     @abstractmethod
@@ -367,23 +384,41 @@ class Store(ABC):
         """The day's change number, as `door_list` gives it (0: no change recorded)."""
 
     @abstractmethod
-    def undo_admission(self, ticket_id, undone_by, undone_at, may_undo=None):
+    def undo_admission(self, ticket_id, undone_by, undone_at, may_undo=None,
+                       undo_limit=None):
         """Remove the ticket's admission, recording who undid it and when (RFC 3339 UTC
         text) in its history; `NotFound` if it has none. `may_undo`, given, is the caller's
         rule: called with the admission `{"admittedAt", "admittedBy"}` inside the same
-        transaction; when it answers False, `NotAllowed` and nothing changes."""
+        transaction; when it answers False, `NotAllowed` and nothing changes. `undo_limit`,
+        given, is `(most, since)`: when `undone_by` has undone this ticket's admission
+        `most` times at or after `since` (RFC 3339 UTC text), `LimitReached` naming the
+        first of them, and nothing changes. Undos of one ticket come in turn."""
 
     @abstractmethod
-    def admission_history(self, ticket_id):
-        """Every admission, undo and double entry of the ticket, oldest first: `[{"action":
+    def admission_history(self, ticket_id, offset=0, limit=None):
+        """`(entries, total)`: a page (from `offset`, at most `limit`; None: all) of every
+        admission, undo and double entry of the ticket, oldest first, `[{"action":
         "admitted", "undone" or "double-entry", "at", "by"}, ...]` ([] for a ticket never
-        admitted, or unknown)."""
+        admitted, or unknown); `total` counts them all, read at the same moment."""
 
     @abstractmethod
     def lookup_tickets(self, day, email=None, codes=(), limit=20):
         """At most `limit` tickets dated `day`, as read back (see above), ordered by code:
         those bought with `email` (the whole address, ASCII letters compared without
         case), or else those whose confirmation code is one of `codes` (one or two)."""
+
+    @abstractmethod
+    def count_guess(self, user, at, window):
+        """Count one guess at the door (a typed code, a lookup) of `user` at `at` (seconds
+        since the epoch) in its window: a window starts at the first guess after the last
+        one ended and lasts `window` seconds. Return `(guesses, start)`: the window's
+        guesses, this one included, and its start. One atomic statement: guesses on any
+        instances at once are all counted."""
+
+    @abstractmethod
+    def guesses(self, user):
+        """`(guesses, start)` of `user`'s latest window, as `count_guess` last left it;
+        `(0, None)` when it never guessed. One read of a primary key."""
 
     @abstractmethod
     def door_summary(self, day):

@@ -45,6 +45,9 @@ from storage.sql import (
 RECONNECT_FOR = 2
 OPENING_WAIT = 10  # seconds the pool's first connection may take at start (no request waits)
 MIGRATION_LOCK = 0x6D757365756D  # the advisory lock taken while migrating: "museum" in ASCII
+# The class of the advisory locks a user's purchases take in turn (with the hash of its name):
+# a two-key lock, a key space apart from MIGRATION_LOCK's.
+BUYER_LOCKS = 0x62757900  # "buy" in ASCII
 
 # Each step runs in the startup transaction together with its schema_migrations row.
 # Append only: a released step is never edited, a change of schema is a new step
@@ -283,6 +286,17 @@ MIGRATIONS = [
             changed_by text NOT NULL
         )""",
     ],
+    [
+        # Limits every instance shares: as sqlite's step 17 says.
+        """CREATE TABLE guess_counts (
+            user_name text PRIMARY KEY,
+            window_start double precision NOT NULL,
+            guesses integer NOT NULL
+        )""",
+        "ALTER TABLE tickets ADD COLUMN sold_by text",
+        "ALTER TABLE tickets ADD COLUMN sold_at text",
+        "CREATE INDEX tickets_by_seller ON tickets (sold_by, sold_at)",
+    ],
 ]
 
 
@@ -437,6 +451,10 @@ class PostgresStore(SQLStore):
 
     def _lock_schema(self, conn):
         conn.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+
+    def _lock_buyer(self, conn, user):
+        conn.execute("SELECT pg_advisory_xact_lock(CAST(? AS integer), hashtext(?))",
+                     (BUYER_LOCKS, user))
 
     def _read_schema_version(self, conn):
         # A scan of the catalog, not to_regclass(): after waiting for the migration lock, a

@@ -32,6 +32,7 @@ from storage import (
     DuplicateCode,
     CapacityBelowSold,
     IdempotencyConflict,
+    LimitReached,
     NotAllowed,
     NotFound,
     SchemaBehind,
@@ -107,6 +108,23 @@ LOOKUP_BY_EMAIL = TICKETS_READ_BACK + \
 LOOKUP_BY_CODES = TICKETS_READ_BACK + \
     " WHERE t.date = ? AND t.confirmation_code IN (?, ?) ORDER BY t.confirmation_code LIMIT ?"
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+# A door user's guesses in its current window, counted in one statement on any instance: a
+# window that ended starts again at this guess. (Both expressions read the row as it was.)
+COUNT_GUESS = """
+    INSERT INTO guess_counts (user_name, window_start, guesses) VALUES (?, ?, 1)
+    ON CONFLICT (user_name) DO UPDATE SET
+        guesses = CASE WHEN guess_counts.window_start > excluded.window_start - ?
+                       THEN guess_counts.guesses + 1 ELSE 1 END,
+        window_start = CASE WHEN guess_counts.window_start > excluded.window_start - ?
+                            THEN guess_counts.window_start ELSE excluded.window_start END
+    RETURNING guesses, window_start"""
+# A user's purchases since a moment, and an undoer's undos of one ticket, on their indexes.
+PURCHASES_SINCE = """
+    SELECT count(*), min(sold_at) FROM tickets WHERE sold_by = ? AND sold_at > ?"""
+UNDOS_SINCE = """
+    SELECT count(*), min(done_at) FROM admission_events
+    WHERE ticket_id = ? AND action = 'undone' AND done_by = ? AND done_at >= ?"""
 
 # A device's sign-in, on the unique index of the devices in use.
 DEVICE_IN_USE = "SELECT role, key_digest FROM devices WHERE name = ? AND revoked_at IS NULL"
@@ -340,6 +358,7 @@ class SQLStore(Store):
     # already runs one writer at a time.
     SHARE_LOCK = ""  # the event stays as read until the ticket sold for it commits
     UPDATE_LOCK = ""  # one change of an event at a time
+    NO_LIMIT = None  # what a LIMIT clause takes for none (PostgreSQL: NULL)
     # Rows (kind, table, name) for every table, column and index of the current schema.
     SCHEMA_OBJECTS = ""
     OUTAGE_ERRORS = ()  # driver errors meaning the database cannot be used right now
@@ -372,6 +391,10 @@ class SQLStore(Store):
 
     def _lock_schema(self, conn):
         """Hold off other instances migrating the same database until this one commits."""
+
+    def _lock_buyer(self, conn, user):
+        """Hold off other sales to `user` until this transaction ends (sqlite: its one
+        writer at a time already does)."""
 
     def _forget_connection(self):
         """After an outage: drop what cannot be trusted, so the next call reconnects."""
@@ -666,12 +689,14 @@ class SQLStore(Store):
     # -- tickets --------------------------------------------------------------------------
 
     def create_ticket(self, ticket, idempotency=None, general_capacity=None,
-                      slot_capacity=None):
+                      slot_capacity=None, purchase_limit=None):
         with self._writing() as conn:
             # The key is claimed before the sale: a retry on another instance waits on it
             # until this transaction ends, then replays, and a failed sale frees the key.
             if idempotency is not None and not self._claim(conn, idempotency, ticket):
                 return self._replayed(conn, *idempotency), False
+            if purchase_limit is not None:
+                self._refuse_past_purchase_limit(conn, ticket["soldBy"], *purchase_limit)
             if ticket["ticketType"] == "event":
                 event_name, price = self._take_event_place(conn, ticket)
             else:
@@ -679,13 +704,13 @@ class SQLStore(Store):
                 self._take_general_place(conn, ticket, general_capacity, slot_capacity)
             inserted = conn.execute(
                 "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
-                "phone, price_minor, currency, entry_time) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "phone, price_minor, currency, entry_time, sold_by, sold_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (confirmation_code) DO NOTHING",
                 (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                  ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
                  ticket.get("phone"), minor_units(price), ticket["currency"],
-                 ticket.get("entryTime")))
+                 ticket.get("entryTime"), ticket.get("soldBy"), ticket.get("soldAt")))
             if inserted.rowcount == 0:
                 raise DuplicateCode(ticket["confirmationCode"])
             conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
@@ -697,6 +722,14 @@ class SQLStore(Store):
                               ticket["email"], ticket.get("phone"), minor_units(price),
                               ticket["currency"], event_name, False, None, None, None,
                               ticket.get("entryTime"))), True
+
+    def _refuse_past_purchase_limit(self, conn, user, most, since):
+        """`LimitReached` when `user` bought `most` tickets after `since`; the user's sales
+        are held off meanwhile, so two at once are counted one after the other."""
+        self._lock_buyer(conn, user)
+        bought, first = conn.execute(PURCHASES_SINCE, (user, since)).fetchone()
+        if bought >= most:
+            raise LimitReached(first)
 
     def _take_event_place(self, conn, ticket):
         """Count the event ticket's place on its date; return the event's name and its
@@ -971,7 +1004,8 @@ class SQLStore(Store):
         row = conn.execute("SELECT version FROM day_versions WHERE date = ?", (day,)).fetchone()
         return row[0] if row else 0
 
-    def undo_admission(self, ticket_id, undone_by, undone_at, may_undo=None):
+    def undo_admission(self, ticket_id, undone_by, undone_at, may_undo=None,
+                       undo_limit=None):
         with self._writing() as conn:
             # Deleted first and judged after: the row stays locked until the commit, so no
             # other undo or admission of the ticket comes between the rule and the change.
@@ -982,15 +1016,36 @@ class SQLStore(Store):
             if may_undo is not None and not may_undo({"admittedAt": row[0],
                                                       "admittedBy": row[1]}):
                 raise NotAllowed(ticket_id)  # rolls the delete back
+            if undo_limit is not None:
+                most, since = undo_limit
+                undone, first = conn.execute(UNDOS_SINCE,
+                                             (ticket_id, undone_by, since)).fetchone()
+                if undone >= most:
+                    raise LimitReached(first)  # rolls the delete back
             conn.execute(COUNT_ADMISSION, (-1, ticket_id))
             conn.execute(RECORD_ADMISSION_EVENT, (ticket_id, "undone", undone_at, undone_by))
             self._mark_changed(conn, ticket_id)
 
-    def admission_history(self, ticket_id):
-        with self._reading() as conn:
+    def admission_history(self, ticket_id, offset=0, limit=None):
+        with self._reading_one_snapshot() as conn:
             rows = conn.execute("SELECT action, done_at, done_by FROM admission_events "
-                                "WHERE ticket_id = ? ORDER BY id", (ticket_id,)).fetchall()
-        return [{"action": action, "at": at, "by": by} for action, at, by in rows]
+                                "WHERE ticket_id = ? ORDER BY id LIMIT ? OFFSET ?",
+                                (ticket_id, self.NO_LIMIT if limit is None else limit,
+                                 offset)).fetchall()
+            total = conn.execute("SELECT count(*) FROM admission_events WHERE ticket_id = ?",
+                                 (ticket_id,)).fetchone()[0]
+        return [{"action": action, "at": at, "by": by} for action, at, by in rows], total
+
+    def count_guess(self, user, at, window):
+        with self._writing() as conn:
+            guesses, start = conn.execute(COUNT_GUESS, (user, at, window, window)).fetchone()
+        return guesses, start
+
+    def guesses(self, user):
+        with self._reading() as conn:
+            row = conn.execute("SELECT guesses, window_start FROM guess_counts "
+                               "WHERE user_name = ?", (user,)).fetchone()
+        return (0, None) if row is None else tuple(row)
 
     def lookup_tickets(self, day, email=None, codes=(), limit=20):
         if email is not None:

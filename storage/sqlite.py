@@ -291,11 +291,26 @@ MIGRATIONS = [
             changed_by TEXT NOT NULL
         ) WITHOUT ROWID""",
     ],
+    [
+        # Limits every instance shares. The typed codes and lookups of each door user in
+        # its current window, counted in one statement (a guess is rare: a scan is none);
+        # and who sold each ticket, and when by the service's clock, so that a visitor
+        # credential's purchases of the last hour are counted from its tickets.
+        """CREATE TABLE guess_counts (
+            user_name TEXT PRIMARY KEY,
+            window_start REAL NOT NULL,
+            guesses INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        "ALTER TABLE tickets ADD COLUMN sold_by TEXT",
+        "ALTER TABLE tickets ADD COLUMN sold_at TEXT",
+        "CREATE INDEX tickets_by_seller ON tickets (sold_by, sold_at)",
+    ],
 ]
 
 
 class SQLiteStore(SQLStore):
     MIGRATIONS = MIGRATIONS
+    NO_LIMIT = -1  # sqlite's none: a negative LIMIT
     SCHEMA_OBJECTS = """
         SELECT 'table', name, name FROM sqlite_master
         WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'

@@ -1,6 +1,7 @@
 """The access log on a real `museum serve`: lines wait in memory and are written in blocks,
 in order, and none is lost when the service stops on SIGTERM or SIGINT; `flush = 0` writes
-each at once; a file can hold them; `off` writes none."""
+each at once; a file can hold them; `off` writes none. And, on every route the app serves,
+no id or code reaches an access line whole."""
 
 import base64
 import os
@@ -9,8 +10,11 @@ import signal
 import subprocess
 import sys
 
+import falcon.inspect
 import pytest
-
+import museum
+import storage
+from conftest import ADMIN, GATE
 from serving import ROOT, running_server, wait_until
 
 ACCESS_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO museum\.access: "
@@ -124,3 +128,43 @@ def test_a_bad_log_setting_stops_startup_with_one_line(tmp_path, log_section, me
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"museum: museum.ini: {message}"]
+
+
+# -- no id or code reaches the access line whole, on any route -----------------------------
+
+FULL_ID = "0f6c2a9e-41d7-4b8a-9c3e-5d2f7a1b8e64"
+A_DATE = "2026-11-24"  # a date names nothing and no one: logged whole
+
+
+def every_route_and_method():
+    """(method, path with a full id in each field but a date) of every route the app
+    serves: falcon.inspect walks its router, so a route added later is walked too."""
+    app = museum.create_app(museum.parse_config("[museum]\ntimezone = UTC\n", "t.ini"),
+                            store=storage.open_store(":memory:"))
+    for route in falcon.inspect.inspect_routes(app):
+        path = re.sub(r"\{(\w+)\}", lambda field: A_DATE if field[1] == "date" else FULL_ID,
+                      route.path)
+        for method in route.methods:
+            if not method.internal:  # not Falcon's own 405 answers
+                yield method.method, path
+
+
+ROUTES = sorted(set(every_route_and_method()))
+
+
+def test_the_walk_covers_every_api_route_with_a_field():
+    walked = {path for _, path in ROUTES}
+    for template in museum.API_ROUTES:
+        if "Id}" in template:
+            assert any(FULL_ID in path and path.endswith(template.rsplit("}", 1)[1])
+                       for path in walked), template
+
+
+@pytest.mark.parametrize("method, path", [route for route in ROUTES if FULL_ID in route[1]])
+@pytest.mark.parametrize("headers", [ADMIN, GATE, {}], ids=["admin", "gate", "anonymous"])
+def test_no_route_logs_a_whole_id(logged_client, method, path, headers):
+    logged_client.request(path, method=method, headers=headers, expect_errors=True)
+    [line] = logged_client.lines.getvalue().splitlines()
+    assert f" {method} " in line
+    assert FULL_ID not in line
+    assert FULL_ID[:8] in line  # cut, not dropped: the line still tells ids apart

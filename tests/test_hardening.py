@@ -167,10 +167,12 @@ TICKET_ID = "0f6c2a9e-41d7-4b8a-9c3e-5d2f7a1b8e64"
 @pytest.mark.parametrize("path, logged", [
     (f"/v1.1/tickets/{TICKET_ID}/qr", "/v1.1/tickets/0f6c2a9e/qr"),
     (f"/v1.1/tickets/{TICKET_ID}", "/v1.1/tickets/0f6c2a9e"),
+    # No route: every segment with a run of hex digits is cut.
     (f"/v1.1/tickets/{TICKET_ID}/admissions/{TICKET_ID}",
-     f"/v1.1/tickets/0f6c2a9e/admissions/{TICKET_ID}"),
+     "/v1.1/tickets/0f6c2a9e/admissions/0f6c2a9e"),
     ("/v1.1/tickets/ada@example.org/qr", "/v1.1/tickets/*/qr"),
-    (f"/v1.1/special-events/{TICKET_ID}", f"/v1.1/special-events/{TICKET_ID}"),
+    (f"/v1.1/special-events/{TICKET_ID}", "/v1.1/special-events/0f6c2a9e"),
+    ("/v1.1/museum-hours/2026-11-24", "/v1.1/museum-hours/2026-11-24"),
     ("/v1.1/tickets", "/v1.1/tickets"),
     ("/v1.1/tickets/", "/v1.1/tickets/"),
 ])

@@ -148,14 +148,19 @@ def wrong_date(client, store):
     return present(client, sell(client, OPEN_DAY), 409)
 
 
-def too_early(client, store):
-    """A ticket for today's 14:30 slot, at conftest's NOW (noon), on a museum with timed
-    entry: a client of its own over the same store and users."""
+def client_with(store, sections):
+    """A client of its own over the same store and users, its config with `sections`."""
     users = "".join(f"{name} = {name}:{quick_hash(password)}\n"
                     for name, password in PASSWORDS.items())
-    timed = webtest.TestApp(museum.create_app(museum.parse_config(
-        f"[museum]\ntimezone = UTC\n[hours]\nslot_minutes = 30\n[users]\n{users}"),
-        store=store, clock=lambda: NOW))
+    return webtest.TestApp(museum.create_app(museum.parse_config(
+        f"[museum]\ntimezone = UTC\n{sections}[users]\n{users}"), store=store,
+        clock=lambda: NOW))
+
+
+def too_early(client, store):
+    """A ticket for today's 14:30 slot, at conftest's NOW (noon), on a museum with timed
+    entry."""
+    timed = client_with(store, "[hours]\nslot_minutes = 30\n")
     ticket = timed.post_json(TICKETS, {"ticketType": "general", "ticketDate": TODAY,
                                        "email": "ada@example.org", "entryTime": "14:30"},
                              headers=VISITOR, status=201).json
@@ -218,6 +223,24 @@ def too_many_requests(client, store):
     return client.get("/v1.1/museum-hours", headers=ADMIN, status=429)
 
 
+def purchase_limit(client, store):
+    limited = client_with(store, "[auth]\nvisitor_tickets_per_hour = 1\n")
+    sell(limited, OPEN_DAY)
+    return limited.post_json(TICKETS, {"ticketType": "general", "ticketDate": OPEN_DAY,
+                                       "email": "ada@example.org"}, headers=VISITOR,
+                             status=429)
+
+
+def undo_limit(client, store):
+    ticket = sell(client, TODAY)
+    path = f"{ADMISSIONS}/{ticket['ticketId']}"
+    for _ in range(3):
+        present(client, ticket, 201)
+        client.delete(path, headers=GATE, status=204)
+    present(client, ticket, 201)
+    return client.delete(path, headers=GATE, status=429)
+
+
 def service_unavailable(client, store):
     def unavailable(event_id):
         raise storage.Unavailable("the database is down")
@@ -254,6 +277,10 @@ CASES = {
     "ContentTooLarge": content_too_large,
     "UnsupportedMediaType": unsupported_media_type,
     "TooManyRequests": too_many_requests,
+    "PurchaseLimitReached/too-many-logins": too_many_requests,
+    "PurchaseLimitReached/purchase-limit": purchase_limit,
+    "UndoLimitReached/too-many-logins": too_many_requests,
+    "UndoLimitReached/undo-limit": undo_limit,
     "ServiceUnavailable": service_unavailable,
 }
 

@@ -388,18 +388,103 @@ def test_an_undo_refused_by_the_callers_rule_changes_nothing(store):
 def test_the_admission_history_keeps_each_admission_and_undo_in_order(store):
     sold, _ = store.create_ticket(ticket())
     other, _ = store.create_ticket(ticket())
-    assert store.admission_history(sold["ticketId"]) == []
+    assert store.admission_history(sold["ticketId"]) == ([], 0)
     store.admit(sold["ticketId"], "gate", "2026-12-01T10:32:00Z")
     store.admit(sold["ticketId"], "gate2", "2026-12-01T10:33:00Z")  # not admitted again
     store.admit(other["ticketId"], "gate2", "2026-12-01T10:33:00Z")
     store.undo_admission(sold["ticketId"], "admin", "2026-12-01T10:40:00Z")
     store.admit(sold["ticketId"], "gate2", "2026-12-01T10:41:00Z")
-    assert store.admission_history(sold["ticketId"]) == [
-        {"action": "admitted", "at": "2026-12-01T10:32:00Z", "by": "gate"},
-        {"action": "undone", "at": "2026-12-01T10:40:00Z", "by": "admin"},
-        {"action": "admitted", "at": "2026-12-01T10:41:00Z", "by": "gate2"}]
-    assert store.admission_history(other["ticketId"]) == [
-        {"action": "admitted", "at": "2026-12-01T10:33:00Z", "by": "gate2"}]
+    history = [{"action": "admitted", "at": "2026-12-01T10:32:00Z", "by": "gate"},
+               {"action": "undone", "at": "2026-12-01T10:40:00Z", "by": "admin"},
+               {"action": "admitted", "at": "2026-12-01T10:41:00Z", "by": "gate2"}]
+    assert store.admission_history(sold["ticketId"]) == (history, 3)
+    assert store.admission_history(sold["ticketId"], 1, 1) == (history[1:2], 3)
+    assert store.admission_history(sold["ticketId"], 2, 5) == (history[2:], 3)
+    assert store.admission_history(sold["ticketId"], 3, 5) == ([], 3)
+    assert store.admission_history(other["ticketId"]) == ([
+        {"action": "admitted", "at": "2026-12-01T10:33:00Z", "by": "gate2"}], 1)
+
+
+def test_a_gates_undos_of_one_ticket_stop_at_the_limit_from_its_moment_on(store):
+    sold, _ = store.create_ticket(ticket())
+    other, _ = store.create_ticket(ticket())
+    limit = (2, "2026-12-01T00:00:00Z")
+    store.admit(sold["ticketId"], "gate", "2026-11-30T23:00:00Z")
+    store.undo_admission(sold["ticketId"], "gate", "2026-11-30T23:01:00Z", None, limit)
+    for minute in (10, 12):  # yesterday's undo counts for nothing today
+        store.admit(sold["ticketId"], "gate", f"2026-12-01T10:{minute}:00Z")
+        store.undo_admission(sold["ticketId"], "gate", f"2026-12-01T10:{minute + 1}:00Z",
+                             None, limit)
+    store.admit(sold["ticketId"], "gate", "2026-12-01T10:20:00Z")
+    with pytest.raises(storage.LimitReached) as reached:
+        store.undo_admission(sold["ticketId"], "gate", "2026-12-01T10:21:00Z", None, limit)
+    assert reached.value.first == "2026-12-01T10:11:00Z"
+    assert store.get_ticket(sold["ticketId"])["admittedBy"] == "gate"  # nothing changed
+    assert store.admission_history(sold["ticketId"])[1] == 7
+    # Another undoer, another ticket and no limit are each counted apart.
+    store.undo_admission(sold["ticketId"], "gate2", "2026-12-01T10:22:00Z", None, limit)
+    store.admit(other["ticketId"], "gate", "2026-12-01T10:23:00Z")
+    store.undo_admission(other["ticketId"], "gate", "2026-12-01T10:24:00Z", None, limit)
+    store.admit(sold["ticketId"], "gate", "2026-12-01T10:25:00Z")
+    store.undo_admission(sold["ticketId"], "gate", "2026-12-01T10:26:00Z")
+
+
+def test_a_buyers_purchases_stop_at_the_limit_within_the_window(store):
+    bought = [store.create_ticket(ticket(soldBy="shop", soldAt=f"2026-12-01T10:0{n}:00Z"),
+                                  purchase_limit=(2, "2026-12-01T09:30:00Z"))[0]
+              for n in range(2)]
+    with pytest.raises(storage.LimitReached) as reached:
+        store.create_ticket(ticket(soldBy="shop", soldAt="2026-12-01T10:05:00Z"),
+                            purchase_limit=(2, "2026-12-01T09:30:00Z"))
+    assert reached.value.first == "2026-12-01T10:00:00Z"
+    assert store.totals()["tickets"] == 2
+    assert store.places_taken("2026-12-01", "2026-12-01")["general"] == {"2026-12-01": 2}
+    # An hour on, the first has left the window; another buyer counts apart; and a replay
+    # of a key sells nothing new, so it is answered whatever the limit.
+    store.create_ticket(ticket(soldBy="shop", soldAt="2026-12-01T11:00:30Z"),
+                        purchase_limit=(2, "2026-12-01T10:00:30Z"))
+    store.create_ticket(ticket(soldBy="kiosk", soldAt="2026-12-01T10:06:00Z"),
+                        ("kiosk", "order-1", "body"), purchase_limit=(1, "2026-12-01T09:30:00Z"))
+    replayed, created = store.create_ticket(
+        ticket(soldBy="kiosk", soldAt="2026-12-01T10:07:00Z"), ("kiosk", "order-1", "body"),
+        purchase_limit=(1, "2026-12-01T09:30:00Z"))
+    assert not created and replayed["ticketId"] != bought[0]["ticketId"]
+
+
+def test_purchases_of_one_buyer_at_once_on_two_instances_stop_at_the_limit(backend):
+    stores = [backend.open() for _ in range(2)]
+    limit = (5, "2026-12-01T09:00:00Z")
+
+    def buy(number):
+        try:
+            stores[number % 2].create_ticket(
+                ticket(soldBy="shop", soldAt="2026-12-01T10:00:00Z"), purchase_limit=limit)
+            return "sold"
+        except storage.LimitReached:
+            return "refused"
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(buy, range(16)))
+    assert outcomes.count("sold") == 5 and outcomes.count("refused") == 11
+
+
+def test_guesses_are_counted_in_windows_shared_by_every_instance(backend):
+    first, second = backend.open(), backend.open()
+    assert first.guesses("gate") == (0, None)
+    assert first.count_guess("gate", 1000.0, 60) == (1, 1000.0)
+    assert second.count_guess("gate", 1010.5, 60) == (2, 1000.0)
+    assert first.guesses("gate") == (2, 1000.0)
+    assert second.count_guess("gate2", 1011.0, 60) == (1, 1011.0)  # each user its own
+    assert first.count_guess("gate", 1060.0, 60) == (1, 1060.0)  # the window ended
+
+
+def test_guesses_at_once_on_two_instances_are_all_counted(backend):
+    stores = [backend.open() for _ in range(2)]
+    with ThreadPoolExecutor(8) as pool:
+        counted = list(pool.map(lambda n: stores[n % 2].count_guess("gate", 1000.0,
+                                                                    60)[0], range(40)))
+    assert sorted(counted) == list(range(1, 41))
+    assert stores[0].guesses("gate") == (40, 1000.0)
 
 
 def test_a_lost_ticket_is_found_by_the_whole_email_or_its_codes_on_its_day(store):
@@ -461,7 +546,7 @@ def test_a_double_entry_is_recorded_once_per_key_and_counted(store):
     assert store.record_double_entry(sold["ticketId"], "gate2", "2026-12-01T10:31:00Z",
                                      key) == (first, False)
     assert store.replayed_scan(*key)["outcome"] == "double-entry"
-    assert store.admission_history(sold["ticketId"]) == [
+    assert store.admission_history(sold["ticketId"])[0] == [
         {"action": "admitted", "at": "2026-12-01T10:32:00Z", "by": "gate"},
         {"action": "double-entry", "at": "2026-12-01T10:31:00Z", "by": "gate2"}]
     assert store.door_summary("2026-12-01")["doubleEntries"] == 1
