@@ -510,7 +510,7 @@ class SQLStore(Store):
                 f"service supports ({len(self.MIGRATIONS)}); upgrade the service")
         return version
 
-    def schema_findings(self):
+    def schema_findings(self, older_ok=False):
         with self._reading() as conn:
             version = self._read_schema_version(conn)
             present = self._schema_objects(conn)
@@ -523,7 +523,8 @@ class SQLStore(Store):
                    f"schema version {version} has"
                    for kind, table, name in sorted(expected - present, key=_kind_first)
                    if kind == "table" or table in tables]  # a missing table's line will do
-        return ([self._behind(version)] if version < len(self.MIGRATIONS) else []) + missing
+        behind = version < len(self.MIGRATIONS) and not older_ok
+        return ([self._behind(version)] if behind else []) + missing
 
     def _schema_objects(self, conn):
         """{(kind, table, name)} for the tables, columns (named table.column) and indexes of

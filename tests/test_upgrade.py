@@ -99,7 +99,7 @@ def configured(config_text, url, auto_migrate="false"):
                                                        ("storage", "auto_migrate"): auto_migrate})
 
 
-def test_postgres_is_migrated_when_told_with_a_warning_to_use_pg_dump(
+def test_postgres_is_migrated_when_told_with_a_warning_to_back_it_up_first(
         postgres_url, config_text, monkeypatch, caplog):
     from storage.postgres import PostgresStore
 
@@ -113,7 +113,7 @@ def test_postgres_is_migrated_when_told_with_a_warning_to_use_pg_dump(
         opened = museum_services.open_configured_store(config, migrate=True)
     opened.close()
     assert (f"migrating the database from schema version {OLD} without a backup made by the "
-            f"service: {storage.PG_DUMP}") in caplog.text
+            f"service: {storage.PG_NO_COPY_BEFORE_MIGRATING}") in caplog.text
     reopened = storage.open_store(postgres_url, read_only=True)
     assert reopened.schema_version() == CURRENT
     reopened.close()
