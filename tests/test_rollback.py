@@ -4,8 +4,11 @@ rollback from every released schema: back up, migrate with this version, restore
 backup, find the old schema with its data as they were, migrate again and work."""
 
 import os
+import re
 import sqlite3
 import stat
+import subprocess
+import sys
 import uuid
 from contextlib import closing
 
@@ -14,6 +17,7 @@ import pytest
 import storage
 import storage.postgres_dump
 from commands import museum_command
+from serving import ROOT
 from schema_history import FIXTURES, load_postgres_fixture, load_sqlite_fixture
 from storage.sqlite import SQLiteStore
 from test_migrations import POSTGRES_CATALOG, drive_the_api, fixture_version
@@ -217,3 +221,68 @@ def test_a_rollback_from_each_released_schema_restores_it_whole_and_migrates_aga
         drive_the_api(store, config, fixture_version(name))
     finally:
         store.close()
+
+
+# -- the upgrade and the rollback of docs/backup-and-upgrades.md, as written ---------------
+
+PAGE = ROOT / "docs" / "backup-and-upgrades.md"
+
+
+def documented_commands(heading):
+    """The lines of the first `sh` block after `heading` on the page (indented in a list
+    item or not), as an operator would paste them."""
+    after = PAGE.read_text(encoding="utf-8").split(f"\n{heading}\n", 1)[1]
+    block = re.search(r"^ *```sh\n(.*?)^ *```", after, re.MULTILINE | re.DOTALL).group(1)
+    return [line.strip() for line in block.splitlines() if line.strip()]
+
+
+def as_run_here(lines, places):
+    """The page's commands with the production paths as the test's: the service's user is
+    the test's, systemctl and pip are recorders on PATH, museum runs this checkout."""
+    for written, here in places.items():
+        lines = [line.replace(written, here) for line in lines]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_documented_upgrade_and_rollback_run_as_written(
+        request, tmp_path, config_text, monkeypatch, backend):
+    """On a 1.2.0 database (schema 12, whose rollback by pg_restore --clean left a stray
+    slot_places that failed the next migrate): the page's upgrade, then its rollback."""
+    bin_dir, etc, backups = tmp_path / "bin", tmp_path / "etc", tmp_path / "backups"
+    for directory in (bin_dir, etc, backups):
+        directory.mkdir()
+    url = old_database(request, tmp_path, backend, "v6", 12, monkeypatch)
+    as_released = contents(url)
+    config = etc / "museum.ini"
+    config.write_text(f"{config_text}{KEEP_ALL}[storage]\nurl = {url}\n", encoding="utf-8")
+    config.chmod(0o600)
+    calls = tmp_path / "calls"
+    (bin_dir / "museum").write_text(
+        f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m museum_cli \"$@\"\n")
+    for recorder in ("systemctl", "pip"):
+        (bin_dir / recorder).write_text(f"#!/bin/sh\necho {recorder} \"$@\" >> {calls}\n")
+    for program in bin_dir.iterdir():
+        program.chmod(0o755)
+    places = {"sudo -u museum ": "", "/opt/museum/bin/": f"{bin_dir}/",
+              "/etc/museum": str(etc), "/var/lib/museum/backups": str(backups)}
+    environ = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path)}
+
+    def run(heading):
+        script = as_run_here(documented_commands(heading), places)
+        done = subprocess.run(["bash", "-euc", script], cwd=tmp_path, env=environ,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return calls.read_text().splitlines()
+
+    assert run("## Upgrading") == ["systemctl stop museum", "pip install ./museum-NEW",
+                                   "systemctl start museum"]
+    assert contents(url)[0] == CURRENT
+    assert stat.S_IMODE(os.stat(backups / "before-upgrade.backup").st_mode) == 0o600
+    calls.unlink()
+    assert run("### Rolling back") == ["systemctl stop museum", "pip install ./museum-OLD",
+                                       "systemctl start museum"]
+    assert contents(url) == as_released
+    done = museum_command(tmp_path, config.read_text(), "migrate")  # forward again
+    assert done.status == 0, done.err
+    assert contents(url)[0] == CURRENT
