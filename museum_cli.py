@@ -407,7 +407,7 @@ def _serving_commands(commands):
     _listen_flags(serve)
     serve.add_argument("--migrate", action="store_true",
                        help="migrate a database of an older version first (sqlite: after a "
-                       "backup beside it, PATH.vN.bak); without it the service refuses to "
+                       "backup beside it, PATH.vN.DATE.bak); without it the service refuses to "
                        "start on one")
     serve.set_defaults(run=command_serve)
 
@@ -479,7 +479,7 @@ def _database_commands(commands):
         "says (sqlite: saying its absolute path); no other command but 'serve' creates one")
     _database_command(
         commands, "migrate", command_migrate, "migrate a database of an older version to "
-        "this one's schema (sqlite: after a backup beside it, PATH.vN.bak), then exit")
+        "this one's schema (sqlite: after a backup beside it, PATH.vN.DATE.bak), then exit")
     backup = _database_command(
         commands, "backup", command_backup, "copy the database to DEST while the service "
         "runs; the copy is checked and owner-only (PostgreSQL: a pg_dump -Fc archive)")

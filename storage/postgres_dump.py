@@ -97,13 +97,13 @@ def restore(url, source):
     with tempfile.TemporaryDirectory(prefix="museum-restore-") as private:
         script = os.path.join(private, "restore.sql")
         done = subprocess.run([client_program("pg_restore"), f"--file={script}", source],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise StorageError(f"{source}: not restored, pg_restore cannot read it: "
                                f"{_first_error(done.stderr)}")
+        emptying = [f"--command={' '.join(drop for _, drop in drops)}"] if drops else []
         _run(url, "restore", [client_program("psql"), "--no-psqlrc", "--quiet",
-                              "--single-transaction", "--set=ON_ERROR_STOP=1",
-                              *([f"--command={' '.join(drop for _, drop in drops)}"] if drops else []),
+                              "--single-transaction", "--set=ON_ERROR_STOP=1", *emptying,
                               f"--file={script}"])
     if not drops:
         return f"schema {schema} was empty"
@@ -120,7 +120,7 @@ def archived_version(path):
     it or it holds no museum database."""
     done = subprocess.run([client_program("pg_restore"), "--data-only",
                            "--table=schema_migrations", "--file=-", path],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise StorageError(f"{path}: not a backup of a PostgreSQL database: pg_restore: "
                            f"{_first_error(done.stderr)}")
@@ -175,7 +175,7 @@ def _run(url, what, argv):
     if "password" in options:
         environ["PGPASSWORD"] = options.pop("password")
     done = subprocess.run([*argv, f"--dbname={make_conninfo(**options)}"],
-                          capture_output=True, text=True, env=environ)
+                          capture_output=True, text=True, env=environ, check=False)
     if done.returncode != 0:
         nothing = "; nothing was changed" if what == "restore" else ""
         raise StorageError(f"PostgreSQL at {display_url(url)}: {what} failed{nothing}: "

@@ -221,7 +221,7 @@ def test_schema_findings_name_each_missing_table_column_and_index_once(request, 
 @pytest.mark.parametrize("name", ["v1", "v5"])
 def test_migrate_leaves_the_old_database_whole_for_a_rollback(tmp_path, db_path, config_text,
                                                               name):
-    """The documented rollback copies PATH.vN.bak over the database: it must be the old
+    """A rollback restores PATH.vN.DATE.bak over the database: it must be the old
     database, at its schema version with every row, for the old version to run it."""
     load_sqlite_fixture(name, db_path)
     as_loaded = dump(db_path)
@@ -292,10 +292,10 @@ def test_prices_rounded_by_the_migration_to_hundredths_are_named_in_one_log_line
     done = museum_command(tmp_path, config_text, "migrate", "--db", url)
     assert done.status == 0, done.err
     rounded = [line for line in done.err.splitlines() if "keeps prices" in line]
-    assert [line.split(": ", 1)[1] for line in rounded] == [
+    assert [line.split(": ", 1)[1] for line in rounded] == [(
         f"{shown}: schema step 9 keeps prices in whole hundredths: rounded the prices with "
         f"more than 2 decimals (1): 'Night at the museum' "
-        f"(00000000-0000-4000-8000-000000000001) 12.3456 to 12.35"]
+        f"(00000000-0000-4000-8000-000000000001) 12.3456 to 12.35")]
     store = storage.open_store(url, read_only=True)
     try:
         prices = {event["name"]: event["price"]
