@@ -512,7 +512,7 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
                                _parse_dated(source, "capacity_dates", _places, parser),
                                settings["capacity"]["general_per_slot"])
     return Config(settings, users, schedule, source, capacity,
-                  os.path.abspath(sqlite_path(written)) if relative else "")
+                  url_before_1_2=os.path.abspath(sqlite_path(written)) if relative else "")
 
 
 def _beside(directory, url):
