@@ -166,22 +166,37 @@ def command_backup(args):
 
 def command_restore(args):
     url = _configured(args)["storage"]["url"]
-    kept = storage.restore(url, args.source)
-    print(f"restored {storage.display_url(url)} from {args.source}" +
-          (f"; the database it replaced is kept as {kept}" if kept else ""))
-    return command_check(args)
+    replaced = storage.restore(url, args.source)
+    print(f"restored {storage.display_url(url)} from {args.source}; {replaced}")
+    return _checked(args, restored=True)
 
 
 def command_check(args):
+    return _checked(args)
+
+
+def _checked(args, restored=False):
+    """`museum check`: one line per finding, or `URL: ok`. A database just restored may be
+    at an older schema, as a rollback means it to be: said, but no finding."""
     config = _configured(args)
     warn_if_readable_by_others(config)
     url = existing_database(config)
-    findings = storage.inspect(url)
+    findings = storage.inspect(url, older_schema_ok=restored)
     for finding in findings:
         print(finding)
     if not findings:
-        print(f"{storage.display_url(url)}: ok")
+        print(f"{storage.display_url(url)}: ok{_older_schema(url) if restored else ''}")
     return 1 if findings else 0
+
+
+def _older_schema(url):
+    """`, at schema version N of an older version…` for a database behind this version's
+    schema; '' for one at it."""
+    version, current = storage.schema_versions(url)
+    if version == current:
+        return ""
+    return (f", at schema version {version} of an older version (this one uses {current}: "
+            f"the older version runs it as it is; 'museum migrate' brings it to this one)")
 
 
 def command_purge_contacts(args):
@@ -392,7 +407,7 @@ def _serving_commands(commands):
     _listen_flags(serve)
     serve.add_argument("--migrate", action="store_true",
                        help="migrate a database of an older version first (sqlite: after a "
-                       "backup beside it, PATH.vN.bak); without it the service refuses to "
+                       "backup beside it, PATH.vN.DATE.bak); without it the service refuses to "
                        "start on one")
     serve.set_defaults(run=command_serve)
 
@@ -464,16 +479,16 @@ def _database_commands(commands):
         "says (sqlite: saying its absolute path); no other command but 'serve' creates one")
     _database_command(
         commands, "migrate", command_migrate, "migrate a database of an older version to "
-        "this one's schema (sqlite: after a backup beside it, PATH.vN.bak), then exit")
+        "this one's schema (sqlite: after a backup beside it, PATH.vN.DATE.bak), then exit")
     backup = _database_command(
         commands, "backup", command_backup, "copy the database to DEST while the service "
-        "runs; the copy is checked and owner-only (PostgreSQL: use pg_dump)")
+        "runs; the copy is checked and owner-only (PostgreSQL: a pg_dump -Fc archive)")
     backup.add_argument("destination", metavar="DEST", help="file to write (replaced once "
                         "the new copy passes its check)")
     restore = _database_command(
         commands, "restore", command_restore, "replace the database with a backup, then "
-        "check it; refuses while a service has the database open (PostgreSQL: use "
-        "pg_restore)")
+        "check it; refuses while a service has the database open (PostgreSQL: empties the "
+        "museum's schema and restores the dump into it, in one transaction)")
     restore.add_argument("source", metavar="SRC", help="a file written by 'museum backup'")
     _database_command(
         commands, "check", command_check, "check the database, reading only: sqlite's "

@@ -653,9 +653,10 @@ def _ticket_schemas(facts):
                 "was; `admitted` once admitted at the door.")},
             "eventId": _EVENT_ONLY, **_ADMISSION,
             "email": {"type": "string", "format": "email",
-                      "description": f"Only for the {ADMIN_ROLE} role, until erased."},
+                      "description": f"Only for the {ADMIN_ROLE} role, until erased (then "
+                                     "absent)."},
             "phone": {"type": "string", "description": f"Only for the {ADMIN_ROLE} role, "
-                      "when given, until erased."}}),
+                      "when given, until erased (then absent)."}}),
         "FoundTicket": _object([*DOOR_FIELDS, "status", "admitted"], {
             **_TICKET, "eventId": _EVENT_ONLY,
             "status": {"type": "string", "enum": statuses, "description": (

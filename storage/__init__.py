@@ -28,6 +28,7 @@ Ids and dates are strings (UUID text, ISO dates); validation happens before a ca
 app. Domain errors are the exceptions below; backends raise nothing else on ordinary failures.
 """
 
+import importlib
 import itertools
 import os
 import re
@@ -199,9 +200,10 @@ class Store(ABC):
         """The number of schema migration steps the database has had."""
 
     @abstractmethod
-    def schema_findings(self):
+    def schema_findings(self, older_ok=False):
         """What keeps the database's schema from being this version's, one line each; []
-        when nothing does. A database at an older schema version gets a line saying so.
+        when nothing does. A database at an older schema version gets a line saying so,
+        unless `older_ok` (a backup restored to roll back is meant to be older).
         Then every table, column and index that a new database at the same schema version
         has and this one lacks: a step that left something out, or an edited one. Reads
         only (on PostgreSQL the new schema is built in a transaction rolled back)."""
@@ -492,15 +494,20 @@ def open_store(url, read_only=False, migrate=True, limits=Limits()):
     inspected) and refuses writes with `Unavailable`. `limits` bound the waits for
     the database (see `Limits`)."""
     if _is_postgres(url):
-        try:
-            from storage.postgres import PostgresStore
-        except ImportError as error:  # psycopg or psycopg_pool is not installed
-            raise StorageError(f"PostgreSQL support needs: pip install "
-                               f"'museum-service[postgres]' ({error})") from error
-        return PostgresStore(url, read_only, migrate, limits)
+        return _postgres_module("postgres").PostgresStore(url, read_only, migrate, limits)
     from storage.sqlite import SQLiteStore
 
     return SQLiteStore(sqlite_path(url), read_only, migrate, limits)
+
+
+def _postgres_module(name):
+    """The module `storage.NAME` of the PostgreSQL backend; `StorageError` saying what to
+    install when its driver is missing."""
+    try:
+        return importlib.import_module(f"storage.{name}")
+    except ImportError as error:  # psycopg or psycopg_pool is not installed
+        raise StorageError(f"PostgreSQL support needs: pip install "
+                           f"'museum-service[postgres]' ({error})") from error
 
 
 def _is_postgres(url):
@@ -547,20 +554,23 @@ def sqlite_file(url):
 
 
 # -- keeping the database: copies, checks and restores --------------------------------------
-# sqlite's file is the service's to copy; a PostgreSQL server has its own tools for that.
+# sqlite's file is the service's to copy; a PostgreSQL database is copied by the server's
+# own tools, which storage/postgres_dump.py runs.
 
-PG_DUMP = "PostgreSQL is backed up with its own tools: pg_dump -Fc DBNAME > FILE"
-PG_RESTORE = "PostgreSQL is restored with its own tools: pg_restore --clean -d DBNAME FILE"
+PG_NO_COPY_BEFORE_MIGRATING = ("a PostgreSQL database is not copied before a migration: "
+                               "take a backup first with 'museum backup FILE'")
 
 
 def backup(url, destination, erase_before=None):
     """Write a copy of the database at `url`, as it was at one moment, to the file
     `destination`, while services keep using the database. The copy is readable by its
-    owner only, one self-contained file, and passes sqlite's integrity check before it
-    replaces any file at `destination`; the contacts of tickets dated before `erase_before`
-    (an ISO date) are erased in it. `Unsupported` for PostgreSQL."""
+    owner only and one self-contained file, and replaces any file at `destination` only
+    once it is checked: sqlite's integrity check; on PostgreSQL, a `pg_dump -Fc` archive
+    that `pg_restore` reads back, with the museum's schema version in it. The contacts of
+    tickets dated before `erase_before` (an ISO date; sqlite only) are erased in it."""
     if _is_postgres(url):
-        raise Unsupported(PG_DUMP)
+        _postgres_module("postgres_dump").dump(url, destination)
+        return
     from storage.sqlite import backup_file
 
     backup_file(sqlite_path(url), destination, erase_before)
@@ -571,9 +581,9 @@ def backup_beside(url, version, day, erase_before):
     `version`, as `PATH.vVERSION.DAY.bak` (`DAY` an ISO date; `-2`, `-3`… after it when
     taken: an earlier copy is never replaced), with the contacts of tickets dated before
     `erase_before` erased, as the service erases them; return its path. `Unsupported` for
-    PostgreSQL."""
+    PostgreSQL, whose database has no file to be beside."""
     if _is_postgres(url):
-        raise Unsupported(PG_DUMP)
+        raise Unsupported(PG_NO_COPY_BEFORE_MIGRATING)
     stem = f"{sqlite_path(url)}.v{version}.{day}"
     destination = f"{stem}.bak"
     for number in itertools.count(2):
@@ -585,23 +595,27 @@ def backup_beside(url, version, day, erase_before):
 
 
 def restore(url, source):
-    """Replace the database at `url` with the backup file `source`, which must pass
-    sqlite's integrity checks and have a schema this version can use or migrate. `InUse`
-    while any process has the database open, that is while a service runs on it. The
-    replaced database is kept beside it: return that path (None if there was none).
-    `Unsupported` for PostgreSQL."""
+    """Replace the database at `url` with the backup file `source` (written by `backup`),
+    which must read back whole and have a schema this version can use or migrate (an older
+    one is restored as it is: that is a rollback). `InUse` while a service uses the
+    database. Return what became of the database it replaced, as a phrase for the operator:
+    sqlite keeps it beside itself (`PATH.before-restore`); on PostgreSQL every table, view
+    and sequence of the museum's schema is dropped and the dump restored into the emptied
+    schema, in one transaction, so a failed restore changes nothing."""
     if _is_postgres(url):
-        raise Unsupported(PG_RESTORE)
+        return _postgres_module("postgres_dump").restore(url, source)
     from storage.sqlite import restore_file
 
-    return restore_file(sqlite_path(url), source)
+    kept = restore_file(sqlite_path(url), source)
+    return f"the database it replaced is kept as {kept}" if kept else "there was none before"
 
 
-def inspect(url):
+def inspect(url, older_schema_ok=False):
     """What is wrong with the database at `url`, one line each; [] when it is sound.
     sqlite: the file's integrity and foreign-key checks first. Then, on both backends, that
-    it answers a query, and its schema (`Store.schema_findings`): its version, and every
-    table, column and index it should have. Reads only."""
+    it answers a query, and its schema (`Store.schema_findings`): its version (an older one
+    is no finding when `older_schema_ok`: a backup restored to roll back), and every table,
+    column and index a database of that version should have. Reads only."""
     findings = []
     if not _is_postgres(url):
         from storage.sqlite import file_findings
@@ -615,12 +629,22 @@ def inspect(url):
         return [str(error)]
     try:
         store.check()
-        findings += store.schema_findings()
+        findings += store.schema_findings(older_schema_ok)
     except StorageError as error:
         findings.append(str(error))
     finally:
         store.close()
     return findings
+
+
+def schema_versions(url):
+    """(the schema version of the database at `url`, the one this service uses). Reads
+    only."""
+    store = open_store(url, read_only=True, migrate=False)
+    try:
+        return store.schema_version(), len(store.MIGRATIONS)
+    finally:
+        store.close()
 
 
 def display_url(url):

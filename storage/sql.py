@@ -47,6 +47,8 @@ from storage import (
 
 log = logging.getLogger("museum.storage")
 
+PRICES_STEP = 9  # the schema step that keeps prices in hundredths, rounding finer ones
+
 # How often a health check tries a write of its own: rarely while writes succeed (a full
 # disk is seen even with no sales), often while they fail (so is the end of the outage).
 PROBE_EVERY = 5  # seconds
@@ -311,6 +313,16 @@ def ticket_record(row):
             "entryTime": entry_time}
 
 
+def _prices_to_round(conn):
+    """'NAME (ID) PRICE to ROUNDED' for each event whose price (a float before schema step
+    PRICES_STEP) has more than 2 decimals, rounded as that step's SQL rounds it; a price
+    such as 0.29, whose float is a hair off 29 hundredths, is not one."""
+    return [f"{name!r} ({event_id}) {price!r} to {price_value(int(hundredths))}"
+            for event_id, name, price, hundredths in conn.execute(
+                "SELECT id, name, price, round(price * 100) FROM events "
+                "WHERE abs(price * 100 - round(price * 100)) > 0.000001 ORDER BY name, id")]
+
+
 def run_step(conn, step):
     """Run a migration step's entries in order: each is SQL text, or a function of the
     connection for a change plain SQL cannot state in that dialect."""
@@ -521,9 +533,14 @@ class SQLStore(Store):
         with self._writing() as conn:
             self._lock_schema(conn)
             version = self._read_schema_version(conn)  # another instance may have migrated
+            rounded = _prices_to_round(conn) if 0 < version < PRICES_STEP else []
             for number, step in enumerate(self.MIGRATIONS[version:], start=version + 1):
                 run_step(conn, step)
                 self._record_schema_version(conn, number)
+        if rounded:  # said once the migration that rounded them has committed
+            log.warning("%s: schema step %d keeps prices in whole hundredths: rounded the "
+                        "prices with more than 2 decimals (%d): %s", self._describe(),
+                        PRICES_STEP, len(rounded), "; ".join(rounded))
 
     def _checked_schema_version(self):
         version = self.schema_version()
@@ -533,7 +550,7 @@ class SQLStore(Store):
                 f"service supports ({len(self.MIGRATIONS)}); upgrade the service")
         return version
 
-    def schema_findings(self):
+    def schema_findings(self, older_ok=False):
         with self._reading() as conn:
             version = self._read_schema_version(conn)
             present = self._schema_objects(conn)
@@ -546,7 +563,8 @@ class SQLStore(Store):
                    f"schema version {version} has"
                    for kind, table, name in sorted(expected - present, key=_kind_first)
                    if kind == "table" or table in tables]  # a missing table's line will do
-        return ([self._behind(version)] if version < len(self.MIGRATIONS) else []) + missing
+        behind = version < len(self.MIGRATIONS) and not older_ok
+        return ([self._behind(version)] if behind else []) + missing
 
     def _schema_objects(self, conn):
         """{(kind, table, name)} for the tables, columns (named table.column) and indexes of

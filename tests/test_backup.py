@@ -127,15 +127,6 @@ def test_a_backup_replaces_an_older_one_only_once_it_is_checked(tmp_path, ops, c
     assert sorted(path.name for path in tmp_path.glob("backup*")) == ["backup.sqlite3"]
 
 
-@pytest.mark.parametrize("command, message", [("backup", storage.PG_DUMP),
-                                              ("restore", storage.PG_RESTORE)])
-def test_postgres_is_backed_up_and_restored_with_its_own_tools(ops, config_text, command,
-                                                               message):
-    done = museum_command(ops, config_text, command, "file.dump", "--db",
-                          "postgresql://museum@127.0.0.1:1/museum")
-    assert (done.status, done.err) == (2, f"museum: {message}")
-
-
 # -- restore -----------------------------------------------------------------------------
 
 def test_restore_drill(tmp_path, ops, config_text):

@@ -99,7 +99,7 @@ def configured(config_text, url, auto_migrate="false"):
                                                        ("storage", "auto_migrate"): auto_migrate})
 
 
-def test_postgres_is_migrated_when_told_with_a_warning_to_use_pg_dump(
+def test_postgres_is_migrated_when_told_with_a_warning_to_back_it_up_first(
         postgres_url, config_text, monkeypatch, caplog):
     from storage.postgres import PostgresStore
 
@@ -113,7 +113,7 @@ def test_postgres_is_migrated_when_told_with_a_warning_to_use_pg_dump(
         opened = museum_services.open_configured_store(config, migrate=True)
     opened.close()
     assert (f"migrating the database from schema version {OLD} without a backup made by the "
-            f"service: {storage.PG_DUMP}") in caplog.text
+            f"service: {storage.PG_NO_COPY_BEFORE_MIGRATING}") in caplog.text
     reopened = storage.open_store(postgres_url, read_only=True)
     assert reopened.schema_version() == CURRENT
     reopened.close()
@@ -221,7 +221,7 @@ def test_schema_findings_name_each_missing_table_column_and_index_once(request, 
 @pytest.mark.parametrize("name", ["v1", "v5"])
 def test_migrate_leaves_the_old_database_whole_for_a_rollback(tmp_path, db_path, config_text,
                                                               name):
-    """The documented rollback copies PATH.vN.bak over the database: it must be the old
+    """A rollback restores PATH.vN.DATE.bak over the database: it must be the old
     database, at its schema version with every row, for the old version to run it."""
     load_sqlite_fixture(name, db_path)
     as_loaded = dump(db_path)
@@ -264,3 +264,42 @@ def test_the_copy_before_a_migration_has_expired_contacts_erased_and_is_never_re
     assert museum_command(tmp_path, config_text, "migrate", "--db", db_path).status == 0
     assert os.path.exists(copy)
     assert version(copy_before(db_path, 6).removesuffix(".bak") + "-2.bak") == 6
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_prices_rounded_by_the_migration_to_hundredths_are_named_in_one_log_line(
+        request, tmp_path, config_text, backend):
+    """Before schema step 9 a price was a float: one with more than 2 decimals is rounded
+    to hundredths by that step, and the migration says which, once it has committed."""
+    url = str(tmp_path / "museum.sqlite3") if backend == "sqlite" \
+        else request.getfixturevalue("postgres_url")
+    changes = ["UPDATE events SET price = 12.3456 WHERE name = 'Night at the museum'",
+               "UPDATE events SET price = 0.29 WHERE name = 'Winter lectures'"]
+    if backend == "sqlite":
+        load_sqlite_fixture("v6", url)
+        with closing(sqlite3.connect(url)) as conn, conn:
+            for change in changes:
+                conn.execute(change)
+        shown = url
+    else:
+        import psycopg
+
+        load_postgres_fixture("v6", url)
+        with psycopg.connect(url, autocommit=True) as conn:
+            for change in changes:
+                conn.execute(change)
+        shown = f"PostgreSQL at {storage.display_url(url)}"
+    done = museum_command(tmp_path, config_text, "migrate", "--db", url)
+    assert done.status == 0, done.err
+    rounded = [line for line in done.err.splitlines() if "keeps prices" in line]
+    assert [line.split(": ", 1)[1] for line in rounded] == [(
+        f"{shown}: schema step 9 keeps prices in whole hundredths: rounded the prices with "
+        f"more than 2 decimals (1): 'Night at the museum' "
+        f"(00000000-0000-4000-8000-000000000001) 12.3456 to 12.35")]
+    store = storage.open_store(url, read_only=True)
+    try:
+        prices = {event["name"]: event["price"]
+                  for event in store.list_events("2026-11-22", None, 0, 10)[0]}
+    finally:
+        store.close()
+    assert (prices["Night at the museum"], prices["Winter lectures"]) == (12.35, 0.29)
