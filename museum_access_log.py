@@ -57,7 +57,10 @@ class AccessLineFormat(logging.Formatter):
         if second != self._second:
             self._second = second
             self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
-        return (f"{self._stamp},{record.msecs:03.0f} {record.levelname} {record.name}: "
+        # From `created`, not `msecs`: a record remade from the queue (`created` set after it
+        # was made) keeps the milliseconds of its remaking.
+        milliseconds = int((record.created - second) * 1000)
+        return (f"{self._stamp},{milliseconds:03d} {record.levelname} {record.name}: "
                 f"{record.msg}")
 
 
