@@ -19,7 +19,7 @@ import re
 import threading
 import typing
 import unicodedata
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 import falcon
 import falcon.inspect
@@ -37,16 +37,17 @@ from museum_config import (ADMIN_ROLE, CAPACITY_MAX, DATE, GATE_ROLE, PRICE_MAX,
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, parse_config  # noqa: F401
 from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RULE, EntryTimes,
-                         TypedCodeLimit, admit, door_details, lookup_details, may_undo,
-                         new_confirmation_code, qr_text, ticket_status, typed_codes, wrong_date)
+                         Scan, TypedCodeLimit, admit, door_details, door_list, list_etag,
+                         lookup_details, may_undo, new_confirmation_code, qr_text,
+                         read_cursor, ticket_status, typed_codes, wrong_date)
 from museum_http import (BAD_QUERY, BODY_LIMIT, PAGE_MAX, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX,
                          Problem, Router, date_window, json_response, paging, parse_query,
                          read_json, rfc3339, set_paging_headers, start_date,
                          storage_error_as_problem, to_json, unexpected_error, write_problem)
 from museum_openapi import (DATE_SCHEMA, UUID_SCHEMA, Answer, Operation, anchored, query, ref,
                             trimmed_text)
-from museum_services import (museum_now, museum_today, new_uuid, open_configured_store,
-                             qr_secret, utc_now)
+from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
+                             open_configured_store, qr_secret, utc_now)
 from museum_pages import PageFile
 from museum_ticket_image import TicketImages
 
@@ -65,6 +66,7 @@ log = logging.getLogger("museum")
 
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
+MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})")
 # The limits below are also the OpenAPI document's (openapi_description hands them over).
 NAME_MAX = 200  # an event's name and location, after trimming
 DESCRIPTION_MAX = 5000
@@ -143,6 +145,17 @@ class Validator:
             self.error(name, "must have at most 2 decimals")
             return None
         return storage.price_value(minor)
+
+    def moment(self, name, value):
+        """An RFC 3339 date-time with its offset, as an aware datetime."""
+        if isinstance(value, str) and MOMENT.fullmatch(value):
+            try:
+                return datetime.fromisoformat(value.upper())
+            except ValueError:
+                pass
+        self.error(name, "must be an RFC 3339 date-time with offset, such as "
+                         "2027-10-29T09:14:05+01:00")
+        return None
 
     def time_of_day(self, name, value):
         if isinstance(value, str) and TIME_OF_DAY.fullmatch(value):
@@ -475,7 +488,7 @@ class Tickets:
         self.public_url = public_url
 
     def on_post(self, req, resp):
-        key = self._idempotency_key(req)
+        key = idempotency_key(req)
         body = read_json(req)
         idempotency = None
         if key is not None:
@@ -520,14 +533,6 @@ class Tickets:
         json_response(resp, self._receipt(ticket), 201)
         resp.location = f"{self.public_url}{API}/tickets/{ticket['ticketId']}/qr"
 
-    @staticmethod
-    def _idempotency_key(req):
-        key = req.get_header("Idempotency-Key")
-        if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
-            raise Problem(400, "Idempotency-Key must be 1 to 200 visible ASCII characters.",
-                          errors=[{"field": "Idempotency-Key", "message": "is malformed"}])
-        return key
-
     def _check(self, body):
         validator = Validator()
         ticket = check_fields(body, TICKET_FIELDS, validator)
@@ -554,6 +559,15 @@ class Tickets:
         if ticket["entryTime"]:
             receipt["entryTime"] = ticket["entryTime"]
         return receipt
+
+
+def idempotency_key(req):
+    """The request's Idempotency-Key header, None when absent; 400 when malformed."""
+    key = req.get_header("Idempotency-Key")
+    if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
+        raise Problem(400, "Idempotency-Key must be 1 to 200 visible ASCII characters.",
+                      errors=[{"field": "Idempotency-Key", "message": "is malformed"}])
+    return key
 
 
 def _fingerprint(body):
@@ -679,7 +693,7 @@ class TicketImage:
 # The door: admitting tickets at the entrance, and the page the gate staff use
 # ============================================================================================
 
-ADMISSION_FIELDS = {  # exactly one of them
+ADMISSION_FIELDS = {  # exactly one of code and confirmationCode; scannedAt offline only
     "code": Field(checked_by(Validator.text, QR_TEXT_LIMIT), trimmed_text(
         QR_TEXT_LIMIT, "The text of the ticket's QR code, as scanned. "), qr_text(
             "example secret", "a8e2d6c0-51b7-4f3e-8d92-6c4b1e0f7a35",
@@ -687,7 +701,15 @@ ADMISSION_FIELDS = {  # exactly one of them
     "confirmationCode": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
         TYPED_CODE_LIMIT, "The confirmation code printed on the ticket, as typed; letter "
         "case does not matter. "), "ticket-general-3fa85f-64571"),
+    "scannedAt": Field(checked_by(Validator.moment), {
+        "type": "string", "format": "date-time", "description": "Only for a scan the door's "
+        "page admitted offline: when, with its offset; at most a minute ahead of the "
+        "service's clock and a day behind it. Such a scan is admitted at that time; a "
+        "ticket admitted meanwhile by another admission is recorded as a double entry."},
+        "2027-10-29T10:14:05+02:00"),
 }
+OFFLINE_AHEAD = timedelta(minutes=1)  # a device's clock may run this much ahead
+OFFLINE_BEHIND = timedelta(hours=24)  # an offline scan sent later than this is refused
 
 
 def exactly_one(body, first, second, validator, missing):
@@ -707,54 +729,125 @@ def refuse_guessing(guesses, user):
 
 
 class Admissions:
-    """Admit a ticket at the door: each ticket once, on its day. Unknown typed or scanned
-    codes count toward the `TypedCodeLimit`."""
+    """Admit a ticket at the door: each ticket once, on its day; a scan's Idempotency-Key
+    replayed answers what it did. Unknown typed codes count toward the `TypedCodeLimit`;
+    QR texts and unreadable input never do."""
 
     needed_roles = {"POST": GATE_ROLE}
-    described = {"post": Operation("admitTicket", "Door", "Admit a ticket at the door", (), {
-        201: Answer("The ticket was admitted.", "Admission"), 404: "UnknownTicket",
+    described = {"post": Operation("admitTicket", "Door", "Admit a ticket at the door", (
+        "IdempotencyKey",), {
+        201: Answer("The ticket was admitted (or, replayed, was admitted by this key).",
+                    "Admission"), 404: "UnknownTicket",
         409: "NotAdmittable", 410: "DeadTicket", 422: "ForgedTicket"}, "AdmissionRequest")}
 
-    def __init__(self, store, secret, today, clock, guesses, entry_times):
+    def __init__(self, store, secret, now, clock, guesses, entry_times):
         self.store = store
         self.secret = secret
-        self.today = today
+        self.now = now  # the time at the museum
         self.clock = clock
         self.guesses = guesses
         self.entry_times = entry_times  # museum_door.EntryTimes: timed entry's door rule
 
     def on_post(self, req, resp):
         user = req.context.user.name
-        refuse_guessing(self.guesses, user)
-        presented = self._presented(read_json(req))
-        today = self.today()
-        result, ticket = admit(self.store, self.secret, today, user, rfc3339(self.clock()),
-                               self.entry_times, **presented)
+        key = idempotency_key(req)
+        body = read_json(req)
+        now = self.clock()
+        presented, scanned_at = self._presented(body, now)
+        # Only a typed code shaped as one can be a guess; a QR text is decided even while
+        # the limit holds, and a misread is no guess at all.
+        guess = "code" in presented and bool(typed_codes(presented["code"]))
+        if guess:
+            refuse_guessing(self.guesses, user)
+        museum_now = (scanned_at or now).astimezone(self.now().tzinfo)
+        entry_times = self.entry_times.at(museum_now) if scanned_at else self.entry_times
+        scan = Scan(user, rfc3339(scanned_at or now), now, scanned_at is not None,
+                    None if key is None else (user, key, _fingerprint(body)))
+        try:
+            result, ticket = admit(self.store, self.secret, museum_now.date(), entry_times,
+                                   scan, **presented)
+        except storage.IdempotencyConflict:
+            raise Problem(422, KEY_REUSED) from None
         if result == "admitted":
             json_response(resp, {"result": "admitted", **door_details(ticket)}, 201)
             return
-        if result == "unknown":
+        if result == "unknown" and guess:
             self.guesses.count(user)
             refuse_guessing(self.guesses, user)
+        self._refuse(result, ticket, museum_now.date(), entry_times)
+
+    @staticmethod
+    def _refuse(result, ticket, today, entry_times):
         status, detail = DOOR_OUTCOMES[result]
         members = {"result": result, **(door_details(ticket) if ticket else {})}
         if result == "wrong-date":
             members["when"], detail = wrong_date(ticket, today)
         if result == "too-early":
-            members["entryTime"], detail = ticket["entryTime"], self.entry_times.detail(ticket)
+            detail = entry_times.detail(ticket)
         raise Problem(status, detail, members=members)
 
     @staticmethod
-    def _presented(body):
-        """{"qr_text": …} or {"code": …}: exactly one of the two body fields."""
+    def _presented(body, now):
+        """{"qr_text": …} or {"code": …} (exactly one of the two body fields), and the
+        offline scan's time (None: scanned now)."""
         validator = Validator()
         values = check_fields(body, ADMISSION_FIELDS, validator)
         exactly_one(body, "code", "confirmationCode", validator,
                     "is required, or confirmationCode typed from the ticket")
+        scanned_at = values.get("scannedAt")
+        if scanned_at and not now - OFFLINE_BEHIND <= scanned_at <= now + OFFLINE_AHEAD:
+            validator.error("scannedAt", "must be within the last 24 hours, and not more "
+                            "than a minute ahead")
         validator.raise_if_invalid()
         if "code" in values:
-            return {"qr_text": values["code"]}
-        return {"code": values["confirmationCode"]}
+            return {"qr_text": values["code"]}, scanned_at
+        return {"code": values["confirmationCode"]}, scanned_at
+
+
+KEY_REUSED = "This Idempotency-Key was already used with a different request."
+
+
+class AdmissionList:
+    """The day's tickets, for the door's page to decide without the service (see
+    museum_door.door_list): whole, or changed since a cursor; never an email or phone. A
+    gate may read today's and tomorrow's, an admin any day's."""
+
+    needed_roles = {"GET": GATE_ROLE}
+    described = {"get": Operation("listAdmissions", "Door", "The day's tickets for the door", (
+        query("date", "The day; defaults to today at the museum. A gate may ask for today "
+              "and tomorrow only.", DATE_SCHEMA, "2027-10-29"),
+        query("since", "A `cursor` of an earlier answer for that day: only the tickets "
+              "changed after it.", {"type": "string"}, "2027-10-29.41"), "IfNoneMatch"), {
+        200: Answer("The day's tickets.", "AdmissionList", ("ETag",)),
+        304: "ListNotModified"})}
+
+    def __init__(self, store, now, zone_name):
+        self.store = store
+        self.now = now  # the time at the museum
+        self.zone_name = zone_name
+
+    def on_get(self, req, resp):
+        now = self.now()
+        validator = Validator()
+        day = parse_query(req, validator, "date", Validator.date, None) or now.date()
+        since = parse_query(req, validator, "since", functools.partial(read_cursor, day=day),
+                            None)
+        if req.context.user.role != ADMIN_ROLE and day not in (now.date(),
+                                                               now.date() + timedelta(1)):
+            validator.error("date", "must be today or tomorrow at the museum for a gate")
+        validator.raise_if_invalid(BAD_QUERY)
+        events_version = self.store.events_version()
+        resp.etag = etag = falcon.ETag(list_etag(
+            day, since, self.store.door_list_version(day.isoformat()), events_version,
+            self.zone_name))
+        if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
+            resp.status = 304
+            return
+        listed = self.store.door_list(day.isoformat(), since)
+        # Tagged with the version read with the list: a change since the first read shows.
+        resp.etag = falcon.ETag(list_etag(day, since, listed["version"], events_version,
+                                          self.zone_name))
+        json_response(resp, door_list(listed, day, since, self.zone_name, now))
 
 
 class Admission:
@@ -876,6 +969,7 @@ API_ROUTES = {
     "/museum-hours": MuseumHours, "/special-events": SpecialEvents,
     "/special-events/{eventId}": SpecialEvent, "/tickets": Tickets,
     "/admissions": Admissions, "/admissions/summary": AdmissionSummary,
+    "/admissions/list": AdmissionList,
     "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
     "/availability": Availability, "/reports/sales": SalesReport,
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
@@ -957,7 +1051,8 @@ def api_resources(config, store, clock, new_id):
             Tickets(store, config, now, new_id, public_url), Ticket(store, clock),
             Availability(store, config.schedule, config.capacity, today),
             SalesReport(store, today), TicketImage(store, secret),
-            Admissions(store, secret, today, clock, guesses, entry_times),
+            Admissions(store, secret, now, clock, guesses, entry_times),
+            AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
             Admission(store, clock))
 

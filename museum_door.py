@@ -2,14 +2,16 @@
 ticket's QR code, what the door makes of a presented ticket, and what it shows of one.
 
 Used by museum.py's door resources (which turn these outcomes into answers) and by
-`museum verify-ticket`; it reads the store and never writes to it.
+`museum verify-ticket`; it writes to the store only what admitting a ticket records.
 """
 
+import hashlib
 import hmac
 import logging
 import re
 import secrets
-from datetime import date, datetime, timedelta
+import typing
+from datetime import date, datetime, timedelta, timezone
 
 import storage
 from museum_auth import FailureCounts
@@ -52,13 +54,23 @@ def _qr_tag(secret, ticket_id, code):
     return hmac.new(secret.encode(), f"{ticket_id}:{code}".encode(), "sha256").hexdigest()[:20]
 
 
+# The one shape of a ticket's QR text (see qr_text); anything else is a misread or another
+# kind of code (a URL, a Wi-Fi code), never a ticket of this museum.
+QR_TEXT = re.compile("MUSEUM1:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):"
+                     f"({CONFIRMATION_CODE.pattern}):([0-9a-f]{{20}})")
+
+
+def well_formed_qr_text(text):
+    """Whether `text` has the shape of a ticket's QR text, genuine or not."""
+    return QR_TEXT.fullmatch(text.strip()) is not None
+
+
 def read_qr_text(secret, text):
     """(ticket_id, code) when `text` is a genuine ticket QR text, else None."""
-    parts = text.strip().split(":")
-    # A genuine text is ASCII; compare_digest raises on anything else.
-    if len(parts) != 4 or parts[0] != "MUSEUM1" or not text.isascii():
+    shaped = QR_TEXT.fullmatch(text.strip())
+    if shaped is None:
         return None
-    _, ticket_id, code, tag = parts
+    ticket_id, code, tag = shaped.group(1), shaped.group(2), shaped.group(4)
     return (ticket_id, code) if hmac.compare_digest(tag, _qr_tag(secret, ticket_id, code)) \
         else None
 
@@ -82,14 +94,18 @@ def typed_codes(typed):
 QR_TEXT_LIMIT = 512  # a genuine QR text is about 120 characters
 TYPED_CODE_LIMIT = 100  # a confirmation code as typed; a genuine one is 27 characters
 DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the admission
-    "already-admitted": (409, "This ticket was admitted before."),
+    "already-admitted": (409, "This ticket was admitted before."),  # see already_admitted
     "wrong-date": (409, "This ticket is for another day."),  # detail: see `wrong_date`
     "too-early": (409, "This ticket's entry time has not come."),  # see EntryTimes.detail
     "cancelled": (410, "The event of this ticket was cancelled."),
     "void": (410, "This ticket was voided."),
     "forged": (422, "This is not a genuine ticket of this museum."),
+    "unreadable": (422, "This is not a museum ticket's QR code; scan again."),
     "unknown": (404, "No ticket with this code was sold."),
 }
+# The same user scanning a ticket it admitted this long ago is told so (`sameDevice`): a
+# second look at the visitor in front of it, not a ticket passed back through the queue.
+SAME_DEVICE_WINDOW = timedelta(minutes=2)
 DOOR_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode")
 TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
 
@@ -105,7 +121,11 @@ def door_check(store, secret, today, entry_times, qr_text=None, code=None):
     """What the door makes of a presented ticket, from its QR text or its typed confirmation
     code (see `typed_codes`), on `today` and by `entry_times`: `(result, ticket)`, result
     one of `admittable`, `already-admitted`, `wrong-date`, `too-early`, `cancelled`, `void`
-    (with the ticket), `forged` or `unknown` (ticket None). Reads only."""
+    (with the ticket), `forged`, `unreadable` (not a QR text's shape, or a typed code
+    not shaped as a code) or `unknown` (ticket None). Reads only."""
+    if (qr_text is not None and not well_formed_qr_text(qr_text)) or (
+            code is not None and not typed_codes(code)):
+        return "unreadable", None
     if qr_text is not None:
         genuine = read_qr_text(secret, qr_text)
         if genuine is None:
@@ -131,16 +151,66 @@ def door_check(store, secret, today, entry_times, qr_text=None, code=None):
     return "admittable", ticket
 
 
-def admit(store, secret, today, user, admitted_at, entry_times, **presented):
-    """Admit a presented ticket (as `door_check` takes it) in the name of `user` at
-    `admitted_at` (RFC 3339 text): `(result, ticket)`, result `admitted` (the ticket with
-    its admission) or, when not admittable, `door_check`'s."""
+def admit(store, secret, today, entry_times, scan, **presented):
+    """Admit a presented ticket (as `door_check` takes it) as `scan` says (a Scan):
+    `(result, ticket)`, result `admitted` (the ticket with its admission) or, when not
+    admittable, `door_check`'s; an already admitted ticket carries `sameDevice` or
+    `doubleEntry` (see `already_admitted`). A scan's key used before answers what it
+    did then."""
+    if scan.idempotency is not None:
+        replayed = store.replayed_scan(*scan.idempotency)
+        if replayed is not None:
+            return _replayed(store, scan, replayed)
     result, ticket = door_check(store, secret, today, entry_times, **presented)
+    if result == "already-admitted":
+        return result, already_admitted(store, scan, ticket)
     if result != "admittable":
         return result, ticket
-    admission, admitted = store.admit(ticket["ticketId"], user, admitted_at)
-    # Not admitted: another gate was a moment faster.
-    return "admitted" if admitted else "already-admitted", {**ticket, **admission}
+    admission, admitted = store.admit(ticket["ticketId"], scan.user, scan.at, scan.idempotency)
+    if admitted:
+        return "admitted", {**ticket, **admission}
+    # Another gate was a moment faster.
+    return "already-admitted", already_admitted(store, scan, {**ticket, **admission})
+
+
+class Scan(typing.NamedTuple):
+    """Who scanned and when: `user`, `at` (RFC 3339 UTC text: the time admitted), `now`
+    (an aware datetime), `offline` (admitted by the page offline at `at`, sent later) and
+    `idempotency` (`(user, key, fingerprint)` of its Idempotency-Key, or None)."""
+
+    user: str
+    at: str
+    now: datetime
+    offline: bool = False
+    idempotency: tuple = None
+
+
+def already_admitted(store, scan, ticket):
+    """The admitted ticket as the door shows it to `scan`: `sameDevice` when this user
+    admitted it within SAME_DEVICE_WINDOW (of now, or of an offline scan's time); else, for
+    a scan admitted offline, a double entry recorded and `doubleEntry`."""
+    if ticket["admittedBy"] == scan.user and any(
+            abs(moment - _utc(ticket["admittedAt"])) <= SAME_DEVICE_WINDOW
+            for moment in (scan.now, _utc(scan.at))):
+        return {**ticket, "sameDevice": True}
+    if not scan.offline:
+        return ticket
+    admission, _ = store.record_double_entry(ticket["ticketId"], scan.user, scan.at,
+                                             scan.idempotency)
+    if admission is None:  # undone in the meantime: the offline admission stands alone
+        return ticket
+    return {**ticket, **admission, "doubleEntry": True}
+
+
+def _replayed(store, scan, replayed):
+    ticket = store.get_ticket(replayed["ticketId"])
+    if replayed["outcome"] == "admitted":  # the admission it made, as answered then
+        return "admitted", {**ticket, "admittedAt": replayed["at"], "admittedBy": scan.user}
+    return "already-admitted", {**ticket, "doubleEntry": True}
+
+
+def _utc(text):
+    return datetime.fromisoformat(text).astimezone(timezone.utc)
 
 
 def ticket_status(ticket):
@@ -157,9 +227,15 @@ def door_details(ticket):
     details = {name: ticket[name] for name in DOOR_FIELDS}
     if ticket["eventName"]:
         details["eventName"] = ticket["eventName"]
+    if ticket.get("entryTime"):
+        details["entryTime"] = ticket["entryTime"]
     if ticket["admittedAt"]:
         details.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
+    details.update({flag: True for flag in SCAN_FLAGS if ticket.get(flag)})
     return details
+
+
+SCAN_FLAGS = ("sameDevice", "doubleEntry")  # what `already_admitted` may add
 
 
 def lookup_details(ticket):
@@ -198,6 +274,65 @@ def verify_ticket(text, secret, store, today, entry_times):
         return result
     what = f"event {ticket['eventName']}" if ticket["eventName"] else "general entry"
     return f"valid: {what}, {ticket['ticketDate']}, not admitted yet"
+
+
+# ============================================================================================
+# The door's list: the day's tickets, for the page to decide without the service
+# ============================================================================================
+
+LIST_COLUMNS = ("ticketId", "codeDigest", "event", "entryTime", "category", "status",
+                "admittedAt", "admittedBy")
+CURSOR = re.compile(r"(\d{4}-\d{2}-\d{2})\.(\d{1,18})")
+
+
+def code_digest(code):
+    """What the list shows of a confirmation code: the first 16 hex digits of its SHA-256,
+    which the page computes over the code it reads, and which gives the code away to no
+    one without it."""
+    return hashlib.sha256(code.encode()).hexdigest()[:16]
+
+
+def door_list(listed, day, since, zone_name, now):
+    """The list's answer (see LIST_COLUMNS) of `listed` (Store.door_list) for `day`, whole
+    or (`since` a version) its changes: one row per ticket, by ticket id; `event` an index
+    into `events`; admittedAt and admittedBy only on admitted rows, in the museum's zone
+    (that of `now`, the time at the museum)."""
+    events, rows = {}, []
+    for ticket in sorted(listed["tickets"], key=lambda ticket: ticket["ticketId"]):
+        event = None
+        if ticket["eventId"]:
+            event = events.setdefault(ticket["eventId"], (len(events), ticket["eventName"]))[0]
+        status = ticket_status(ticket)
+        row = [ticket["ticketId"], code_digest(ticket["confirmationCode"]), event,
+               ticket["entryTime"], None, status]
+        if status == "admitted":
+            admitted_at = datetime.fromisoformat(ticket["admittedAt"]).astimezone(now.tzinfo)
+            row += [admitted_at.isoformat(timespec="seconds"), ticket["admittedBy"]]
+        rows.append(row)
+    return {"date": day.isoformat(), "timeZone": zone_name,
+            "now": now.isoformat(timespec="seconds"),
+            "cursor": f"{day.isoformat()}.{listed['version']}", "complete": since is None,
+            "events": [{"eventId": event_id, "eventName": name}
+                       for event_id, (_, name) in events.items()],
+            "columns": list(LIST_COLUMNS), "tickets": rows}
+
+
+def read_cursor(validator, name, text, day):
+    """The version in a list's cursor for `day`; an error for another day's or a malformed
+    one."""
+    shaped = CURSOR.fullmatch(text)
+    if shaped is None or shaped.group(1) != day.isoformat():
+        validator.error(name, f"must be a cursor of an earlier answer for {day.isoformat()}")
+        return None
+    return int(shaped.group(2))
+
+
+def list_etag(day, since, version, events_version, zone_name):
+    """The strong validator of a list answer: it changes with every change of the day's
+    tickets and of any event (their names). The answer's `now` is left out: it is the
+    clock's reading, not the list's state."""
+    state = f"{day.isoformat()}|{since}|{version}|{events_version}|{zone_name}"
+    return hashlib.sha256(state.encode()).hexdigest()[:20]
 
 
 UNDO_WINDOW = timedelta(minutes=10)
@@ -253,6 +388,10 @@ class EntryTimes:
             return False
         now = self.now()
         return now.hour * 60 + now.minute < self._opens(ticket)
+
+    def at(self, moment):
+        """The same rule at `moment` (the time at the museum), for a scan made earlier."""
+        return EntryTimes(self.early_minutes, lambda: moment)
 
     def detail(self, ticket):
         """What the door says to a ticket that came too early."""

@@ -26,6 +26,8 @@ from museum_door import (
     CONFIRMATION_CODE,
     DOOR_FIELDS,
     DOOR_OUTCOMES,
+    LIST_COLUMNS,
+    SAME_DEVICE_WINDOW,
     TICKET_STATUSES,
     UNDO_RULE,
     UNDO_WINDOW,
@@ -41,7 +43,8 @@ from museum_sales import (
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
-_HEADER_NAMES = {"Location": "Location", "XTotalCount": "X-Total-Count", "Link": "Link"}
+_HEADER_NAMES = {"Location": "Location", "XTotalCount": "X-Total-Count", "Link": "Link",
+                 "ETag": "ETag"}
 _ADMIN_ONLY = f"Needs the {ADMIN_ROLE} role."
 _GATE_OR_ADMIN = f"Needs the {GATE_ROLE} or the {ADMIN_ROLE} role."
 _HEADER_LIMIT = SCHEMA["server"]["max_request_header_size"].default
@@ -58,6 +61,7 @@ _SERVER_TEXT = {"text/plain": {"schema": {"type": "string"}}}
 _PNG = {"schema": {"type": "string", "format": "binary"}}
 _COUNT = {"type": "integer", "minimum": 0}
 UNDO_MINUTES = UNDO_WINDOW.seconds // 60
+SAME_DEVICE_MINUTES = SAME_DEVICE_WINDOW.seconds // 60
 DOOR_RESULTS = ", ".join(f"`{result}` ({status})" for result, (status, _) in DOOR_OUTCOMES.items())
 UUID_SCHEMA = {"type": "string", "format": "uuid"}
 DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
@@ -101,7 +105,7 @@ def document(resources, facts):
     """The OpenAPI document of `resources` ({path under the API: resource class}) and
     `facts` (museum.py's constants by name: limits, patterns, the body fields)."""
     facts = {**facts, "UNDO_MINUTES": UNDO_MINUTES, "DOOR_RESULTS": DOOR_RESULTS,
-             "TypedCodeLimit": TypedCodeLimit}
+             "TypedCodeLimit": TypedCodeLimit, "SAME_DEVICE_MINUTES": SAME_DEVICE_MINUTES}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Museum API", "version": facts["INTERFACE_VERSION"],
@@ -291,10 +295,39 @@ PROSE = {
     "date, then in the order they were sold, in pages like the event listing.",
     "admitTicket": f"{_GATE_OR_ADMIN} The ticket is presented by the text of its QR code "
     "or by its typed confirmation code. A ticket is admitted once, on its date; otherwise "
-    "the answer is a problem whose `result` says why: {DOOR_RESULTS}. Malformed QR text is "
-    "`forged` too.",
+    "the answer is a problem whose `result` says why: {DOOR_RESULTS}. Anything that is not "
+    "shaped like a museum QR text (`MUSEUM1:` ticket id `:` code `:` 20 hex digits: a "
+    "misread, a URL, a Wi-Fi code), or a typed code not shaped like a confirmation code, "
+    "is `unreadable` (scan again); a well-formed QR text whose tag or code does not match "
+    "is `forged`. Only typed codes shaped like a confirmation code count toward the limit "
+    "of {TypedCodeLimit.LIMIT} unknown codes or lookups per user within "
+    "{TypedCodeLimit.WINDOW} s (then 429); a QR text never counts and is decided even while "
+    "the limit holds, and `unreadable` is never refused with 429.\n\n"
+    "Each scan may carry an `Idempotency-Key` (the scan's id, per user, kept at least a "
+    "day): the same key again answers what it did the first time, 201 with the same body "
+    "for the admission it made (a refusal is decided afresh); the same key with another "
+    "body is refused (422). A scan of a ticket that the same user admitted within the "
+    "last {SAME_DEVICE_MINUTES} minutes answers `already-admitted` with `\"sameDevice\": "
+    "true`.\n\n"
+    "`scannedAt` marks a scan the door's page admitted offline at that time: if admittable, "
+    "it is admitted at `scannedAt` (checked against the date and entry time of that "
+    "moment); if another admission admitted the ticket meanwhile, a double entry is "
+    "recorded (in the ticket's admission history, the summary's `doubleEntries` and the "
+    "sales report) and the answer is `already-admitted` with `\"doubleEntry\": true`.",
+    "listAdmissions": f"{_GATE_OR_ADMIN} The day's tickets, for the door's page to decide "
+    "without the service: each as a row of `columns` (rows of tickets not admitted end "
+    "before `admittedAt`), never an email or phone. `codeDigest` is the first 16 hex "
+    "digits of the SHA-256 of the confirmation code (UTF-8, lowercase), `event` an index "
+    "into `events` (`null`: general entry), `category` `null`; `admittedAt` in the "
+    "museum's zone (`timeZone`), as is `now`, the museum's clock. A gate may ask for today "
+    "and tomorrow only (400 otherwise). With `since`, a `cursor` of an earlier answer for "
+    "the same day, only the tickets changed after it (sold, admitted, undone, voided, "
+    "their event cancelled) with `complete: false`; a change committed after a cursor "
+    "was handed out is never missed. The `ETag` changes with every such change (and with "
+    "any change of an event): `If-None-Match` answers 304 while it holds.",
     "getAdmissionSummary": f"{_GATE_OR_ADMIN} Tickets sold and admitted for one day, by "
-    "kind, by event and by the device (user) that admitted them.",
+    "kind, by event and by the device (user) that admitted them, and the double entries "
+    "recorded at the door.",
     "lookupTickets": f"{_GATE_OR_ADMIN} Finds the tickets of one day (today at the museum "
     "unless `date` is given) by the buyer's email address, the whole address with ASCII "
     "letters in any case, or by the confirmation code, whole or only its random part "
@@ -317,7 +350,9 @@ PROSE = {
     "getSalesReport": f"{_ADMIN_ONLY} For each day from `startDate` to `endDate` (both "
     f"default to today; at most {REPORT_DAYS_MAX} days), general entry and then each event "
     "by name: the tickets sold for that day (void ones too), those voided, those admitted, "
-    "and the revenue (the prices of those not void), per currency they were sold in. Days "
+    "the revenue (the prices of those not void), per currency they were sold in, and the "
+    "double entries recorded at the door (`doubleEntries`; a day's total is the sum of its "
+    "rows). Days "
     "without tickets are left out. With `Accept: text/csv` the same rows come as CSV, with "
     "a header line; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return "
     "is prefixed with `'` so that no spreadsheet runs it.",
@@ -343,7 +378,7 @@ _EVENT_CODE = "ticket-event-a1b2c3-d4e5f"
 _WORKSHOP = "Pirate Coding Workshop"
 _SALES_ROW = {"date": "2027-10-30", "ticketType": "event", "eventId": _EVENT_ID,
               "eventName": _WORKSHOP, "sold": 20, "void": 2, "admitted": 15, "revenue": 450,
-              "currency": "EUR"}
+              "currency": "EUR", "doubleEntries": 1}
 # A general ticket at the door, and what the door adds to it: the examples of its answers.
 _DOOR_TICKET = {"ticketId": _TICKET_ID, "ticketType": "general", "ticketDate": "2027-10-29",
                 "confirmationCode": _CODE}
@@ -357,7 +392,13 @@ _DOOR_REFUSALS = {
     "too-early": {**_DOOR_TICKET, "entryTime": "14:30"},
     "cancelled": {**_DOOR_TICKET, "ticketType": "event", "confirmationCode": _EVENT_CODE,
                   "eventName": _WORKSHOP},
-    "void": _DOOR_TICKET, "forged": {}, "unknown": {},
+    "void": _DOOR_TICKET, "forged": {}, "unreadable": {}, "unknown": {},
+}
+# The door's refusals that show how a ticket came to be admitted before: named examples
+# beside the result's own, {name: (result, members)}.
+_DOOR_REFUSAL_KINDS = {
+    "same-device": ("already-admitted", {**_DOOR_TICKET, **_ADMITTED, "sameDevice": True}),
+    "double-entry": ("already-admitted", {**_DOOR_TICKET, **_ADMITTED, "doubleEntry": True}),
 }
 # A wrong date's detail says early or past (museum_door.wrong_date), for the example's ticket.
 _DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)",
@@ -378,7 +419,15 @@ EXAMPLES = {
         "admitted": {"general": 87, "event": 30},
         "events": [{"eventId": _EVENT_ID, "name": _WORKSHOP, "sold": 35, "admitted": 30}],
         "devices": [{"name": "door-north", "admitted": 70},
-                    {"name": "door-south", "admitted": 47}]},
+                    {"name": "door-south", "admitted": 47}], "doubleEntries": 1},
+    "listAdmissions": {
+        "date": "2027-10-29", "timeZone": "Europe/Berlin", "now": "2027-10-29T10:00:00+02:00",
+        "cursor": "2027-10-29.41", "complete": True,
+        "events": [{"eventId": _EVENT_ID, "eventName": _WORKSHOP}],
+        "columns": list(LIST_COLUMNS), "tickets": [
+            [_TICKET_ID, "1f3a9c0d4e5b6a7f", None, "10:30", None, "valid"],
+            ["5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21", "77aa0c3e91b2d4f5", 0, None, None,
+             "admitted", "2027-10-29T09:12:03+02:00", "door-north"]]},
     "lookupTickets": {"date": "2027-10-29", "tickets": [
         {**_DOOR_TICKET, "status": "admitted", "admitted": True, **_ADMITTED},
         {**_DOOR_TICKET, "ticketId": "5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21",
@@ -389,7 +438,8 @@ EXAMPLES = {
         "admittedBy": "door-south", "history": [
             {"action": "admitted", "at": "2027-10-29T09:14:05Z", "by": "door-north"},
             {"action": "undone", "at": "2027-10-29T09:15:12Z", "by": "door-north"},
-            {"action": "admitted", "at": "2027-10-29T09:20:41Z", "by": "door-south"}]},
+            {"action": "admitted", "at": "2027-10-29T09:20:41Z", "by": "door-south"},
+            {"action": "double-entry", "at": "2027-10-29T09:19:58Z", "by": "door-east"}]},
     "getAvailability": [
         {"date": "2027-10-28", "open": False, "general": None, "events": []},
         {"date": "2027-10-29", "open": True,
@@ -420,8 +470,12 @@ def _request_examples(facts):
                 ticketDate="2027-10-29")),
             event=("Event ticket", example_of(tickets))),
         "admitTicket": _named(
-            scanned=("The scanned QR code", example_of(admission, confirmationCode=None)),
-            typed=("The confirmation code, typed", example_of(admission, code=None))),
+            scanned=("The scanned QR code", example_of(admission, confirmationCode=None,
+                                                       scannedAt=None)),
+            typed=("The confirmation code, typed", example_of(admission, code=None,
+                                                              scannedAt=None)),
+            offline=("A scan admitted offline, sent later",
+                     example_of(admission, confirmationCode=None))),
         "lookupTickets": _named(
             email=("By the buyer's email address", example_of(lookup, code=None, date=None)),
             code=("By the random part of the code, on a day",
@@ -456,7 +510,8 @@ def _parameters(facts):
         "TicketId": {**query("ticketId", "The ticket's id.", UUID_SCHEMA, _TICKET_ID, True),
                      "in": "path"},
         "IdempotencyKey": {**query(
-            "Idempotency-Key", "Client-chosen key that makes retrying a purchase safe.",
+            "Idempotency-Key", "Client-chosen key that makes retrying a purchase or a scan "
+            "safe; kept per user.",
             {"type": "string", "pattern": anchored(facts["IDEMPOTENCY_KEY"])},
             "order-2027-10-29-0001"), "in": "header"},
         "IfNoneMatch": {**query(
@@ -484,7 +539,7 @@ HEADERS = {
                     {"type": "string"}, '<http://127.0.0.1:8080/v1.1/special-events?limit=10'
                     '&page=3>; rel="next", <http://127.0.0.1:8080/v1.1/special-events?'
                     'limit=10&page=1>; rel="prev"', required=False),
-    "ETag": _header("Strong validator of the image, for `If-None-Match`.", {"type": "string"},
+    "ETag": _header("Strong validator of the answer, for `If-None-Match`.", {"type": "string"},
                     '"5d41402abc4b2a76"'),
     "WWWAuthenticate": _header("The authentication challenge.", {"type": "string"},
                                'Basic realm="museum", charset="UTF-8"'),
@@ -526,9 +581,11 @@ def _field_schemas(facts):
         "BuyTicketRequest": {**body_schema(facts["TICKET_FIELDS"]), "description":
                              "`eventId` is required for event tickets, refused for general "
                              "ones."},
+        # Not a oneOf of the two: generated clients would make two request classes of it.
         "AdmissionRequest": {**body_schema(facts["ADMISSION_FIELDS"]), "minProperties": 1,
-                             "maxProperties": 1,
-                             "description": "Exactly one of the two fields."},
+                             "maxProperties": 2,
+                             "description": "Exactly one of `code` and `confirmationCode`; "
+                                            "`scannedAt` only for a scan admitted offline."},
         "LookupRequest": {**body_schema(facts["LOOKUP_FIELDS"]),
                           "oneOf": [{"required": ["email"]}, {"required": ["code"]}],
                           "description": "Exactly one of `email` and `code`; `date` defaults "
@@ -579,16 +636,51 @@ def _door_schemas():
                 "(`already-admitted`, `wrong-date`, `cancelled`, `void`) they show it, for "
                 "`already-admitted` when and by whom it was first admitted, and for "
                 "`wrong-date` whether it is `early` or `past` (the detail says its day), "
-                "for `too-early` its `entryTime` (the detail says from when it is admitted); "
-                "never the buyer's email or phone."),
+                "and its `entryTime` when it has one (for `too-early` the detail says from "
+                "when it is admitted); never the buyer's email or phone. Only a reused "
+                "`Idempotency-Key` (422) has no `result`."),
             # The members in a schema of their own: openapi-python-client reads an allOf
             # of one `$ref` as that schema alone and drops the members beside it.
-            "allOf": [ref("schemas", "Problem"), _object(["result"], {
+            "allOf": [ref("schemas", "Problem"), _object([], {
                 "result": {"type": "string", "enum": list(DOOR_OUTCOMES)},
                 **_TICKET, **_ADMISSION,
                 "when": {"type": "string", "enum": ["early", "past"], "description": (
-                    "Only on `wrong-date`: the ticket's day is still to come, or gone.")}})],
+                    "Only on `wrong-date`: the ticket's day is still to come, or gone.")},
+                "sameDevice": {"type": "boolean", "const": True, "description": (
+                    f"Only on `already-admitted`: this same user admitted the ticket within "
+                    f"the last {SAME_DEVICE_MINUTES} minutes.")},
+                "doubleEntry": {"type": "boolean", "const": True, "description": (
+                    "Only on `already-admitted` for a scan admitted offline (`scannedAt`): "
+                    "another admission came first, and a double entry was recorded.")}})],
         },
+        "AdmissionList": _object(["date", "timeZone", "now", "cursor", "complete", "events",
+                                  "columns", "tickets"], {
+            "date": ref("schemas", "Date"),
+            "timeZone": {"type": "string", "description": "The museum's IANA time zone."},
+            "now": {"type": "string", "format": "date-time",
+                    "description": "The museum's clock, in its zone."},
+            "cursor": {"type": "string", "description": "Opaque: `since` for the next call."},
+            "complete": {"type": "boolean", "description": "`false`: only the changes since "
+                         "the cursor given."},
+            "events": {"type": "array", "description": "The events of the rows, indexed by "
+                       "their `event`.", "items": _object(["eventId", "eventName"], {
+                           "eventId": UUID_SCHEMA, "eventName": {"type": "string"}})},
+            "columns": {"type": "array", "items": {"type": "string", "enum": list(LIST_COLUMNS)},
+                        "description": f"Always {', '.join(LIST_COLUMNS)}: what the places "
+                                       f"of each row hold."},
+            "tickets": {"type": "array", "description": "One row per ticket, in the order of "
+                        "`columns`; rows of tickets not admitted stop after `status`.",
+                        "items": {"type": "array", "minItems": 6,
+                                  "maxItems": len(LIST_COLUMNS),
+                                  "prefixItems": [
+                                      UUID_SCHEMA,
+                                      {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+                                      {"type": ["integer", "null"], "minimum": 0},
+                                      {"oneOf": [ref("schemas", "Time"), {"type": "null"}]},
+                                      {"type": "null"},
+                                      {"type": "string", "enum": list(TICKET_STATUSES)},
+                                      {"type": "string", "format": "date-time"},
+                                      {"type": "string"}]}}}),
     }
 
 
@@ -631,19 +723,24 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "admitted": {**_COUNT, "description": "Of those, admitted at the door."},
         "revenue": {"type": "number", "minimum": 0,
                     "description": "The prices of the tickets not void."},
-        "currency": ref("schemas", "Currency")}),
+        "currency": ref("schemas", "Currency"),
+        "doubleEntries": {**_COUNT, "description": "Of those, double entries recorded at the "
+                          "door (admitted offline after another admission)."}}),
     "AdmissionHistory": _object(["ticketId", "admitted", "history"], {
         "ticketId": UUID_SCHEMA, "admitted": {"type": "boolean", "description": "Admitted now."},
         **_ADMISSION,
         "history": {"type": "array", "description": "Every admission and undo, oldest first.",
                     "items": _object(["action", "at", "by"], {
-                        "action": {"type": "string", "enum": ["admitted", "undone"]},
+                        "action": {"type": "string", "enum": [
+                            "admitted", "undone", "double-entry"], "description": (
+                            "`double-entry`: admitted again, offline, by `by` at `at`.")},
                         "at": {"type": "string", "format": "date-time"},
                         "by": {"type": "string",
                                "description": "The user (device) who did it."}})}}),
     "EventDoorCounts": _object(["eventId", "name", "sold", "admitted"], {
         "eventId": UUID_SCHEMA, "name": {"type": "string"}, "sold": _COUNT, "admitted": _COUNT}),
-    "AdmissionSummary": _object(["date", "sold", "admitted", "events", "devices"], {
+    "AdmissionSummary": _object(["date", "sold", "admitted", "events", "devices",
+                                 "doubleEntries"], {
         "date": ref("schemas", "Date"),
         "sold": {**ref("schemas", "DoorCounts"), "description": "Tickets for the day, by kind."},
         "admitted": {**ref("schemas", "DoorCounts"),
@@ -653,7 +750,9 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "devices": {"type": "array", "description": "Each entrance: the users (devices) that "
                     "admitted the day's tickets, by name, with how many each admitted (of "
                     "those not undone).", "items": _object(["name", "admitted"], {
-                        "name": {"type": "string"}, "admitted": _COUNT})}},
+                        "name": {"type": "string"}, "admitted": _COUNT})},
+        "doubleEntries": {**_COUNT, "description": "Double entries recorded for the day's "
+                          "tickets: admitted offline after another admission."}},
         description="Cancelled events and their tickets are not counted."),
     "Problem": _object(["type", "title", "status", "detail"], {
         "type": {"type": "string", "const": "about:blank"},
@@ -693,6 +792,9 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
         "content": {"image/png": _PNG, "application/octet-stream": _PNG}},
     "NotModified": {"description": "`If-None-Match` matched: the cached image is current.",
                     "headers": {"ETag": ref("headers", "ETag")}},
+    "ListNotModified": {"description": "`If-None-Match` matched: the list the client holds "
+                        "is current.", "headers": {"ETag": ref("headers", "ETag"),
+                                                   "Cache-Control": _NO_STORE}},
     "Unauthorized": problem(401, "Credentials are missing or wrong.",
                             "Valid credentials are required.", headers={
                                 "WWW-Authenticate": ref("headers", "WWWAuthenticate")}),
@@ -760,15 +862,18 @@ def _responses(facts):
     }
 
 
-def _door_problem(meaning, *results):
+def _door_problem(meaning, *results, more=None):
     """The door's refusal for `results` (of one status), with an example of each: what the
-    service answers, its `result` and what it shows of the ticket."""
+    service answers, its `result` and what it shows of the ticket; `more` adds named
+    examples of those results ({name: (result, members)}) or other problems ({name: body})."""
     examples = {}
-    for result in results:
-        status, detail = DOOR_OUTCOMES[result]
-        examples[result] = problem_body(status, _DOOR_REFUSAL_DETAILS.get(result, detail),
-                                        result=result, **_DOOR_REFUSALS[result])
-    return named_problems(meaning, "DoorProblem", examples)
+    kinds = {result: (result, _DOOR_REFUSALS[result]) for result in results}
+    for name, (result, members) in {**kinds, **_DOOR_REFUSAL_KINDS}.items():
+        if result in results:
+            status, detail = DOOR_OUTCOMES[result]
+            examples[name] = problem_body(status, _DOOR_REFUSAL_DETAILS.get(result, detail),
+                                          result=result, **members)
+    return named_problems(meaning, "DoorProblem", {**examples, **(more or {})})
 
 
 def _door_responses():
@@ -780,12 +885,18 @@ def _door_responses():
         "UnknownTicket": _door_problem("No ticket was sold with this genuine QR code "
                                        "or typed confirmation code.", "unknown"),
         "NotAdmittable": _door_problem("The ticket was admitted before (and when, by "
-                                       "whom), is for another day, or its entry time has not "
-                                       "come.", "already-admitted", "wrong-date", "too-early"),
+                                       "whom; by this same user moments ago, or a double "
+                                       "entry recorded), is for another day, or its entry "
+                                       "time has not come.", "already-admitted",
+                                       "wrong-date", "too-early"),
         "DeadTicket": _door_problem("The ticket's event was cancelled, or the ticket "
                                     "was voided.", "cancelled", "void"),
-        "ForgedTicket": _door_problem("The QR text is not one this museum made, or is "
-                                      "not a ticket's at all.", "forged"),
+        "ForgedTicket": _door_problem(
+            "The QR text is well formed but not one this museum made (`forged`); or the "
+            "input is not a museum ticket's QR text or code at all (`unreadable`: scan "
+            "again); or the `Idempotency-Key` was used before with another body (no "
+            "`result`).", "forged", "unreadable", more={"key-reused": problem_body(
+                422, "This Idempotency-Key was already used with a different request.")}),
         "Gone": named_problems("The ticket's event was cancelled, or the ticket was voided.",
                                "Problem", {result: problem_body(410, DOOR_OUTCOMES[result][1])
                                            for result in ("cancelled", "void")}),

@@ -16,8 +16,9 @@ from museum_config import minute_of_day
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31
 REPORT_DAYS_MAX = 366
+# doubleEntries came last (1.4), so that a spreadsheet reading columns by place still works.
 REPORT_COLUMNS = ("date", "ticketType", "eventId", "eventName", "sold", "void", "admitted",
-                  "revenue", "currency")
+                  "revenue", "currency", "doubleEntries")
 TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
                       "currency")
 
@@ -109,7 +110,7 @@ def report_rows(store, start, end):
     return [{"date": row["date"], "ticketType": "event" if row["eventId"] else "general",
              "eventId": row["eventId"], "eventName": row["eventName"], "sold": row["sold"],
              "void": row["void"], "admitted": row["admitted"], "revenue": row["revenue"],
-             "currency": row["currency"]}
+             "currency": row["currency"], "doubleEntries": row["doubleEntries"]}
             for row in store.sales(start.isoformat(), end.isoformat())]
 
 

@@ -29,6 +29,17 @@ def museum_now(config, clock=utc_now):
     return lambda: clock().astimezone(time_zone)
 
 
+def museum_zone_name(config, now):
+    """The IANA name of the museum's time zone ([museum] timezone); unset, the server's
+    zone at `now()` as a fixed offset (Etc/GMT-1 is UTC+01:00), or UTC."""
+    if config["museum"]["timezone"] is not None:
+        return config["museum"]["timezone"].key
+    hours, rest = divmod(int(now().utcoffset().total_seconds()), 3600)
+    if hours == 0 or rest:
+        return "UTC"
+    return f"Etc/GMT{'-' if hours > 0 else '+'}{abs(hours)}"
+
+
 def museum_today(config, clock=utc_now):
     """A function giving today's date at the museum (see museum_now)."""
     now = museum_now(config, clock)

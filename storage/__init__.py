@@ -255,7 +255,8 @@ class Store(ABC):
         general entry before each event (by name), then currency: `{"date", "eventId" (None
         for general entry), "eventName", "currency" (None: sold before prices were kept),
         "sold" (every ticket, void ones too), "void", "admitted", "revenue" (the prices of
-        those not void, as the API shows prices)}`; days without tickets are left out."""
+        those not void, as the API shows prices), "doubleEntries" (of those, the double
+        entries recorded at the door)}`; days without tickets are left out."""
 
     @abstractmethod
     def places_taken(self, start, end):
@@ -272,12 +273,51 @@ class Store(ABC):
         """Return the ticket with that confirmation code, as `get_ticket` does."""
 
     @abstractmethod
-    def admit(self, ticket_id, admitted_by, admitted_at):
+    def admit(self, ticket_id, admitted_by, admitted_at, idempotency=None):
         """Admit the (existing) ticket once; return `(admission, admitted)` where admission
         is `{"admittedAt", "admittedBy"}` of the ticket's first admission and `admitted`
         says whether this call made it. Once is a constraint: of two gates admitting one
         ticket at the same moment, on any instances, one admits and the other reads that
-        admission. Which tickets may be admitted is the caller's rule."""
+        admission. Which tickets may be admitted is the caller's rule.
+
+        `idempotency` is a scan's `(user, key, fingerprint)` or None. The key is kept with
+        the admission this call makes (never with a refusal); when that user's key was
+        used before with the same fingerprint, nothing is written and the answer is the
+        admission it made, `(its admission, True)` (or, for a double entry's key, the
+        ticket's admission and False); with another fingerprint, `IdempotencyConflict`.
+        A retry on another instance at the same moment waits for the first to commit."""
+
+    @abstractmethod
+    def record_double_entry(self, ticket_id, scanned_by, scanned_at, idempotency=None):
+        """Record that the admitted ticket was admitted again, offline, by `scanned_by` at
+        `scanned_at` (RFC 3339 UTC text): an entry `double-entry` in its admission history
+        and one more in the sales report's and the summary's `doubleEntries`, in one
+        transaction. Return `(admission, recorded)`: the ticket's admission (None, and
+        nothing recorded, when it has none: it was undone meanwhile) and whether this call
+        recorded it. `idempotency` as for `admit`: a key used before records nothing
+        again."""
+
+    @abstractmethod
+    def replayed_scan(self, user, key, fingerprint):
+        """What the scan under that user's idempotency key did, `{"ticketId", "outcome"
+        ("admitted" or "double-entry"), "at" (the admission's or the double entry's time)}`,
+        or None if the key is unused; `IdempotencyConflict` if it was used with another
+        fingerprint. Reads only. Keys are kept as long as their ticket's contacts."""
+
+    @abstractmethod
+    def door_list(self, day, since=None):
+        """The door's list of the tickets dated `day` (ISO date), read at one moment:
+        `{"version", "tickets": [{"ticketId", "confirmationCode", "eventId", "eventName",
+        "entryTime", "voidedAt", "cancelled", "admittedAt", "admittedBy"}, ...]}` in no
+        particular order; never an email or phone. `version` is the day's change number as
+        read; with `since` (an earlier answer's version), only the tickets changed after it
+        (sold, admitted, undone, voided, their event cancelled). A change committed after
+        a version was read always has a greater number, however transactions on any
+        instances interleave, so `since` never misses one."""
+
+    @abstractmethod
+    def door_list_version(self, day):
+        """The day's change number, as `door_list` gives it (0: no change recorded)."""
 
     @abstractmethod
     def undo_admission(self, ticket_id, undone_by, undone_at, may_undo=None):
@@ -288,8 +328,9 @@ class Store(ABC):
 
     @abstractmethod
     def admission_history(self, ticket_id):
-        """Every admission and undo of the ticket, oldest first: `[{"action": "admitted" or
-        "undone", "at", "by"}, ...]` ([] for a ticket never admitted, or unknown)."""
+        """Every admission, undo and double entry of the ticket, oldest first: `[{"action":
+        "admitted", "undone" or "double-entry", "at", "by"}, ...]` ([] for a ticket never
+        admitted, or unknown)."""
 
     @abstractmethod
     def lookup_tickets(self, day, email=None, codes=(), limit=20):
@@ -301,13 +342,15 @@ class Store(ABC):
     def door_summary(self, day):
         """Tickets sold and admitted for `day`, leaving out void tickets and cancelled events:
         `{"sold": {"general": n, "event": n}, "admitted": {...}, "events": [{"eventId",
-        "name", "sold", "admitted"}, ...], "devices": [{"name", "admitted"}, ...]}`, events
-        ordered by name, then eventId; devices (the users who admitted) by name."""
+        "name", "sold", "admitted"}, ...], "devices": [{"name", "admitted"}, ...],
+        "doubleEntries": n}`, events ordered by name, then eventId; devices (the users who
+        admitted) by name; doubleEntries counts the day's double entries (see
+        `record_double_entry`)."""
 
     @abstractmethod
     def erase_contacts(self, before, limit):
         """Erase the email and phone of at most `limit` tickets dated before `before` (an
-        ISO date) that still have them, and forget their idempotency keys (whose
+        ISO date) that still have them, and forget their idempotency keys and scan keys (whose
         fingerprints hash the buyer's email), in one short transaction; return how many
         tickets were erased (fewer than `limit`: none are left). The tickets, their codes
         and admissions stay, so the counts stay true."""

@@ -228,6 +228,33 @@ MIGRATIONS = [
             PRIMARY KEY (date, entry_time)
         )""",
     ],
+    [
+        # The door of issue 27: as sqlite's step 14 says.
+        """CREATE TABLE day_versions (
+            date date PRIMARY KEY,
+            version bigint NOT NULL
+        )""",
+        """CREATE TABLE ticket_versions (
+            ticket_id uuid PRIMARY KEY REFERENCES tickets (id),
+            date date NOT NULL,
+            version bigint NOT NULL
+        )""",
+        "CREATE INDEX ticket_versions_by_day ON ticket_versions (date, version)",
+        """CREATE TABLE door_keys (
+            user_name text NOT NULL,
+            key text NOT NULL,
+            fingerprint text NOT NULL,
+            ticket_id uuid NOT NULL REFERENCES tickets (id),
+            outcome text NOT NULL CHECK (outcome IN ('admitted', 'double-entry')),
+            done_at text NOT NULL,
+            PRIMARY KEY (user_name, key)
+        )""",
+        "CREATE INDEX door_keys_by_ticket ON door_keys (ticket_id)",
+        "ALTER TABLE daily_sales ADD COLUMN double_entries bigint NOT NULL DEFAULT 0",
+        "ALTER TABLE admission_events DROP CONSTRAINT admission_events_action_check",
+        "ALTER TABLE admission_events ADD CONSTRAINT admission_events_action_check "
+        "CHECK (action IN ('admitted', 'undone', 'double-entry'))",
+    ],
 ]
 
 

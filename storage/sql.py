@@ -191,9 +191,49 @@ COUNT_ADMISSION = """
     WHERE (date, event_id, currency) IN (
         SELECT date, coalesce(CAST(event_id AS TEXT), ''), coalesce(currency, '')
         FROM tickets WHERE id = ?)"""
+COUNT_DOUBLE_ENTRY = """
+    UPDATE daily_sales SET double_entries = double_entries + 1
+    WHERE (date, event_id, currency) IN (
+        SELECT date, coalesce(CAST(event_id AS TEXT), ''), coalesce(currency, '')
+        FROM tickets WHERE id = ?)"""
 SALES_QUERY = """
-    SELECT date, event_id, currency, sold, voided, admitted, revenue
+    SELECT date, event_id, currency, sold, voided, admitted, revenue, double_entries
     FROM daily_sales WHERE date >= ? AND date <= ?"""
+
+# The door's list of a day's tickets (`door_list`) is sent whole, then as the changes since
+# a cursor. Every change of a ticket's row in that list (a sale, an admission, an undo, a
+# void, its event cancelled) takes the next number of the ticket's day from day_versions
+# and writes it beside the ticket, in the change's own transaction; the cursor is the
+# day's number as read with the list. A sequence or a clock would not do: on PostgreSQL
+# concurrent transactions commit in another order than they drew their numbers, so a
+# reader could see 8 committed while 7 is not yet, hand out cursor 8 and miss 7 for good.
+# The day's row instead stays locked from the draw to the commit, so the next number of
+# that day is drawn only after the previous one committed: numbers commit in order, and a
+# snapshot that sees number n sees every change numbered below it. The price is that
+# changes of one day take their numbers in turn, a row lock held for the few statements
+# left in their transaction (the number is drawn last); sales and admissions of a day
+# already take their turns on its counts.
+DAY_CHANGE = """
+    INSERT INTO day_versions (date, version) VALUES (?, 1)
+    ON CONFLICT (date) DO UPDATE SET version = day_versions.version + 1
+    RETURNING version"""
+MARK_TICKET_CHANGED = """
+    INSERT INTO ticket_versions (ticket_id, date, version) VALUES (?, ?, ?)
+    ON CONFLICT (ticket_id) DO UPDATE SET version = excluded.version"""
+MARK_EVENT_TICKETS_CHANGED = """
+    INSERT INTO ticket_versions (ticket_id, date, version)
+    SELECT id, date, ? FROM tickets WHERE event_id = ? AND date = ?
+    ON CONFLICT (ticket_id) DO UPDATE SET version = excluded.version"""
+DOOR_LIST_COLUMNS = """
+    SELECT t.id, t.confirmation_code, t.event_id, e.name, t.entry_time, t.voided_at,
+           e.cancelled IS TRUE, a.admitted_at, a.admitted_by
+    FROM tickets t LEFT JOIN events e ON e.id = t.event_id
+                   LEFT JOIN admissions a ON a.ticket_id = t.id"""
+DOOR_LIST = DOOR_LIST_COLUMNS + " WHERE t.date = ?"
+DOOR_LIST_SINCE = DOOR_LIST_COLUMNS + """
+    JOIN ticket_versions v ON v.ticket_id = t.id
+    WHERE v.date = ? AND v.version > ?"""
+
 # A voided ticket gives its place back.
 FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - 1 WHERE date = ?"
 FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - 1 WHERE event_id = ? AND date = ?"
@@ -534,6 +574,9 @@ class SQLStore(Store):
             if row is None:
                 raise NotFound(event_id)
             self._unindex_dates(conn, event_id, json.loads(row[0]))
+            for day, _ in self._sold_by_date(conn, event_id):  # in date order, as all take them
+                version = conn.execute(DAY_CHANGE, (day,)).fetchone()[0]
+                conn.execute(MARK_EVENT_TICKETS_CHANGED, (version, event_id, day))
 
     @staticmethod
     def _sold_by_date(conn, event_id):
@@ -609,6 +652,7 @@ class SQLStore(Store):
                 raise DuplicateCode(ticket["confirmationCode"])
             conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
                                       ticket["currency"], minor_units(price)))
+            self._mark_changed(conn, ticket["ticketId"], ticket["ticketDate"])
         # The row as inserted, with the name of an event that stayed locked until the commit.
         return ticket_record((ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                               ticket.get("eventId"), ticket["confirmationCode"],
@@ -695,6 +739,7 @@ class SQLStore(Store):
             else:
                 conn.execute(FREE_EVENT_PLACE, (event_id, day))
             conn.execute(COUNT_VOID, (price or 0, day, event_id or "", currency or ""))
+            self._mark_changed(conn, ticket_id, day)
         return True
 
     def list_tickets(self, event_id, day, offset, limit):
@@ -716,8 +761,10 @@ class SQLStore(Store):
                 event_ids).fetchall()) if event_ids else {}
         report = [{"date": day, "eventId": event_id or None, "eventName": names.get(event_id),
                    "currency": currency or None, "sold": sold, "void": voided,
-                   "admitted": admitted, "revenue": price_value(revenue)}
-                  for day, event_id, currency, sold, voided, admitted, revenue in rows]
+                   "admitted": admitted, "revenue": price_value(revenue),
+                   "doubleEntries": double_entries}
+                  for day, event_id, currency, sold, voided, admitted, revenue, double_entries
+                  in rows]
         # General entry first, then the events by name (names sort as on both backends).
         report.sort(key=lambda row: (row["date"], row["eventId"] is not None,
                                      row["eventName"] or "", row["eventId"] or "",
@@ -745,8 +792,13 @@ class SQLStore(Store):
         with self._reading() as conn:
             return self._ticket(conn, TICKET_BY_CODE, code)
 
-    def admit(self, ticket_id, admitted_by, admitted_at):
+    def admit(self, ticket_id, admitted_by, admitted_at, idempotency=None):
         with self._writing() as conn:
+            # The key is claimed first, as a sale claims its key: a retry on another
+            # instance waits on it until this transaction ends, then reads what it made.
+            if idempotency is not None and not self._claim_door_key(
+                    conn, idempotency, ticket_id, "admitted", admitted_at):
+                return self._keyed_admission(conn, *idempotency)
             # The primary key admits once. On PostgreSQL a second gate's insert waits for
             # the first one's commit and does nothing; the select then reads that admission.
             inserted = conn.execute(
@@ -756,11 +808,96 @@ class SQLStore(Store):
                 conn.execute(RECORD_ADMISSION_EVENT,
                              (ticket_id, "admitted", admitted_at, admitted_by))
                 conn.execute(COUNT_ADMISSION, (1, ticket_id))
+                self._mark_changed(conn, ticket_id)
                 return {"admittedAt": admitted_at, "admittedBy": admitted_by}, True
-            first_at, first_by = conn.execute(
-                "SELECT admitted_at, admitted_by FROM admissions WHERE ticket_id = ?",
-                (ticket_id,)).fetchone()
-        return {"admittedAt": first_at, "admittedBy": first_by}, False
+            if idempotency is not None:  # a refusal keeps no key: it is decided afresh
+                conn.execute("DELETE FROM door_keys WHERE user_name = ? AND key = ?",
+                             idempotency[:2])
+            admission = self._admission(conn, ticket_id)
+        return admission, False
+
+    @staticmethod
+    def _admission(conn, ticket_id, lock=""):
+        row = conn.execute(f"SELECT admitted_at, admitted_by FROM admissions "
+                           f"WHERE ticket_id = ? {lock}", (ticket_id,)).fetchone()
+        return row and {"admittedAt": row[0], "admittedBy": row[1]}
+
+    @staticmethod
+    def _claim_door_key(conn, idempotency, ticket_id, outcome, done_at):
+        """Take a scan's key for what it does; False when it was taken before."""
+        claimed = conn.execute(
+            "INSERT INTO door_keys (user_name, key, fingerprint, ticket_id, outcome, done_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (*idempotency, ticket_id, outcome, done_at))
+        return claimed.rowcount == 1
+
+    def _keyed_admission(self, conn, user, key, fingerprint):
+        """What `admit` answers for a key taken before: the admission it made, or (for a
+        double entry's key) the ticket's admission, not made by this call."""
+        replayed = self._replayed_scan(conn, user, key, fingerprint)
+        if replayed["outcome"] == "admitted":
+            return {"admittedAt": replayed["at"], "admittedBy": user}, True
+        return self._admission(conn, replayed["ticketId"]), False
+
+    def record_double_entry(self, ticket_id, scanned_by, scanned_at, idempotency=None):
+        with self._writing() as conn:
+            # The admission stays locked until the commit: no undo comes in between.
+            admission = self._admission(conn, ticket_id, self.UPDATE_LOCK)
+            if admission is None:
+                return None, False
+            if idempotency is not None and not self._claim_door_key(
+                    conn, idempotency, ticket_id, "double-entry", scanned_at):
+                self._replayed_scan(conn, *idempotency)  # IdempotencyConflict, or recorded
+                return admission, False
+            conn.execute(RECORD_ADMISSION_EVENT,
+                         (ticket_id, "double-entry", scanned_at, scanned_by))
+            conn.execute(COUNT_DOUBLE_ENTRY, (ticket_id,))
+        return admission, True
+
+    def replayed_scan(self, user, key, fingerprint):
+        with self._reading() as conn:
+            return self._replayed_scan(conn, user, key, fingerprint)
+
+    @staticmethod
+    def _replayed_scan(conn, user, key, fingerprint):
+        row = conn.execute("SELECT fingerprint, ticket_id, outcome, done_at FROM door_keys "
+                           "WHERE user_name = ? AND key = ?", (user, key)).fetchone()
+        if row is None:
+            return None
+        if row[0] != fingerprint:
+            raise IdempotencyConflict(key)
+        return {"ticketId": row[1], "outcome": row[2], "at": row[3]}
+
+    @staticmethod
+    def _mark_changed(conn, ticket_id, day=None):
+        """Number the ticket's change in its day's list (see DAY_CHANGE): last in its
+        transaction, so the day's row is locked for as short a time as can be."""
+        if day is None:
+            day = conn.execute("SELECT date FROM tickets WHERE id = ?",
+                               (ticket_id,)).fetchone()[0]
+        version = conn.execute(DAY_CHANGE, (day,)).fetchone()[0]
+        conn.execute(MARK_TICKET_CHANGED, (ticket_id, day, version))
+
+    def door_list(self, day, since=None):
+        query, key = (DOOR_LIST, (day,)) if since is None else (DOOR_LIST_SINCE, (day, since))
+        with self._reading_one_snapshot() as conn:
+            version = self._day_version(conn, day)
+            rows = conn.execute(query, key).fetchall()
+        return {"version": version, "tickets": [
+            {"ticketId": ticket_id, "confirmationCode": code, "eventId": event_id,
+             "eventName": event_name, "entryTime": entry_time, "voidedAt": voided_at,
+             "cancelled": bool(cancelled), "admittedAt": admitted_at, "admittedBy": admitted_by}
+            for (ticket_id, code, event_id, event_name, entry_time, voided_at, cancelled,
+                 admitted_at, admitted_by) in rows]}
+
+    def door_list_version(self, day):
+        with self._reading() as conn:
+            return self._day_version(conn, day)
+
+    @staticmethod
+    def _day_version(conn, day):
+        row = conn.execute("SELECT version FROM day_versions WHERE date = ?", (day,)).fetchone()
+        return row[0] if row else 0
 
     def undo_admission(self, ticket_id, undone_by, undone_at, may_undo=None):
         with self._writing() as conn:
@@ -775,6 +912,7 @@ class SQLStore(Store):
                 raise NotAllowed(ticket_id)  # rolls the delete back
             conn.execute(COUNT_ADMISSION, (-1, ticket_id))
             conn.execute(RECORD_ADMISSION_EVENT, (ticket_id, "undone", undone_at, undone_by))
+            self._mark_changed(conn, ticket_id)
 
     def admission_history(self, ticket_id):
         with self._reading() as conn:
@@ -795,9 +933,14 @@ class SQLStore(Store):
         with self._reading_one_snapshot() as conn:
             rows = conn.execute(SUMMARY_QUERY, (day,)).fetchall()
             devices = conn.execute(DEVICES_QUERY, (day,)).fetchall()
+            # Cast: PostgreSQL sums bigints as numeric.
+            double_entries = conn.execute(
+                "SELECT CAST(coalesce(sum(double_entries), 0) AS BIGINT) FROM daily_sales "
+                "WHERE date = ?", (day,)).fetchone()[0]
         summary = {"sold": {"general": 0, "event": 0}, "admitted": {"general": 0, "event": 0},
                    "events": [], "devices": [{"name": name, "admitted": admitted}
-                                             for name, admitted in sorted(devices)]}
+                                             for name, admitted in sorted(devices)],
+                   "doubleEntries": double_entries}
         for event_id, name, sold, admitted in rows:
             kind = "general" if event_id is None else "event"
             summary["sold"][kind] += sold
@@ -818,6 +961,7 @@ class SQLStore(Store):
                 "(SELECT id FROM tickets WHERE date < ? AND email <> '' LIMIT ?) RETURNING id",
                 (before, limit)).fetchall()
             conn.executemany("DELETE FROM idempotency_keys WHERE ticket_id = ?", erased)
+            conn.executemany("DELETE FROM door_keys WHERE ticket_id = ?", erased)
         return len(erased)
 
     def scrub(self):

@@ -221,6 +221,48 @@ MIGRATIONS = [
             PRIMARY KEY (date, entry_time)
         ) WITHOUT ROWID""",
     ],
+    [
+        # The door of issue 27. Each day's tickets carry a change number for the door's
+        # offline list (`since`), counted per day in the transaction of each change (see
+        # storage/sql.py, DAY_CHANGE); a scan's Idempotency-Key is kept with the admission
+        # or double entry it made; a double entry (a ticket admitted offline after another
+        # admission) is kept in the audit trail and counted in the sales report's rows.
+        """CREATE TABLE day_versions (
+            date TEXT PRIMARY KEY,
+            version INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        """CREATE TABLE ticket_versions (
+            ticket_id TEXT PRIMARY KEY REFERENCES tickets (id),
+            date TEXT NOT NULL,
+            version INTEGER NOT NULL
+        ) WITHOUT ROWID""",
+        "CREATE INDEX ticket_versions_by_day ON ticket_versions (date, version)",
+        """CREATE TABLE door_keys (
+            user_name TEXT NOT NULL,
+            key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            ticket_id TEXT NOT NULL REFERENCES tickets (id),
+            outcome TEXT NOT NULL CHECK (outcome IN ('admitted', 'double-entry')),
+            done_at TEXT NOT NULL,
+            PRIMARY KEY (user_name, key)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX door_keys_by_ticket ON door_keys (ticket_id)",
+        "ALTER TABLE daily_sales ADD COLUMN double_entries INTEGER NOT NULL DEFAULT 0",
+        # sqlite cannot alter a CHECK constraint: the audit trail is rebuilt to take
+        # double entries.
+        """CREATE TABLE door_events (
+            id INTEGER PRIMARY KEY,
+            ticket_id TEXT NOT NULL REFERENCES tickets (id),
+            action TEXT NOT NULL CHECK (action IN ('admitted', 'undone', 'double-entry')),
+            done_at TEXT NOT NULL,
+            done_by TEXT NOT NULL
+        )""",
+        "INSERT INTO door_events SELECT id, ticket_id, action, done_at, done_by "
+        "FROM admission_events",
+        "DROP TABLE admission_events",
+        "ALTER TABLE door_events RENAME TO admission_events",
+        "CREATE INDEX admission_events_by_ticket ON admission_events (ticket_id, id)",
+    ],
 ]
 
 

@@ -300,11 +300,13 @@ def test_the_sales_report_counts_sold_void_admitted_and_revenue(seller):
     seller.update_event(early["eventId"], {"price": 99})  # sold tickets keep their price
     assert seller.sales("2026-12-01", "2026-12-01") == [
         {"date": "2026-12-01", "eventId": None, "eventName": None, "currency": "EUR",
-         "sold": 2, "void": 1, "admitted": 1, "revenue": 8.5},
+         "sold": 2, "void": 1, "admitted": 1, "revenue": 8.5, "doubleEntries": 0},
         {"date": "2026-12-01", "eventId": early["eventId"], "eventName": "Art night",
-         "currency": "EUR", "sold": 2, "void": 0, "admitted": 0, "revenue": 5},
+         "currency": "EUR", "sold": 2, "void": 0, "admitted": 0, "revenue": 5,
+         "doubleEntries": 0},
         {"date": "2026-12-01", "eventId": later["eventId"], "eventName": "Zoo night",
-         "currency": "EUR", "sold": 1, "void": 0, "admitted": 0, "revenue": 10}]
+         "currency": "EUR", "sold": 1, "void": 0, "admitted": 0, "revenue": 10,
+         "doubleEntries": 0}]
     assert seller.sales("2026-12-02", "2026-12-31") == []
 
 

@@ -288,6 +288,20 @@ def drive_the_api(store, config, version):
     assert answer["result"] == ("already-admitted" if admitted_before else "admitted")
     first_day.post_json(ADMISSIONS, {"confirmationCode": general["confirmationCode"]},
                         headers=GATE, status=201)
+    # The audit trail was rebuilt by step 14 with what it held, and takes double entries.
+    history = store.admission_history(GENERAL_TICKET)
+    assert history[0] == ({"action": "admitted", "at": "2026-12-01T09:30:00Z", "by": "gate"}
+                          if admitted_before else {**history[0], "action": "admitted"})
+    first_day.post_json(ADMISSIONS, {"confirmationCode": "ticket-general-000001-00001",
+                                     "scannedAt": "2026-12-01T11:00:00Z"},
+                        headers=ADMIN, status=409)
+    assert store.admission_history(GENERAL_TICKET)[-1]["action"] == "double-entry"
+    assert first_day.get(f"{ADMISSIONS}/summary", headers=GATE).json["doubleEntries"] == 1
+    listed = first_day.get(f"{ADMISSIONS}/list", headers=GATE, status=200).json
+    assert {row[0]: row[5] for row in listed["tickets"]} == {
+        GENERAL_TICKET: "admitted", general["ticketId"]: "admitted"}
+    assert first_day.get(f"{ADMISSIONS}/list", {"since": listed["cursor"]}, headers=GATE,
+                         status=200).json["tickets"] == []
 
 
 if __name__ == "__main__":

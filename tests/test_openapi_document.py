@@ -27,7 +27,7 @@ API_OPERATIONS = {
     "getMuseumHours", "createSpecialEvent", "listSpecialEvents", "getSpecialEvent",
     "updateSpecialEvent", "deleteSpecialEvent", "buyMuseumTickets", "getTicketCode",
     "admitTicket", "getAdmissionSummary", "undoAdmission", "getAdmissionHistory",
-    "lookupTickets",
+    "lookupTickets", "listAdmissions",
     "getTicket", "voidTicket",
     "getAvailability", "listEventTickets", "getSalesReport",
 }

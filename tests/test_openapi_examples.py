@@ -117,7 +117,31 @@ def dates_sold(client, store):
 def already_admitted(client, store):
     ticket = sell(client, TODAY)
     present(client, ticket, 201)
+    return client.post_json(ADMISSIONS, {"confirmationCode": ticket["confirmationCode"]},
+                            headers=ADMIN, status=409)
+
+
+def same_device(client, store):
+    ticket = sell(client, TODAY)
+    present(client, ticket, 201)
     return present(client, ticket, 409)
+
+
+def double_entry(client, store):
+    ticket = sell(client, TODAY)
+    present(client, ticket, 201)
+    return client.post_json(ADMISSIONS, {"confirmationCode": ticket["confirmationCode"],
+                                         "scannedAt": "2026-11-22T11:50:00Z"},
+                            headers=ADMIN, status=409)
+
+
+def key_reused(client, store):
+    ticket = sell(client, TODAY)
+    key = {**GATE, "Idempotency-Key": "scan-1"}
+    client.post_json(ADMISSIONS, {"confirmationCode": ticket["confirmationCode"]},
+                     headers=key, status=201)
+    return client.post_json(ADMISSIONS, {"confirmationCode": "ticket-general-abcdef-12345"},
+                            headers=key, status=422)
 
 
 def wrong_date(client, store):
@@ -159,7 +183,13 @@ def void_image(client, store):
 
 
 def forged_ticket(client, store):
-    return client.post_json(ADMISSIONS, {"code": "hello, world"}, headers=GATE, status=422)
+    well_formed = f"MUSEUM1:{uuid.uuid4()}:ticket-general-abcdef-12345:{'0' * 20}"
+    return client.post_json(ADMISSIONS, {"code": well_formed}, headers=GATE, status=422)
+
+
+def unreadable(client, store):
+    return client.post_json(ADMISSIONS, {"code": "WIFI:S:Museum;T:WPA;P:guest;;"},
+                            headers=GATE, status=422)
 
 
 def gone(client, store):
@@ -210,6 +240,8 @@ CASES = {
     "EventChangeRefused/dates-sold": dates_sold,
     "EventChangeRefused/capacity-below-sold": capacity_below_sold,
     "NotAdmittable/already-admitted": already_admitted,
+    "NotAdmittable/same-device": same_device,
+    "NotAdmittable/double-entry": double_entry,
     "NotAdmittable/wrong-date": wrong_date,
     "NotAdmittable/too-early": too_early,
     "Gone/cancelled": gone,
@@ -217,6 +249,8 @@ CASES = {
     "DeadTicket/cancelled": cancelled_ticket,
     "DeadTicket/void": void_ticket,
     "ForgedTicket/forged": forged_ticket,
+    "ForgedTicket/unreadable": unreadable,
+    "ForgedTicket/key-reused": key_reused,
     "ContentTooLarge": content_too_large,
     "UnsupportedMediaType": unsupported_media_type,
     "TooManyRequests": too_many_requests,

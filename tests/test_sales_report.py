@@ -39,10 +39,11 @@ def test_each_day_reports_general_entry_and_each_event(priced):
                       headers=ADMIN, status=200).json
     assert rows == [
         {"date": TODAY, "ticketType": "general", "eventId": None, "eventName": None,
-         "sold": 3, "void": 1, "admitted": 1, "revenue": 17, "currency": "EUR"},
+         "sold": 3, "void": 1, "admitted": 1, "revenue": 17, "currency": "EUR",
+         "doubleEntries": 0},
         {"date": "2026-12-05", "ticketType": "event", "eventId": event["eventId"],
          "eventName": event["name"], "sold": 2, "void": 1, "admitted": 0, "revenue": 12.5,
-         "currency": "EUR"}]
+         "currency": "EUR", "doubleEntries": 0}]
 
 
 def test_the_default_report_is_today(priced):
@@ -63,9 +64,9 @@ def test_the_report_as_csv_neutralises_formulas(client):
     rows = list(csv.reader(io.StringIO(res.text)))
     assert rows == [
         ["date", "ticketType", "eventId", "eventName", "sold", "void", "admitted", "revenue",
-         "currency"],
+         "currency", "doubleEntries"],
         ["2026-12-05", "event", event["eventId"], "'=HYPERLINK(\"x\")", "1", "0", "0", "9.99",
-         "EUR"]]
+         "EUR", "0"]]
 
 
 @pytest.mark.parametrize("name", ["+1", "-1", "@SUM(A1)", "\tx"])
@@ -73,7 +74,7 @@ def test_every_formula_start_is_neutralised(name):
     from museum_sales import report_csv
 
     row = {"date": TODAY, "ticketType": "event", "eventId": "x", "eventName": name, "sold": 1,
-           "void": 0, "admitted": 0, "revenue": 1, "currency": "EUR"}
+           "void": 0, "admitted": 0, "revenue": 1, "currency": "EUR", "doubleEntries": 0}
     assert list(csv.reader(io.StringIO(report_csv([row]))))[1][3] == "'" + name
 
 

@@ -419,6 +419,118 @@ def test_a_lost_ticket_is_found_by_the_whole_email_or_its_codes_on_its_day(store
     assert store.lookup_tickets("2026-12-05", codes=both) == []  # another day
 
 
+def test_a_scans_key_replays_the_admission_it_made_and_never_a_refusal(store):
+    sold, other = store.create_ticket(ticket())[0], store.create_ticket(ticket())[0]
+    key = ("gate", "scan-1", "body-1")
+    assert store.replayed_scan(*key) is None
+    first = {"admittedAt": "2026-12-01T10:32:00Z", "admittedBy": "gate"}
+    assert store.admit(sold["ticketId"], "gate", "2026-12-01T10:32:00Z", key) == (first, True)
+    assert store.replayed_scan(*key) == {"ticketId": sold["ticketId"], "outcome": "admitted",
+                                         "at": "2026-12-01T10:32:00Z"}
+    # Undone and admitted by another gate: the key still answers its own admission.
+    store.undo_admission(sold["ticketId"], "admin", "2026-12-01T10:33:00Z")
+    store.admit(sold["ticketId"], "gate2", "2026-12-01T10:34:00Z")
+    assert store.admit(sold["ticketId"], "gate", "2026-12-01T10:40:00Z", key) == (first, True)
+    with pytest.raises(storage.IdempotencyConflict):
+        store.replayed_scan("gate", "scan-1", "body-2")
+    with pytest.raises(storage.IdempotencyConflict):
+        store.admit(other["ticketId"], "gate", "2026-12-01T10:41:00Z", ("gate", "scan-1", "b"))
+    assert store.get_ticket(other["ticketId"])["admittedAt"] is None
+    # A refusal keeps no key: the same key may admit later.
+    refused = ("gate", "scan-2", "body-3")
+    assert store.admit(sold["ticketId"], "gate", "2026-12-01T10:42:00Z", refused)[1] is False
+    assert store.replayed_scan(*refused) is None
+    assert store.replayed_scan("gate2", "scan-1", "body-1") is None  # keys are per user
+
+
+def test_a_double_entry_is_recorded_once_per_key_and_counted(store):
+    sold, _ = store.create_ticket(ticket())
+    never_admitted, _ = store.create_ticket(ticket())
+    assert store.record_double_entry(never_admitted["ticketId"], "gate2",
+                                     "2026-12-01T10:30:00Z") == (None, False)
+    first = {"admittedAt": "2026-12-01T10:32:00Z", "admittedBy": "gate"}
+    store.admit(sold["ticketId"], "gate", "2026-12-01T10:32:00Z")
+    key = ("gate2", "offline-1", "body")
+    assert store.record_double_entry(sold["ticketId"], "gate2", "2026-12-01T10:31:00Z",
+                                     key) == (first, True)
+    assert store.record_double_entry(sold["ticketId"], "gate2", "2026-12-01T10:31:00Z",
+                                     key) == (first, False)
+    assert store.replayed_scan(*key)["outcome"] == "double-entry"
+    assert store.admission_history(sold["ticketId"]) == [
+        {"action": "admitted", "at": "2026-12-01T10:32:00Z", "by": "gate"},
+        {"action": "double-entry", "at": "2026-12-01T10:31:00Z", "by": "gate2"}]
+    assert store.door_summary("2026-12-01")["doubleEntries"] == 1
+    assert [row["doubleEntries"] for row in store.sales("2026-12-01", "2026-12-01")] == [1]
+
+
+def listed_statuses(listed):
+    return {t["ticketId"]: (t["voidedAt"] is not None, t["cancelled"], t["admittedBy"])
+            for t in listed["tickets"]}
+
+
+def test_the_door_list_is_the_days_tickets_and_since_a_version_their_changes(store):
+    night = store.create_event(event(name="Night tour"))
+    general, admitted, voided = (store.create_ticket(ticket())[0] for _ in range(3))
+    at_night, _ = store.create_ticket(event_ticket(night["eventId"]))
+    store.create_ticket(ticket(ticketDate="2026-12-05"))
+    store.admit(admitted["ticketId"], "gate", "2026-12-01T10:00:00Z")
+    whole = store.door_list("2026-12-01")
+    assert whole["version"] == store.door_list_version("2026-12-01") > 0
+    assert {t["ticketId"] for t in whole["tickets"]} == {
+        general["ticketId"], admitted["ticketId"], voided["ticketId"], at_night["ticketId"]}
+    row = {t["ticketId"]: t for t in whole["tickets"]}[at_night["ticketId"]]
+    assert row == {"ticketId": at_night["ticketId"],
+                   "confirmationCode": at_night["confirmationCode"],
+                   "eventId": night["eventId"], "eventName": "Night tour", "entryTime": None,
+                   "voidedAt": None, "cancelled": False, "admittedAt": None,
+                   "admittedBy": None}
+    assert all("email" not in t and "phone" not in t for t in whole["tickets"])
+    assert store.door_list("2026-12-01", whole["version"]) == {
+        "version": whole["version"], "tickets": []}
+
+    store.void_ticket(voided["ticketId"], "2026-12-01T10:01:00Z")
+    store.undo_admission(admitted["ticketId"], "admin", "2026-12-01T10:02:00Z")
+    store.cancel_event(night["eventId"])
+    sold, _ = store.create_ticket(ticket())
+    changed = store.door_list("2026-12-01", whole["version"])
+    assert listed_statuses(changed) == {
+        voided["ticketId"]: (True, False, None), admitted["ticketId"]: (False, False, None),
+        at_night["ticketId"]: (False, True, None), sold["ticketId"]: (False, False, None)}
+    assert changed["version"] > whole["version"]
+    assert store.door_list("2026-12-05", None)["version"] == 1  # days are numbered apart
+    assert store.door_list_version("2026-12-09") == 0
+
+
+def test_the_door_list_since_a_version_misses_no_change_across_instances(backend):
+    """Admissions on two instances while a reader follows `since`: every admission is in
+    one of the answers, though transactions commit in another order than they began."""
+    instances = [backend.open(), backend.open()]
+    sold = [instances[0].create_ticket(ticket())[0] for _ in range(48)]
+    seen, version = set(), instances[0].door_list_version("2026-12-01")
+    done = threading.Event()
+
+    def follow():
+        nonlocal version
+        while True:
+            finished = done.is_set()
+            changed = instances[1].door_list("2026-12-01", version)
+            seen.update(t["ticketId"] for t in changed["tickets"] if t["admittedAt"])
+            version = changed["version"]
+            if finished:
+                return
+
+    reader = threading.Thread(target=follow)
+    reader.start()
+    try:
+        at_once(16, lambda n: [instances[n % 2].admit(each["ticketId"], f"gate{n}",
+                                                      "2026-12-01T10:00:00Z")
+                               for each in sold[n::16]])
+    finally:
+        done.set()
+        reader.join()
+    assert seen == {each["ticketId"] for each in sold}
+
+
 def test_the_door_summary_counts_one_day_without_cancelled_events(store):
     kept = store.create_event(event(name="Zoology night"))
     early = store.create_event(event(name="Art walk"))
@@ -436,10 +548,11 @@ def test_the_door_summary_counts_one_day_without_cancelled_events(store):
         "events": [{"eventId": early["eventId"], "name": "Art walk", "sold": 1, "admitted": 1},
                    {"eventId": kept["eventId"], "name": "Zoology night", "sold": 1,
                     "admitted": 0}],
-        "devices": [{"name": "Door-north", "admitted": 1}, {"name": "gate", "admitted": 1}]}
+        "devices": [{"name": "Door-north", "admitted": 1}, {"name": "gate", "admitted": 1}],
+        "doubleEntries": 0}
     assert store.door_summary("2026-12-02") == {
         "sold": {"general": 0, "event": 0}, "admitted": {"general": 0, "event": 0},
-        "events": [], "devices": []}
+        "events": [], "devices": [], "doubleEntries": 0}
 
 
 def test_a_change_may_not_remove_dates_with_tickets_sold(store):
