@@ -497,7 +497,7 @@ function remember(scan) {
 // A refusal that left the screen within HURRIED of being shown (or was never shown, the
 // next scan being quicker) is pointed out by the outcome that replaced it.
 function hurriedRefusal(scan) {
-  if (!scan || scan.tone === "good" || scan.tone === "busy") return false;
+  if (!scan || scan.tone === "good" || scan.tone === "busy" || scan.sameDevice) return false;
   return !scan.shownAt || (scan.hiddenAt ?? Date.now()) - scan.shownAt < HURRIED;
 }
 
@@ -508,6 +508,7 @@ function answered(scan, status, answer, retryAfter) {
     tone, word: title, kind: answer.ticketDate ? ticketKind(answer) : lines[0],
     code: answer.confirmationCode || scan.text, ticketId: answer.ticketId,
     admittedAt: answer.admittedAt, admittedBy: answer.admittedBy, detail: answer.detail,
+    sameDevice: answer.sameDevice === true,
   });
   renderStrip();
   saveRecent();
