@@ -307,4 +307,10 @@ def test_a_ticket_scanned_before_its_entry_time_is_shown_amber(tmp_path, door_co
         open_page(browser, server)
         assert scan(browser, qr(ticket)) == (
             "warn", "Too early", ["entry at 23:55, admitted from 23:40", "General entry"])
+        # Find shows the slot too.
+        browser.find_element(By.ID, "find").click()
+        browser.find_element(By.ID, "find-code").click()
+        type_as_a_person(browser, ticket["confirmationCode"][-12:] + Keys.ENTER)
+        WebDriverWait(browser, 10).until(lambda d: "entry 23:55" in d.find_element(
+            By.ID, "found").text)
         assert csp_violations(browser) == []

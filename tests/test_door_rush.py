@@ -21,8 +21,10 @@ import test_scan_page as scan_page
 from conftest import ADMIN, VISITOR
 from test_door_page import (LONG_NAME, SIGNAL_WATCH, fits_the_screen, outcome, set_clear_after,
                             signals, strip_rows, wait_for_strip)
-from test_scan_page import (GATE_AUTH, buy, call, csp_violations, open_page, qr, screenshot,
-                            shown, sign_in_status, today_at, type_as_a_person)
+from serving import running_server
+from test_scan_page import (GATE_AUTH, buy, call, config_with_users, csp_violations, open_page,
+                            qr, screenshot, shown, sign_in_status, stored_sign_in, today_at,
+                            type_as_a_person)
 
 pytestmark = scan_page.pytestmark
 door_config, server, browser = scan_page.door_config, scan_page.server, scan_page.browser
@@ -254,3 +256,79 @@ def test_every_line_of_every_outcome_is_on_screen_whole(server, browser, screen,
     kinds = browser.execute_script("""return [...document.querySelectorAll("#strip .kind")]
         .map((kind) => kind.checkVisibility() && kind.textContent);""")
     assert kinds[0].startswith("Event: 3 The Long Night")
+
+
+# -- Find admits a family --------------------------------------------------------------------
+
+def test_find_admits_a_family_at_once(server, browser, screen, tmp_path):
+    """A family's four tickets for today, one admitted already (at another gate): one search,
+    one tap, three admissions."""
+    email = "family@example.org"
+    today = today_at(server).isoformat()
+    family = []
+    for _ in range(4):
+        status, ticket = call(server, "POST", "/v1.1/tickets", VISITOR, {
+            "ticketType": "general", "ticketDate": today, "email": email})
+        assert status == 201, ticket
+        family.append(ticket)
+    assert call(server, "POST", "/v1.1/admissions", ADMIN, {"code": qr(family[0])})[0] == 201
+    open_page(browser, server)
+    set_clear_after(browser, 30)
+
+    browser.find_element(By.ID, "find").click()
+    type_as_a_person(browser, email + Keys.ENTER)
+    WebDriverWait(browser, 10).until(lambda d: shown(d, "find-status") == f"4 tickets for {today}")
+    assert shown(browser, "admit-all") == "Admit all 3"
+    screenshot(browser, tmp_path, f"door-family-{screen}.png")
+    # Enter on it (a scanner's, say) admits nobody: it takes a tap.
+    button = browser.find_element(By.ID, "admit-all")
+    browser.execute_script("arguments[0].focus()", button)
+    ActionChains(browser).send_keys(Keys.ENTER).perform()
+    assert strip_rows(browser) == []
+    button.click()
+    rows = wait_for_strip(browser, 3)
+    assert [words[1] for _, words in rows] == ["Admitted"] * 3
+    for ticket in family:
+        assert history(server, ticket) == ["admitted"]
+    assert csp_violations(browser) == []
+
+
+# -- the strip follows the service, a revoked key, the sign-in form --------------------------
+
+@pytest.mark.slow
+def test_an_admins_undo_shows_in_the_strip_within_30_s(server, browser):
+    ticket = buy(server, today_at(server).isoformat())
+    open_page(browser, server)
+    scanner_types(browser, qr(ticket))
+    assert wait_for_strip(browser, 1)[0][1][1] == "Admitted"
+    assert browser.find_elements(By.CSS_SELECTOR, "#strip li .undo")
+    assert server.request("DELETE", f"/v1.1/admissions/{ticket['ticketId']}",
+                          headers=ADMIN)[0] == 204
+    WebDriverWait(browser, 45).until(lambda d: strip_rows(d)[0][1][1] == "Admitted · undone")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#strip li .undo")
+
+
+def test_a_revoked_key_signs_out_with_the_refusal_tone_and_a_scan_is_no_password(
+        tmp_path, door_config, browser):
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SIGNAL_WATCH})
+    with running_server(tmp_path, door_config) as server:
+        port = server.port
+        ticket = buy(server, today_at(server).isoformat())
+        open_page(browser, server)
+    signals(browser)
+    # The same address, now without the gate user: its key was revoked.
+    revoked = config_with_users({"admin": "admin", "visitor": "visitor"})
+    with running_server(tmp_path, revoked, "--port", str(port)) as server:
+        scanner_types(browser, qr(ticket))
+        assert sign_in_status(browser) == "Signed out: this device's key is no longer valid"
+        assert signals(browser) == [220, 220, ["vibrate", [200, 100, 200]]]
+        assert browser.switch_to.active_element.get_attribute("id") == "secret"
+
+        # The next visitor's scan lands on the form: said, and never sent as the password.
+        sign_ins = server.log().count("/v1.1/admissions/summary")
+        scanner_types(browser, qr(ticket))
+        WebDriverWait(browser, 10).until(
+            lambda d: shown(d, "sign-in-status").startswith("Scan after signing in"))
+        assert browser.find_element(By.ID, "secret").get_attribute("value") == ""
+        assert stored_sign_in(browser) is None
+        assert server.log().count("/v1.1/admissions/summary") == sign_ins
