@@ -146,8 +146,7 @@ const OUTCOMES = {
     : ["bad", "Already admitted",
       [`at ${museumTime(a.admittedAt)} by ${a.admittedBy}`, kindLine(a), slot(a)]]),
   "wrong-date": (a) => ["warn", "Wrong date", [wrongDate(a), kindLine(a), slot(a)]],
-  // The headline says "too early": the line starts with the entry time, which a phone's
-  // one line still shows.
+  // The headline says "too early": the line starts with the entry time.
   "too-early": (a) => ["warn", "Too early", [a.detail.replace(/^too early: /, ""),
     kindLine(a)]],
   "cancelled": (a) => ["bad", "Cancelled", ["the event was cancelled", kindLine(a)]],
@@ -191,6 +190,21 @@ function paragraph(text, className) {
   return element;
 }
 
+// One line of an outcome (a string, or {text, className}); a date in it is never broken at
+// its hyphens, so a phone shows it whole on one line.
+function outcomeLine(line) {
+  const { text, className } = typeof line === "string" ? { text: line } : line;
+  const element = paragraph("", className);
+  element.append(...text.split(/(\d{4}-\d{2}-\d{2})/).map((part, index) => {
+    if (index % 2 === 0) return part;
+    const date = document.createElement("span");
+    date.className = "date";
+    date.textContent = part;
+    return date;
+  }));
+  return element;
+}
+
 let shownScan = null; // the scan whose outcome fills the screen, or null
 let clearTimer = null;
 
@@ -203,8 +217,7 @@ function show(tone, title, lines, scan = null) {
   if (scan && tone !== "busy") scan.shownAt ??= Date.now(); // its answer, not "Checking…"
   document.body.className = tone;
   headline.textContent = title;
-  details.replaceChildren(...lines.map((line) => (typeof line === "string"
-    ? paragraph(line) : paragraph(line.text, line.className))));
+  details.replaceChildren(...lines.map(outcomeLine));
   if (scan?.note && tone !== "busy") details.append(paragraph(scan.note, "note"));
   previousNote.hidden = true;
   // Restart the pop-in, so that the same outcome twice in a row is still seen as new.
