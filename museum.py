@@ -40,9 +40,9 @@ from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RU
                          Scan, TypedCodeLimit, admit, door_details, door_list, list_etag,
                          lookup_details, may_undo, new_confirmation_code, qr_text,
                          read_cursor, ticket_status, typed_codes, wrong_date)
-from museum_http import (BAD_QUERY, BODY_LIMIT, PAGE_MAX, PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX,
-                         Problem, Router, date_window, json_response, paging, parse_query,
-                         read_json, rfc3339, set_paging_headers, start_date,
+from museum_http import (BAD_QUERY, BODY_LIMIT, KEY_REUSED, PAGE_MAX, PAGE_SIZE_DEFAULT,
+                         PAGE_SIZE_MAX, Problem, Router, date_window, json_response, paging,
+                         parse_query, read_json, rfc3339, set_paging_headers, start_date,
                          storage_error_as_problem, to_json, unexpected_error, write_problem)
 from museum_openapi import (DATE_SCHEMA, UUID_SCHEMA, Answer, Operation, anchored, query, ref,
                             trimmed_text)
@@ -804,9 +804,6 @@ class Admissions:
         return {"code": values["confirmationCode"]}, scanned_at
 
 
-KEY_REUSED = "This Idempotency-Key was already used with a different request."
-
-
 class AdmissionList:
     """The day's tickets, for the door's page to decide without the service (see
     museum_door.door_list): whole, or changed since a cursor; never an email or phone. A
@@ -833,7 +830,7 @@ class AdmissionList:
         since = parse_query(req, validator, "since", functools.partial(read_cursor, day=day),
                             None)
         if req.context.user.role != ADMIN_ROLE and day not in (now.date(),
-                                                               now.date() + timedelta(1)):
+                                                               now.date() + timedelta(days=1)):
             validator.error("date", "must be today or tomorrow at the museum for a gate")
         validator.raise_if_invalid(BAD_QUERY)
         events_version = self.store.events_version()

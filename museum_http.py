@@ -30,6 +30,8 @@ BODY_LIMIT = 64 * 1024
 # ============================================================================================
 
 PROBLEM_JSON = "application/problem+json"
+# A sale's key reused is 409 (here), a scan's 422 (museum.Admissions): the same words.
+KEY_REUSED = "This Idempotency-Key was already used with a different request."
 DEFAULT_DETAILS = {
     404: "There is nothing at this path.",
     405: "This method is not allowed on this path; the Allow header lists those that are.",
@@ -94,7 +96,7 @@ def storage_error_as_problem(req, resp, error, params):
                                f"{count} ticket(s) sold for {day}"}
                               for day, count in error.sold.items()])
     if isinstance(error, storage.IdempotencyConflict):
-        raise Problem(409, "This Idempotency-Key was already used with a different request.")
+        raise Problem(409, KEY_REUSED)
     # Not logged per request: the store logs the outage once, with its reason.
     raise Problem(503, "The database is unavailable; try again shortly.",
                   headers={"Retry-After": "5"})

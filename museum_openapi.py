@@ -33,6 +33,7 @@ from museum_door import (
     UNDO_WINDOW,
     TypedCodeLimit,
 )
+from museum_http import KEY_REUSED
 from museum_sales import (
     AVAILABILITY_DAYS_DEFAULT,
     AVAILABILITY_DAYS_MAX,
@@ -895,8 +896,8 @@ def _door_responses():
             "The QR text is well formed but not one this museum made (`forged`); or the "
             "input is not a museum ticket's QR text or code at all (`unreadable`: scan "
             "again); or the `Idempotency-Key` was used before with another body (no "
-            "`result`).", "forged", "unreadable", more={"key-reused": problem_body(
-                422, "This Idempotency-Key was already used with a different request.")}),
+            "`result`).", "forged", "unreadable",
+            more={"key-reused": problem_body(422, KEY_REUSED)}),
         "Gone": named_problems("The ticket's event was cancelled, or the ticket was voided.",
                                "Problem", {result: problem_body(410, DOOR_OUTCOMES[result][1])
                                            for result in ("cancelled", "void")}),

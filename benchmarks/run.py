@@ -776,6 +776,136 @@ def main_lookup(args):
     return 0
 
 
+# -- the door's list -------------------------------------------------------------------------
+
+LIST_TICKETS = 10_000  # tickets for today
+LIST_ADMITTED = 3_000  # of those, admitted already: a morning's list
+LIST_EVENTS = 4  # events of the day; a fifth of the tickets are for them
+LIST_READS = 200  # GETs of the whole list, one after the other
+LIST_ADMITS = 500  # admissions measured, one after the other, beside the list
+LIST_TARGETS = {"size bytes": 1_000_000, "list p50 ms": 200, "admit p50 ms": 20}
+
+
+def seed_door_list(path, today):
+    """LIST_TICKETS tickets for `today` (a fifth for LIST_EVENTS events), LIST_ADMITTED of
+    them admitted, written in one transaction; returns [(ticket id, code)] of the others."""
+    store = storage.open_store(path)
+    events = [{"eventId": str(uuid.uuid4()), "name": f"Gallery talk {number}",
+               "location": "Hall", "eventDescription": "A talk.", "dates": [today.isoformat()],
+               "price": 5} for number in range(LIST_EVENTS)]
+    store.create_events(events)
+    store.close()
+    tickets = []
+    for number in range(LIST_TICKETS):
+        event = events[number % LIST_EVENTS] if number % 5 == 0 else None
+        kind = "event" if event else "general"
+        tickets.append((str(uuid.uuid4()), kind, event and event["eventId"],
+                        museum_door.new_confirmation_code(kind)))
+    admitted_at = f"{today.isoformat()}T08:30:00Z"
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+        conn.executemany(
+            "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, phone, "
+            "price_minor, currency) VALUES (?, ?, ?, ?, ?, 'visitor@example.org', NULL, 500, "
+            "'EUR')", [(ticket_id, kind, today.isoformat(), event_id, code)
+                       for ticket_id, kind, event_id, code in tickets])
+        conn.executemany("INSERT INTO admissions (ticket_id, admitted_at, admitted_by) "
+                         "VALUES (?, ?, 'door-north')",
+                         [(ticket[0], admitted_at) for ticket in tickets[:LIST_ADMITTED]])
+    return [(ticket_id, code) for ticket_id, _, _, code in tickets[LIST_ADMITTED:]]
+
+
+def run_door_list(workdir, server_core, client_core):
+    """A fresh `museum serve` on the seeded day: the whole list read LIST_READS times, as
+    many with its ETag (304) and since its cursor, then LIST_ADMITS admissions by QR code,
+    each request on a new connection: {scenario: [ms]}, the list's size and the server's
+    peak RSS."""
+    key = museum_config.new_device_key()
+    config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = Europe/Berlin\n"
+              f"[tickets]\nqr_secret = {QR_SECRET}\n"
+              f"[users]\ndoor-north = gate:{museum_config.hash_key(key)}\n")
+    headers = basic("door-north", key)
+    bench = Bench(workdir, server_core, client_core, admit_seconds=0)
+    bench.workdir.mkdir()
+    path = str(bench.directory("db") / "museum.sqlite3")
+    waiting = seed_door_list(path, bench.today)
+    timings = {}
+
+    def timed_request(scenario, method, target, body=None, extra=None):
+        started = time.perf_counter()
+        status, answer_headers, answer = server.request(method, target, body,
+                                                        {**headers, **(extra or {})})
+        timings.setdefault(scenario, []).append((time.perf_counter() - started) * 1000)
+        return status, answer_headers, answer
+
+    try:
+        server = bench.spawn(start_server, bench.directory("server"), config, db=path)
+        server.log_in(headers)
+        for _ in range(LIST_READS):
+            status, answer_headers, whole = timed_request("list", "GET", f"{ADMISSIONS}/list")
+            assert status == 200, status
+        etag = {name.lower(): value for name, value in answer_headers.items()}["etag"]
+        listed = json.loads(whole)
+        assert len(listed["tickets"]) == LIST_TICKETS, len(listed["tickets"])
+        for _ in range(LIST_READS):
+            status = timed_request("list 304", "GET", f"{ADMISSIONS}/list",
+                                   extra={"If-None-Match": etag})[0]
+            assert status == 304, status
+            status = timed_request("list since", "GET",
+                                   f"{ADMISSIONS}/list?since={listed['cursor']}")[0]
+            assert status == 200, status
+        for ticket_id, code in waiting[:LIST_ADMITS]:
+            status = timed_request("admit", "POST", ADMISSIONS, {
+                "code": museum_door.qr_text(QR_SECRET, ticket_id, code)}, {
+                    "Idempotency-Key": f"scan-{ticket_id}"})[0]
+            assert status == 201, status
+        rss = peak_rss_mb(server)
+    finally:
+        bench.close()
+    return timings, len(whole), rss
+
+
+def door_list_section(timings, size, rss, loadavg):
+    """The door-list case's section of RESULTS.md."""
+    p50 = {scenario: statistics.median(values) for scenario, values in timings.items()}
+    figures = {"size bytes": size, "list p50 ms": p50["list"], "admit p50 ms": p50["admit"]}
+    met = all(figures[name] <= target for name, target in LIST_TARGETS.items())
+    rows = [f"## door-list: the day's list of {LIST_TICKETS:,} tickets at the door", "",
+            f"Written by `benchmarks/run.py door-list` on "
+            f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; `/proc/loadavg` at start: "
+            f"`{loadavg}`. A fresh `museum serve` ({THREADS} threads, on one core) on sqlite "
+            f"with {LIST_TICKETS:,} tickets for today ({LIST_ADMITTED:,} admitted, a fifth "
+            f"for {LIST_EVENTS} events), requests one after the other from the other core, "
+            f"each on a new connection with a device key: the whole list {LIST_READS} times, "
+            f"then with its ETag (304) and since its cursor as many times each, then "
+            f"{LIST_ADMITS} admissions by QR code with an Idempotency-Key. Targets: the list "
+            f"under {LIST_TARGETS['size bytes']:,} bytes, its p50 under "
+            f"{LIST_TARGETS['list p50 ms']} ms, admitting p50 <= "
+            f"{LIST_TARGETS['admit p50 ms']} ms. Server peak RSS: {rss:.0f} MB.", "",
+            f"The whole list: {size:,} bytes.", "",
+            "| Request | requests | p50 / p99 ms |", "|---|--:|--:|"]
+    for scenario, values in timings.items():
+        quantiles = statistics.quantiles(values, n=100)
+        rows.append(f"| {scenario} | {len(values):,} | {quantiles[49]:.2f} / "
+                    f"{quantiles[98]:.2f} |")
+    rows += ["", f"Result: {'met' if met else 'not met'}.", ""]
+    return "\n".join(rows)
+
+
+def main_door_list(args):
+    """The door-list case alone: its section of RESULTS.md is replaced, the rest kept."""
+    cores = sorted(os.sched_getaffinity(0))
+    loadavg = Path("/proc/loadavg").read_text().strip()
+    os.sched_setaffinity(0, {cores[-1]})
+    with tempfile.TemporaryDirectory(prefix="museum-bench-") as workdir:
+        section = door_list_section(*run_door_list(Path(workdir) / "door-list", cores[0],
+                                                   cores[-1]), loadavg)
+    print("\n" + section)
+    output = args.output or (None if args.quick else BENCH / "RESULTS.md")
+    if output:
+        write_section(output, section)
+    return 0
+
+
 def write_section(path, section):
     """Replace the section of `path` that starts with the same heading, or append it."""
     heading = section.splitlines()[0]
@@ -894,7 +1024,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", metavar="CASE",
                         help=f"any of {', '.join(CASES)} (default: all); or login alone, "
-                             f"or lookup alone")
+                             f"or lookup alone, or door-list alone")
     parser.add_argument("--scenarios", nargs="+", metavar="SCENARIO",
                         help="only these of each case's scenarios (default: all)")
     parser.add_argument("--rounds", type=int, default=3)
@@ -910,6 +1040,8 @@ def main(argv=None):
         return main_login(args)
     if args.cases == ["lookup"]:
         return main_lookup(args)
+    if args.cases == ["door-list"]:
+        return main_door_list(args)
     if set(args.cases) - set(CASES):
         parser.error(f"unknown case: {', '.join(set(args.cases) - set(CASES))}")
     if set(args.scenarios or ()) - set(SCENARIOS):

@@ -15,6 +15,7 @@ import webtest
 
 import museum
 import museum_door
+import storage
 from conftest import ADMIN, GATE, NOW, TODAY, VISITOR, assert_problem
 from ticketing import buy, create_event
 
@@ -89,6 +90,20 @@ def test_a_replayed_scan_answers_the_admission_it_made(door, clock):
     assert first.json["admittedAt"] == ADMITTED_AT
     history = door.app.get(f"{ADMISSIONS}/{ticket['ticketId']}", headers=GATE).json["history"]
     assert [entry["action"] for entry in history] == ["admitted"]
+
+
+def test_a_scans_key_outlives_a_restart(door, config, db_path, clock):
+    ticket = door.sell()
+    first = door.scan(door.qr(ticket), 201, key="scan-1").json
+    door.store.close()
+    reopened = storage.open_store(db_path)
+    try:
+        app = webtest.TestApp(museum.create_app(config, store=reopened, clock=clock), lint=True)
+        again = app.post_json(ADMISSIONS, {"code": door.qr(ticket)},
+                              headers={**GATE, "Idempotency-Key": "scan-1"}, status=201)
+        assert again.json == first
+    finally:
+        reopened.close()
 
 
 def test_a_key_is_the_users_own(door):

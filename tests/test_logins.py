@@ -171,8 +171,8 @@ def test_add_device_prints_a_key_once_whose_users_line_signs_in(tmp_path, door_c
                                   source="127.0.0.9")[0] == 401
         device = basic("door-north", key)
         assert server.request("GET", SUMMARY, headers=device, source="127.0.0.9")[0] == 200
-        assert server.request("POST", ADMISSIONS, {"confirmationCode": "ticket-general-x"},
-                              headers=device)[0] == 404
+        assert server.request("POST", ADMISSIONS, {
+            "confirmationCode": "ticket-general-abcdef-12345"}, headers=device)[0] == 404
         assert server.request("DELETE", f"{ADMISSIONS}/{UNKNOWN_ID}", headers=device)[0] == 404
     assert checks_logged(server) == []  # no password check for a key, right or wrong
 
@@ -203,10 +203,10 @@ def test_more_than_30_unknown_codes_in_a_minute_refuse_that_user_for_a_minute(tm
 
         for number in range(30):
             assert admit("gate", f"ticket-general-{number:06x}-00000")[0] == 404
-        status, headers, _ = admit("gate", "ticket-general-guess-31")
+        status, headers, _ = admit("gate", "ticket-general-ffffff-00031")
         assert status == 429 and 0 < int(headers["Retry-After"]) <= 60
-        assert admit("gate", "ticket-general-guess-32")[0] == 429
-        assert admit("gate2", "ticket-general-guess-33")[0] == 404  # another user goes on
+        assert admit("gate", "ticket-general-ffffff-00032")[0] == 429
+        assert admit("gate2", "ticket-general-ffffff-00033")[0] == 404  # another user goes on
         assert server.request("GET", SUMMARY, headers=login("gate"))[0] == 200
         log = server.log()
     [warning] = [line for line in log.splitlines() if "admissions refused" in line]
@@ -233,6 +233,7 @@ ROLE_TABLE = {
     "/v1.1/reports/sales": {"GET": "admin", "HEAD": "admin"},
     "/v1.1/tickets/{ticket_id}/qr": {"GET": "visitor", "HEAD": "visitor"},
     "/v1.1/admissions": {"POST": "gate"},
+    "/v1.1/admissions/list": {"GET": "gate", "HEAD": "gate"},
     "/v1.1/admissions/summary": {"GET": "gate", "HEAD": "gate"},
     "/v1.1/admissions/lookup": {"POST": "gate"},
     "/v1.1/admissions/{ticket_id}": {"GET": "gate", "HEAD": "gate", "DELETE": "gate"},

@@ -688,6 +688,18 @@ def test_a_ticket_is_admitted_once_across_instances(backend):
     assert backend.rows("SELECT count(*) FROM admissions") == [(1,)]
 
 
+def test_a_scan_resent_to_two_instances_at_once_is_one_admission(backend):
+    instances = [backend.open(), backend.open()]
+    sold, _ = instances[0].create_ticket(ticket())
+    results = at_once(16, lambda n: instances[n % 2].admit(
+        sold["ticketId"], "gate", f"2026-12-01T10:00:{n:02d}Z", ("gate", "scan-1", "body")))
+    # Every retry answers the one admission the key made, as made.
+    assert {(first["admittedAt"], admitted) for first, admitted in results} == {
+        (instances[0].get_ticket(sold["ticketId"])["admittedAt"], True)}
+    assert backend.rows("SELECT count(*) FROM admission_events") == [(1,)]
+    assert backend.rows("SELECT count(*) FROM door_keys") == [(1,)]
+
+
 def test_a_confirmation_code_is_sold_once_across_instances(backend):
     instances = [backend.open(), backend.open()]
 
