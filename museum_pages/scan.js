@@ -470,7 +470,9 @@ function stripRow(scan) {
 // Whether the service's state of a ticket (GET /v1.1/admissions/{id}) undid the admission
 // this scan made (an admin's undo, say, maybe admitted again since): the row says so.
 function followed(scan, state) {
-  if (scan.tone !== "good" || scan.undone || state.admittedAt === scan.admittedAt) return false;
+  if (scan.tone !== "good" || scan.undone) return false;
+  // (An admission within the same second by another user is another admission.)
+  if (state.admittedAt === scan.admittedAt && state.admittedBy === scan.admittedBy) return false;
   scan.undone = true;
   renderStrip();
   saveRecent();
