@@ -16,6 +16,10 @@
 // A scan is always a scan: keys typed at a scanner's speed and ended by Enter are taken as a
 // scan wherever the focus is (a window closes for it), never as a field's text or a button's
 // Enter; confirmations (Undo, Admit) take a tap or a click. Times are the museum's.
+//
+// Each scan is read here first (its keys, its keyboard layout), then sent through
+// offline.js, which retries a lost answer under the scan's id and, without the service,
+// decides from the day's admission list it keeps (and sets the museum's clock from).
 "use strict";
 
 const signInForm = document.getElementById("sign-in");
