@@ -15,7 +15,9 @@
 // - A service worker (sw.js) keeps the page's own files, so a reload during an outage still
 //   shows the page; the list and the queue are in localStorage.
 //
-// Loaded before scan.js, which calls `doorOffline` where a scan is sent and at sign-out.
+// Loaded before scan.js, which calls `doorOffline` where a scan is sent and at sign-out;
+// it uses the page's museum clock (museumNow, setMuseumClock) and the shapes of a ticket's
+// texts (QR_TEXT, CONFIRMATION_CODE, RANDOM_PART) from scan.js, once the page has loaded.
 "use strict";
 
 const doorOffline = (() => {
@@ -29,9 +31,6 @@ const doorOffline = (() => {
   const QUEUE = "museum.scanner.queue."; // localStorage, + device name: scans to send
   // Answers that say the service itself was not reached (a proxy in front of it answers).
   const NOT_REACHED = new Set([502, 503, 504]);
-  const QR_TEXT = /^MUSEUM1:([0-9a-f-]{36}):([^:]+):[0-9a-f]{20}$/;
-  const CODE = /^ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}$/;
-  const RANDOM_PART = /^[0-9a-f]{6}-[0-9a-f]{5}$/;
 
   let device = null; // {name, send, synced, revoked} while signed in
   let list = null; // the stored answer of /admissions/list, its rows merged
@@ -79,11 +78,11 @@ const doorOffline = (() => {
     byDigest = new Map(list.tickets.map((row, index) => [row[column("codeDigest")], index]));
   }
 
-  // Today at the museum, in the list's zone: the list only decides for its own day.
+  // Today at the museum, by its clock (scan.js): the list only decides for its own day.
   function museumToday() {
     return new Intl.DateTimeFormat("en-CA", {
       timeZone: list.timeZone, year: "numeric", month: "2-digit", day: "2-digit",
-    }).format(new Date());
+    }).format(new Date(museumNow()));
   }
 
   function listAddress() {
@@ -116,7 +115,11 @@ const doorOffline = (() => {
     try {
       const [status, answer, , response] = await device.send(address, { headers });
       if (status === 401) return device.revoked();
+      // The museum's zone and time for the page's clock: an unchanged list (304) has no
+      // body, and its answer's Date header tells the service's time as well.
+      if (status === 304) setMuseumClock({ now: response.get("Date") });
       if (status !== 200) return;
+      setMuseumClock(answer);
       mergeList(answer);
       Object.assign(list, { address: listAddress(), etag: response.get("ETag") });
       indexList();
@@ -156,10 +159,10 @@ const doorOffline = (() => {
   function candidates(body) {
     if (body.code) {
       const qr = QR_TEXT.exec(body.code);
-      return qr && CODE.test(qr[2]) ? [{ code: qr[2], ticketId: qr[1] }] : [];
+      return qr ? [{ code: qr[2], ticketId: qr[1] }] : [];
     }
     const typed = body.confirmationCode.toLowerCase();
-    if (CODE.test(typed)) return [{ code: typed }];
+    if (CONFIRMATION_CODE.test(typed)) return [{ code: typed }];
     if (RANDOM_PART.test(typed)) {
       return ["general", "event"].map((kind) => ({ code: `ticket-${kind}-${typed}` }));
     }
@@ -303,7 +306,10 @@ const doorOffline = (() => {
     stop();
     device = options;
     list = stored(LIST, null);
-    if (list) indexList();
+    if (list) {
+      indexList();
+      setMuseumClock({ timeZone: list.timeZone }); // its time is the refresh's to tell
+    }
     queue = stored(QUEUE, []);
     reachable = true;
     showState();

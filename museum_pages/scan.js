@@ -11,7 +11,15 @@
 // (kept across reloads), so a refusal hidden by the next scan is still seen; the outcome
 // returns to "Ready" by itself; a tone and a vibration tell admitted from refused without a
 // look; an admission made by mistake is undone from the strip; a visitor without the ticket
-// is found by the buyer's email or a part of the code.
+// is found by the buyer's email or a part of the code, with the rest of the family.
+//
+// A scan is always a scan: keys typed at a scanner's speed and ended by Enter are taken as a
+// scan wherever the focus is (a window closes for it), never as a field's text or a button's
+// Enter; confirmations (Undo, Admit) take a tap or a click. Times are the museum's.
+//
+// Each scan is read here first (its keys, its keyboard layout), then sent through
+// offline.js, which retries a lost answer under the scan's id and, without the service,
+// decides from the day's admission list it keeps (and sets the museum's clock from).
 "use strict";
 
 const signInForm = document.getElementById("sign-in");
@@ -49,6 +57,8 @@ const findEmail = document.getElementById("find-email");
 const findCode = document.getElementById("find-code");
 const findStatus = document.getElementById("find-status");
 const found = document.getElementById("found");
+const admitAllButton = document.getElementById("admit-all");
+const clock = document.getElementById("clock");
 
 const REQUEST_TIMEOUT = 10000; // ms; a hung network reads as no connection
 const BUSY_TRIES = 3; // sends of one request answered "busy" (429, Retry-After: 1)
@@ -60,23 +70,73 @@ const RECENT = "museum.scanner.recent."; // localStorage, + device name: its str
 const STRIP_LENGTH = 20; // scans kept in the strip
 const HURRIED = 1500; // ms; a refusal shown for less than this is pointed out by the next
 const UNDO_WINDOW = 10 * 60 * 1000; // ms; a gate may undo its own admission this long
+const STRIP_EVERY = 30000; // ms; the strip's admitted rows are checked again (another undo)
 
 let camera = null; // {stream, lastText, lastSeen} while the camera is open
 
+// --- The museum's clock -----------------------------------------------------------------
+
+// One clock for every time the page prints: the museum's zone and the service's time, from
+// the day's admission list (GET /v1.1/admissions/list), which offline.js keeps and sets it
+// from. Until the list has answered, the device's own zone and clock.
+const museumClock = { timeZone: undefined, offset: 0 }; // offset: service's ms − device's
+
+function setMuseumClock({ timeZone, now }) {
+  if (timeZone) museumClock.timeZone = timeZone;
+  if (now) museumClock.offset = Date.parse(now) - Date.now();
+  showClock();
+}
+
+function museumNow() {
+  return Date.now() + museumClock.offset;
+}
+
+function museumTime(timestamp, withSeconds = false) {
+  return new Intl.DateTimeFormat("en-GB", {
+    timeZone: museumClock.timeZone, hourCycle: "h23", hour: "2-digit", minute: "2-digit",
+    second: withSeconds ? "2-digit" : undefined,
+  }).format(new Date(timestamp));
+}
+
+function showClock() {
+  clock.textContent = museumTime(museumNow());
+}
+
 // --- Outcomes --------------------------------------------------------------------------
 
-function twoDigits(number) {
-  return String(number).padStart(2, "0");
-}
-
-function localTime(timestamp, withSeconds = false) {
-  const moment = new Date(timestamp);
-  const minutes = `${twoDigits(moment.getHours())}:${twoDigits(moment.getMinutes())}`;
-  return withSeconds ? `${minutes}:${twoDigits(moment.getSeconds())}` : minutes;
-}
-
 function ticketKind(answer) {
-  return answer.eventName ? `Event: ${answer.eventName}` : "General entry";
+  const kind = answer.eventName ? `Event: ${answer.eventName}` : "General entry";
+  return answer.category ? `${kind} · ${answer.category}` : kind;
+}
+
+// The ticket's kind as an outcome's line: the one line that may end in an ellipsis (an event's
+// name may be 200 characters long; the strip's details show it whole).
+function kindLine(answer) {
+  return { text: ticketKind(answer), className: "kind" };
+}
+
+// A timed ticket's slot, as a line of its own (none without timed entry).
+function slot(answer) {
+  return answer.entryTime ? `entry ${answer.entryTime}` : null;
+}
+
+function secondsAgo(timestamp) {
+  return Math.max(0, Math.round((museumNow() - Date.parse(timestamp)) / 1000));
+}
+
+// An already-admitted answer: a refusal, unless this device let the visitor in moments ago
+// (scanned twice: sameDevice); for an admission this device made offline, a double entry
+// (the visitor is in twice: the other gate's admission came first).
+function alreadyAdmitted(a) {
+  if (a.doubleEntry) {
+    return ["warn", `Double entry: also admitted by ${a.admittedBy} at ${museumTime(a.admittedAt)}`,
+      [kindLine(a), slot(a)]];
+  }
+  if (a.sameDevice) {
+    return ["warn", "Admitted here", [`${secondsAgo(a.admittedAt)} s ago`, kindLine(a), slot(a)]];
+  }
+  return ["bad", "Already admitted",
+    [`at ${museumTime(a.admittedAt)} by ${a.admittedBy}`, kindLine(a), slot(a)]];
 }
 
 // A wrong date says early or past, as the service words it (older services give the date).
@@ -84,43 +144,26 @@ function wrongDate(answer) {
   return answer.when ? answer.detail : `ticket for ${answer.ticketDate}`;
 }
 
-// What each `result` of POST /v1.1/admissions shows: [tone, headline, detail lines].
+// What each `result` of POST /v1.1/admissions shows: [tone, headline, detail lines]
+// (a line null: not shown).
 const OUTCOMES = {
-  "admitted": (a) => ["good", "Admitted", [ticketKind(a), a.ticketDate]],
-  "already-admitted": (a) => ["bad", "Already admitted",
-    [`at ${localTime(a.admittedAt)} by ${a.admittedBy}`, ticketKind(a)]],
-  "wrong-date": (a) => ["warn", "Wrong date", [wrongDate(a), ticketKind(a)]],
-  // The headline says "too early": the line starts with the entry time, which a phone's
-  // one line still shows.
+  "admitted": (a) => ["good", "Admitted", [kindLine(a), slot(a), a.ticketDate]],
+  "already-admitted": alreadyAdmitted,
+  "wrong-date": (a) => ["warn", "Wrong date", [wrongDate(a), kindLine(a), slot(a)]],
+  // The headline says "too early": the line starts with the entry time.
   "too-early": (a) => ["warn", "Too early", [a.detail.replace(/^too early: /, ""),
-    ticketKind(a)]],
-  "cancelled": (a) => ["bad", "Cancelled", ["the event was cancelled", ticketKind(a)]],
-  "void": (a) => ["bad", "Void", ["the ticket was voided (refunded)", ticketKind(a)]],
+    kindLine(a)]],
+  "cancelled": (a) => ["bad", "Cancelled", ["the event was cancelled", kindLine(a)]],
+  "void": (a) => ["bad", "Void", ["the ticket was voided (refunded)", kindLine(a)]],
   "forged": () => ["bad", "Forged", ["not a ticket of this museum"]],
-  "unreadable": () => ["warn", "Unreadable", ["scan again"]],
   "unknown": () => ["bad", "Unknown", ["no ticket with this code was sold"]],
-  // This device admitted the ticket a moment ago (its answer lost, or scanned twice).
-  "admitted-here": (a) => ["warn", `Admitted here ${secondsAgo(a.admittedAt)} s ago`,
-    [ticketKind(a)]],
+  // A misread (cut short, or not a ticket's code at all) is no fraud: read it again.
+  "unreadable": () => ["warn", "Unreadable", ["scan again"]],
   // Decided from the day's list while the service could not be reached (offline.js).
-  "admitted-offline": (a) => ["good", "Admitted (offline)", [ticketKind(a), "sent when online"]],
+  "admitted-offline": (a) => ["good", "Admitted (offline)",
+    [kindLine(a), slot(a), "sent when online"]],
   "cannot-check-offline": () => ["warn", "Cannot check offline", ["not in today's list"]],
-  // An offline admission the service found admitted elsewhere: the visitor is in twice.
-  "double-entry": (a) => ["warn",
-    `Double entry: also admitted by ${a.admittedBy} at ${localTime(a.admittedAt)}`,
-    [ticketKind(a)]],
 };
-
-function secondsAgo(timestamp) {
-  return Math.max(0, Math.round((Date.now() - Date.parse(timestamp)) / 1000));
-}
-
-// The OUTCOMES entry of an answer: its result, or what an already-admitted answer adds.
-function outcomeName(answer) {
-  if (answer.doubleEntry) return "double-entry";
-  if (answer.sameDevice) return "admitted-here";
-  return answer.result;
-}
 
 // Answers that are not about the ticket: [headline, detail] by HTTP status. (A 401 signs
 // the device out instead, and a 429 says how long to wait.)
@@ -140,8 +183,11 @@ function tooManyAttempts(retryAfter) {
 
 // [tone, headline, detail lines] of one answer to POST /v1.1/admissions (status null: none).
 function verdict(status, answer, retryAfter) {
-  const outcome = OUTCOMES[outcomeName(answer)];
-  if (outcome) return outcome(answer);
+  const outcome = OUTCOMES[answer.result];
+  if (outcome) {
+    const [tone, title, lines] = outcome(answer);
+    return [tone, title, lines.filter(Boolean)];
+  }
   if (status === 429) return ["error", "Wait", [tooManyAttempts(retryAfter)]];
   const [title, line] = status === null ? NO_CONNECTION : FAILURES[status] || SERVER_ERROR;
   return ["error", title, [line]];
@@ -154,11 +200,27 @@ function paragraph(text, className) {
   return element;
 }
 
+// One line of an outcome (a string, or {text, className}); a date in it is never broken at
+// its hyphens, so a phone shows it whole on one line.
+function outcomeLine(line) {
+  const { text, className } = typeof line === "string" ? { text: line } : line;
+  const element = paragraph("", className);
+  element.append(...text.split(/(\d{4}-\d{2}-\d{2})/).map((part, index) => {
+    if (index % 2 === 0) return part;
+    const date = document.createElement("span");
+    date.className = "date";
+    date.textContent = part;
+    return date;
+  }));
+  return element;
+}
+
 let shownScan = null; // the scan whose outcome fills the screen, or null
 let clearTimer = null;
 
-// Fills the screen with an outcome; `scan` is the scan it belongs to (null: none). Any
-// outcome but "Checking…" returns to Ready by itself after the device's delay.
+// Fills the screen with an outcome; `scan` is the scan it belongs to (null: none), and its
+// `note` a line about the scanner itself. Any outcome but "Checking…" returns to Ready by
+// itself after the device's delay.
 function show(tone, title, lines, scan = null) {
   if (shownScan && shownScan !== scan) shownScan.hiddenAt ??= Date.now();
   shownScan = scan;
@@ -166,7 +228,8 @@ function show(tone, title, lines, scan = null) {
   document.body.className = tone;
   headline.textContent = title;
   headline.classList.toggle("long", title.length > LONG_HEADLINE);
-  details.replaceChildren(...lines.map((line) => paragraph(line)));
+  details.replaceChildren(...lines.map(outcomeLine));
+  if (scan?.note && tone !== "busy") details.append(paragraph(scan.note, "note"));
   previousNote.hidden = true;
   // Restart the pop-in, so that the same outcome twice in a row is still seen as new.
   headline.classList.remove("fresh");
@@ -215,7 +278,7 @@ muteButton.addEventListener("click", () => {
   field.focus();
 });
 
-clearAfterField.addEventListener("change", () => {
+clearAfterField.addEventListener("input", () => {
   const seconds = Number(clearAfterField.value);
   if (clearAfterField.checkValidity() && seconds > 0) {
     settings.clearAfter = seconds;
@@ -280,6 +343,7 @@ function showScanner(credentials) {
   deviceCount.textContent = "";
   signInForm.hidden = true;
   scanner.hidden = false;
+  layoutNoted = false;
   loadRecent();
   doorOffline.start({
     name: credentials.name, send: call, synced, revoked: () => signOut(KEY_REVOKED),
@@ -303,6 +367,7 @@ function showSignIn(message, isProblem) {
 }
 
 function signOut(message, isProblem = true) {
+  if (isProblem) signal(false);
   doorOffline.stop();
   localStorage.removeItem(STORED);
   secretField.value = "";
@@ -409,7 +474,7 @@ function saveRecent() {
 
 function canUndo(scan) {
   return scan.tone === "good" && !scan.undone && Boolean(scan.ticketId) &&
-    Date.now() - Date.parse(scan.admittedAt) < UNDO_WINDOW;
+    museumNow() - Date.parse(scan.admittedAt) < UNDO_WINDOW;
 }
 
 function stripRow(scan) {
@@ -418,7 +483,7 @@ function stripRow(scan) {
   const open = document.createElement("button");
   open.type = "button";
   open.className = "scan";
-  open.append(paragraph(localTime(scan.at), "time"),
+  open.append(paragraph(museumTime(scan.at), "time"),
     paragraph(scan.undone ? `${scan.word} · undone` : scan.word, "word"),
     paragraph(scan.kind, "kind"), paragraph(scan.code ? `…${scan.code.slice(-5)}` : "", "code"));
   open.addEventListener("click", () => openScan(scan, false));
@@ -432,6 +497,35 @@ function stripRow(scan) {
     row.append(undo);
   }
   return row;
+}
+
+// Whether the service's state of a ticket (GET /v1.1/admissions/{id}) undid the admission
+// this scan made (an admin's undo, say, maybe admitted again since): the row says so.
+function followed(scan, state) {
+  if (scan.tone !== "good" || scan.undone) return false;
+  // (An admission within the same second by another user is another admission.)
+  if (state.admittedAt === scan.admittedAt && state.admittedBy === scan.admittedBy) return false;
+  scan.undone = true;
+  renderStrip();
+  saveRecent();
+  return true;
+}
+
+// The strip's admissions still standing, checked against the service's state.
+async function followStrip() {
+  const standing = recent.filter((scan) => scan.tone === "good" && !scan.undone && scan.ticketId);
+  for (const scan of standing) {
+    try {
+      const [status, state] = await call(`/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`);
+      if (status === 401) return signOut(KEY_REVOKED);
+      if (status === 200 && followed(scan, state) && openedScan === scan && scanDialog.open) {
+        showScanDetails(scan);
+        askUndo(false);
+      }
+    } catch {
+      return; // no connection: next time
+    }
+  }
 }
 
 function renderStrip() {
@@ -450,7 +544,7 @@ function remember(scan) {
 // A refusal that left the screen within HURRIED of being shown (or was never shown, the
 // next scan being quicker) is pointed out by the outcome that replaced it.
 function hurriedRefusal(scan) {
-  if (!scan || scan.tone === "good" || scan.tone === "busy") return false;
+  if (!scan || scan.tone === "good" || scan.tone === "busy" || scan.sameDevice) return false;
   return !scan.shownAt || (scan.hiddenAt ?? Date.now()) - scan.shownAt < HURRIED;
 }
 
@@ -461,6 +555,7 @@ function record(scan, status, answer, retryAfter) {
     tone, word: title, kind: answer.ticketDate ? ticketKind(answer) : lines[0],
     code: answer.confirmationCode || scan.text, ticketId: answer.ticketId,
     admittedAt: answer.admittedAt, admittedBy: answer.admittedBy, detail: answer.detail,
+    sameDevice: answer.sameDevice === true,
   });
   renderStrip();
   saveRecent();
@@ -478,7 +573,7 @@ function synced(id, status, answer) {
 // Records an answer in its scan, and shows it if no newer scan was made meanwhile.
 function answered(scan, status, answer, retryAfter) {
   const [tone, title, lines] = record(scan, status, answer, retryAfter);
-  signal(tone === "good");
+  signal(tone === "good" || answer.sameDevice === true);
   const previous = recent[recent.indexOf(scan) + 1];
   if (scan === latestScan) {
     show(tone, title, lines, scan);
@@ -522,10 +617,10 @@ function postJson(path, body) {
 
 // Each scan has an id, sent with it: a scan whose answer was lost is sent again under the
 // same id and gets its original outcome; without the service, it is decided from the day's
-// list (offline.js).
-async function admit(text) {
-  const scan = { id: crypto.randomUUID(), at: Date.now(), text, tone: "busy",
-    word: "Checking…", kind: "" };
+// list (offline.js). `note`: a line about the scanner itself, shown with the outcome.
+async function admit(text, note = "") {
+  const scan = { id: crypto.randomUUID(), at: museumNow(), text, tone: "busy",
+    word: "Checking…", kind: "", note };
   latestScan = scan;
   remember(scan);
   show("busy", "Checking…", [], scan);
@@ -547,8 +642,57 @@ form.addEventListener("submit", (event) => {
   const text = field.value.trim();
   field.value = ""; // ready for the next ticket while this one is checked
   field.inputMode = "none";
-  if (text) admit(text);
+  if (text) decide(text);
 });
+
+// --- A scanner on another keyboard layout ----------------------------------------------
+
+// The shapes of a ticket's texts, as the service reads them (museum_door.py): a code's
+// random part, a whole confirmation code, and a QR text, MUSEUM1:<ticket id>:<code>:<tag>
+// (its groups: the ticket id and the code). offline.js reads scans with them too.
+const RANDOM_PART = /^[0-9a-f]{6}-[0-9a-f]{5}$/;
+const CONFIRMATION_CODE = /^ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}$/;
+const QR_TEXT = new RegExp("^MUSEUM1:([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})" +
+  `:(${CONFIRMATION_CODE.source.slice(1, -1)}):[0-9a-f]{20}$`);
+
+// A scanner types keys, not characters: one set to the US layout on a system set to another
+// types, for each character of a QR text, what that key (with Shift for capitals and ":")
+// gives there. Only the characters a QR text holds and that such a layout moves are listed.
+const LAYOUTS = {
+  // German QWERTZ: the keys of "-" and ";" give "ß" and "ö" (":" is Shift + ";": "Ö").
+  "German (QWERTZ)": { ":": "Ö", "-": "ß" },
+  // French AZERTY: digits need Shift there (unshifted: & é " ' ( - è _ ç à), A and Q are
+  // swapped, M sits on ";" (so ":" gives "M") and the M key gives "," ("M": "?").
+  "French (AZERTY)": {
+    "1": "&", "2": "é", "3": "\"", "4": "'", "5": "(", "6": "-", "7": "è", "8": "_",
+    "9": "ç", "0": "à", "-": ")", "a": "q", ":": "M", "M": "?",
+  },
+};
+
+// [the QR text meant, the layout it was typed through] of a text that is a QR text typed
+// through one of LAYOUTS; null for any other text.
+function throughLayout(text) {
+  for (const [layout, typed] of Object.entries(LAYOUTS)) {
+    const meant = new Map(Object.entries(typed).map(([key, shown]) => [shown, key]));
+    const original = [...text].map((character) => meant.get(character) ?? character).join("");
+    if (QR_TEXT.test(original)) return [original, layout];
+  }
+  return null;
+}
+
+let layoutNoted = false; // said once per sign-in
+
+// Sends a scanned or typed text, turned back into the QR text it was when a scanner typed it
+// through another keyboard layout (said once: the scanner's setting is worth fixing).
+function decide(text) {
+  const translated = QR_TEXT.test(text) ? null : throughLayout(text);
+  if (!translated) return admit(text);
+  const [original, layout] = translated;
+  const note = layoutNoted ? ""
+    : `The scanner types with another keyboard layout (${layout}): set it to this one`;
+  layoutNoted = true;
+  return admit(original, note);
+}
 
 // --- A scan's details, and undoing an admission made by mistake -------------------------
 
@@ -567,9 +711,9 @@ function showScanDetails(scan) {
   scanTitle.textContent = scan.undone ? `${scan.word} · undone` : scan.word;
   scanDialog.className = scan.undone ? "undone" : scan.tone;
   const admitted = scan.admittedAt &&
-    `${localTime(scan.admittedAt, true)}${scan.admittedBy ? ` by ${scan.admittedBy}` : ""}`;
+    `${museumTime(scan.admittedAt, true)}${scan.admittedBy ? ` by ${scan.admittedBy}` : ""}`;
   scanFacts.replaceChildren(
-    ...fact("Scanned", localTime(scan.at, true)), ...fact("Ticket", scan.kind),
+    ...fact("Scanned", museumTime(scan.at, true)), ...fact("Ticket", scan.kind),
     ...fact("Ticket id", scan.ticketId), ...fact("Code", scan.code || scan.text),
     ...fact("Admitted", admitted), ...fact("The service said", scan.detail));
 }
@@ -585,8 +729,12 @@ async function showHistory(scan) {
     const [status, answer] = await call(
       `/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`);
     if (status !== 200 || request !== historyAsked || !scanDialog.open) return;
+    if (followed(scan, answer)) {
+      showScanDetails(scan);
+      askUndo(false);
+    }
     const lines = answer.history.map(
-      (entry) => `${entry.action} ${localTime(entry.at, true)} by ${entry.by}`);
+      (entry) => `${entry.action} ${museumTime(entry.at, true)} by ${entry.by}`);
     scanFacts.append(...fact("History", lines.join("\n")));
   } catch {
     // no history shown
@@ -608,6 +756,7 @@ function askUndo(confirming) {
     ? "Undo this admission? The ticket will then scan as valid again." : "";
   undoButton.hidden = !possible || confirming;
   undoConfirm.hidden = !possible || !confirming;
+  scanTitle.focus(); // never on "Yes, undo it": a scanner's Enter would press it
 }
 
 async function undoAdmission() {
@@ -645,32 +794,48 @@ document.getElementById("scan-close").addEventListener("click", () => closeWindo
 
 // --- Finding a ticket by the buyer's email or a part of its code ------------------------
 
+function confirmButton(text, onClick) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "confirm";
+  button.textContent = text;
+  button.addEventListener("click", onClick);
+  return button;
+}
+
 function foundTicket(ticket) {
   const item = document.createElement("li");
   const admitted = ticket.admitted
-    ? `admitted ${ticket.admittedAt ? localTime(ticket.admittedAt) : ""}` +
+    ? `admitted ${ticket.admittedAt ? museumTime(ticket.admittedAt) : ""}` +
       `${ticket.admittedBy ? ` by ${ticket.admittedBy}` : ""}`
     : "not admitted";
   const about = document.createElement("div");
-  about.append(paragraph(ticket.eventName ? `Event: ${ticket.eventName}` : "General entry",
-    "kind"),
-  paragraph(`${ticket.ticketDate} · ${ticket.status} · ${admitted}`),
-  paragraph(ticket.confirmationCode, "code"));
-  const admitButton = document.createElement("button");
-  admitButton.type = "button";
-  admitButton.textContent = "Admit";
-  admitButton.addEventListener("click", () => {
+  about.append(paragraph(ticketKind(ticket), "kind"),
+    paragraph([ticket.ticketDate, slot(ticket), ticket.status, admitted]
+      .filter(Boolean).join(" · ")),
+    paragraph(ticket.confirmationCode, "code"));
+  item.append(about, confirmButton("Admit", () => {
     closeWindow(finder);
     admit(ticket.confirmationCode);
-  });
-  item.append(about, admitButton);
+  }));
   return item;
+}
+
+// Admit all: every ticket found that is valid today, one after the other (a family at once);
+// the strip shows each one's outcome.
+let admittable = [];
+
+async function admitAll() {
+  const codes = admittable.map((ticket) => ticket.confirmationCode);
+  closeWindow(finder);
+  for (const code of codes) await admit(code);
 }
 
 // Sent in a POST body: an email address never goes into an address, or a server's log.
 async function findTickets(query) {
   findStatus.textContent = "Looking…";
   found.replaceChildren();
+  admitAllButton.hidden = true;
   let status = null;
   let answer = {};
   let retryAfter = null;
@@ -686,6 +851,10 @@ async function findTickets(query) {
       ? `${count} ticket${count === 1 ? "" : "s"} for ${answer.date}`
       : `No ticket found for ${answer.date}`;
     found.replaceChildren(...answer.tickets.map(foundTicket));
+    admittable = answer.tickets.filter((ticket) => ticket.status === "valid" &&
+      !ticket.admitted && ticket.ticketDate === answer.date);
+    admitAllButton.textContent = `Admit all ${admittable.length}`;
+    admitAllButton.hidden = admittable.length < 2;
   } else if (status === 429) {
     findStatus.textContent = tooManyAttempts(retryAfter);
   } else {
@@ -699,6 +868,8 @@ function openFinder() {
   findCode.value = "";
   findStatus.textContent = "";
   found.replaceChildren();
+  admittable = [];
+  admitAllButton.hidden = true;
   finder.showModal();
 }
 
@@ -713,6 +884,7 @@ findForm.addEventListener("submit", (event) => {
   }
 });
 document.getElementById("find").addEventListener("click", () => openFinder());
+admitAllButton.addEventListener("click", admitAll);
 document.getElementById("find-close").addEventListener("click", () => closeWindow(finder));
 
 // --- Settings: the delay back to Ready, and signing out ---------------------------------
@@ -759,6 +931,100 @@ field.addEventListener("blur", (event) => {
 });
 field.addEventListener("pointerdown", () => { field.inputMode = "text"; });
 window.addEventListener("focus", () => { if (!windowOpen()) field.focus(); });
+
+// --- A scan is always a scan -------------------------------------------------------------
+
+// A scanner types a code's characters a few ms apart and Enter; a person types far slower.
+// Such a burst ended by Enter is a scan wherever the focus is: an open window closes and the
+// scan is decided, the Enter presses no button and submits no form. Keys typed into a field
+// other than the code field (Find's, the settings', the sign-in form's) are held back until
+// they are known to be a person's, so a scan never lands in them.
+const SCANNER_GAP = 50; // ms at most between a scanner's keys (people: 100 ms and more)
+const SCANNER_STALL = 500; // ms a burst already known as a scanner's may pause
+const SCAN_MIN_LENGTH = 8; // keys; a shorter burst is a person's (the shortest code: 12)
+
+let burst = null; // {text, target, held, last}: the keys typed in one quick run
+let burstTimer = null;
+
+function holdsKeys(element) {
+  return element instanceof HTMLInputElement && element !== field;
+}
+
+function scannerSpeed(run) {
+  return run.text.length >= SCAN_MIN_LENGTH;
+}
+
+// A person's keys, held back meanwhile, are typed into their field after all.
+function endBurst() {
+  clearTimeout(burstTimer);
+  if (burst?.held) insertText(burst.target, burst.text);
+  burst = null;
+}
+
+function insertText(input, text) {
+  try {
+    input.setRangeText(text, input.selectionStart, input.selectionEnd, "end");
+  } catch {
+    input.value += text; // email and number fields have no selection to insert at
+  }
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+}
+
+function typedKey(event) {
+  const gap = burst ? event.timeStamp - burst.last : 0;
+  if (burst && (burst.target !== event.target ||
+      gap > (scannerSpeed(burst) ? SCANNER_STALL : SCANNER_GAP))) endBurst();
+  burst ??= { text: "", target: event.target, held: holdsKeys(event.target) };
+  burst.text += event.key;
+  burst.last = event.timeStamp;
+  if (burst.held) event.preventDefault();
+  clearTimeout(burstTimer);
+  burstTimer = setTimeout(endBurst, scannerSpeed(burst) ? SCANNER_STALL : SCANNER_GAP);
+}
+
+// Undo's confirmation, Admit and Admit all are given by a tap or a click only.
+function isConfirmation(element) {
+  return element instanceof HTMLButtonElement && element.classList.contains("confirm");
+}
+
+function pressedEnter(event) {
+  const run = burst;
+  const scanned = run && scannerSpeed(run) && event.timeStamp - run.last <= SCANNER_STALL;
+  if (scanned && run.target !== field) {
+    clearTimeout(burstTimer);
+    burst = null;
+    event.preventDefault();
+    event.stopPropagation();
+    takeScan(run.text.trim());
+    return;
+  }
+  endBurst(); // a person's Enter: their keys first
+  if (isConfirmation(event.target)) event.preventDefault();
+}
+
+function takeScan(text) {
+  if (!signedIn) {
+    signInStatus.textContent = "Scan after signing in: first sign in with the device's key";
+    signInStatus.classList.add("problem");
+    return;
+  }
+  closeWindows();
+  field.focus();
+  if (text) decide(text);
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.isComposing) return;
+  if ((event.ctrlKey && !event.getModifierState("AltGraph")) || event.metaKey) {
+    endBurst(); // a shortcut (paste, say) after the keys before it
+    return;
+  }
+  if (event.key === "Enter") pressedEnter(event);
+  else if (event.key === " " && isConfirmation(event.target)) event.preventDefault();
+  else if (event.key.length === 1) typedKey(event);
+  else endBurst(); // Backspace, Tab, arrows: a person's, after their held keys
+}, true);
+document.addEventListener("focusout", endBurst, true);
 
 // --- Today's counters ------------------------------------------------------------------
 
@@ -874,3 +1140,5 @@ if (!pairFromLink()) {
 }
 setInterval(refreshCounters, COUNTERS_EVERY);
 setInterval(() => { if (signedIn) renderStrip(); }, COUNTERS_EVERY); // undo offers expire
+setInterval(() => { if (signedIn) followStrip(); }, STRIP_EVERY);
+setInterval(showClock, 1000);

@@ -4,7 +4,8 @@ admission shown green; with the service stopped, scans are decided from the day'
 (admitted offline, refused, or "Cannot check offline"), kept across a reload (the service
 worker still shows the page) and sent once the service is back, none admitted twice; two
 gates that were both offline and admitted one ticket see one admission and one double
-entry, in the strip and in the counters.
+entry, in the strip and in the counters; a scan made offline is still read as a scan first
+(whatever window is open, through another keyboard layout).
 
 The network between a page and the service is a small loopback proxy in the test
 (`Network`): it forwards every request, or drops the answers to admissions after the
@@ -22,6 +23,7 @@ import time
 from contextlib import contextmanager
 
 import pytest
+from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -30,6 +32,7 @@ from conftest import ADMIN
 from serving import running_server, wait_until
 import test_door_page as door_page
 from test_door_page import SCREENS, fits_the_screen, outcome, strip_rows
+from test_door_rush import no_window_open, scanner_types, through_layout
 from test_scan_page import (GATE_AUTH, buy, call, chromium, config_with_users, counter_rows,
                             pairing_link, qr, scan, screenshot, set_screen, shown, today_at)
 
@@ -245,6 +248,31 @@ def test_a_reload_during_an_outage_still_scans_from_the_list(server, browser, sc
         rows = row_words(browser)
         assert rows.count("Admitted") == 2 and "Admitted (offline)" not in rows
         assert admissions_of(back, ticket) == 1 and admissions_of(back, typed) == 1
+
+
+def test_a_scan_offline_is_still_read_as_a_scan_through_another_layout(server, browser):
+    today = today_at(server).isoformat()
+    ticket = buy(server, today)
+    with network_to(server) as network:
+        open_page_as(browser, network)
+        network.cut()
+
+        # Find open, the scanner set to the US layout on a German system: the burst is a
+        # scan (the window closes, nothing lands in its fields), turned back into the QR text
+        # it was, and only then decided from the list.
+        browser.find_element(By.ID, "find").click()
+        scanner_types(browser, through_layout(qr(ticket), "QWERTZ"))
+        WebDriverWait(browser, 10).until(lambda d: outcome(d) == ("good", "Admitted (offline)"))
+        assert no_window_open(browser)
+        assert browser.find_element(By.ID, "find-email").get_attribute("value") == ""
+        note = browser.find_element(By.CSS_SELECTOR, "#details p.note").text
+        assert note.startswith("The scanner types with another keyboard layout (German")
+        assert waiting(browser) == "Offline · 1 to send"
+
+        network.mend()
+        wait_for_rows(browser, ["Admitted"])
+        assert waiting(browser) == ""
+    assert admissions_of(server, ticket) == 1
 
 
 @pytest.mark.slow
