@@ -4,7 +4,7 @@ import base64
 import importlib.util
 import io
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 import webtest
@@ -23,6 +23,24 @@ TODAY = NOW.date().isoformat()
 # The door's timed-entry rule (15 minutes early) at NOW, for the door's verdict.
 ENTRY_TIMES = museum_door.EntryTimes(15, lambda: NOW)
 PASSWORDS = {"admin": "admin-pass", "gate": "gate-pass", "visitor": "visitor-pass"}
+
+
+class Clock:
+    """The service's clock, moved by the test (NOW at first)."""
+
+    def __init__(self):
+        self.now = NOW
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, **delta):
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture
+def clock():
+    return Clock()
 
 
 def quick_hash(password):

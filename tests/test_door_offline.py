@@ -28,20 +28,6 @@ OPEN_DAY = "2026-11-24"
 ADMITTED_AT = "2026-11-22T12:00:00Z"
 
 
-class Clock:
-    """The service's clock, moved by the test."""
-
-    def __init__(self):
-        self.now = NOW
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
 
 @pytest.fixture
 def door(config, store, clock):

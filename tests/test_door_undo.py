@@ -5,33 +5,16 @@ admission at any time. The clock is the test's: it starts at conftest's NOW and 
 forward by hand.
 """
 
-from datetime import timedelta
-
 import pytest
 import webtest
 
 import museum
-from conftest import ADMIN, GATE, NOW, TODAY, VISITOR, assert_problem, basic, quick_hash
+from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem, basic, quick_hash
 from ticketing import UNKNOWN_ID, buy, query
 
 ADMISSIONS = "/v1.1/admissions"
 GATE2 = basic("gate2", "gate2-pass")
 
-
-class Clock:
-    def __init__(self):
-        self.now = NOW
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, **delta):
-        self.now += timedelta(**delta)
-
-
-@pytest.fixture
-def clock():
-    return Clock()
 
 
 @pytest.fixture

@@ -23,20 +23,6 @@ TOMORROW = "2026-11-23"
 LIMIT = museum_door.TypedCodeLimit.LIMIT
 
 
-class Clock:
-    """The service's clock, moved by the test."""
-
-    def __init__(self):
-        self.now = NOW
-
-    def __call__(self):
-        return self.now
-
-
-@pytest.fixture
-def clock():
-    return Clock()
-
 
 @pytest.fixture
 def app_for(config_text, db_path, clock):
