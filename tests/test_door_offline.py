@@ -1,4 +1,4 @@
-"""The door that never loses a visitor (issue 27) and that junk cannot stop (issue 33): a
+"""The door that never loses a visitor and that junk cannot stop: a
 scan's Idempotency-Key replayed, `sameDevice`, scans admitted offline (`scannedAt`) and the
 double entries they find, `unreadable` input that counts toward no limit, and the day's
 list for deciding without the service (`GET /v1.1/admissions/list`).

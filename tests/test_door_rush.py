@@ -1,4 +1,4 @@
-"""The scanner page at the moments a busy entrance has (issue 27), in a real headless Chromium
+"""The scanner page at the moments a busy entrance has, in a real headless Chromium
 against a real `museum serve`, at a 360×740 phone and a 1280×800 screen: a scan made while a
 window is open (an undo's confirmation, a scan's details, Find, the settings) is decided as
 a scan and confirms nothing; a scanner typing through a German or French keyboard layout is

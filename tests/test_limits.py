@@ -1,4 +1,4 @@
-"""Limits that fit each role (issue 33), through the API: the door's typed-code limit per
+"""Limits that fit each role, through the API: the door's typed-code limit per
 user and shared by every instance (counted in the database), a visitor credential's
 purchases per hour (`[auth] visitor_tickets_per_hour`), a gate's email lookups for today
 and tomorrow only, a gate's undos of one ticket at most 3 a day, and paged admission

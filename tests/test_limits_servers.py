@@ -1,4 +1,4 @@
-"""A genuine ticket is always decided (issue 33), on real `museum serve` processes: junk
+"""A genuine ticket is always decided, on real `museum serve` processes: junk
 scans and an animated QR (a stream of codes that are no tickets) freeze no gate, and the
 typed-code limit and a visitor credential's purchases per hour hold for two instances on one
 PostgreSQL database together."""
