@@ -48,6 +48,11 @@ MIGRATION_LOCK = 0x6D757365756D  # the advisory lock taken while migrating: "mus
 # The class of the advisory locks a user's purchases take in turn (with the hash of its name):
 # a two-key lock, a key space apart from MIGRATION_LOCK's.
 BUYER_LOCKS = 0x62757900  # "buy" in ASCII
+# The class of the advisory locks of events (with the hash of the event's id). A row lock
+# FOR SHARE lets new sales join the ones holding it while a change of the event waits, so a
+# steady stream of sales could hold off a cancellation for as long as it lasts; PostgreSQL
+# queues heavyweight locks in order, so a change waits only for the sales already under way.
+EVENT_LOCKS = 0x65766e00  # "evn" in ASCII
 
 # Each step runs in the startup transaction together with its schema_migrations row.
 # Append only: a released step is never edited, a change of schema is a new step
@@ -455,6 +460,11 @@ class PostgresStore(SQLStore):
     def _lock_buyer(self, conn, user):
         conn.execute("SELECT pg_advisory_xact_lock(CAST(? AS integer), hashtext(?))",
                      (BUYER_LOCKS, user))
+
+    def _lock_event(self, conn, event_id, change):
+        kind = "pg_advisory_xact_lock" if change else "pg_advisory_xact_lock_shared"
+        conn.execute(f"SELECT {kind}(CAST(? AS integer), hashtext(?))",
+                     (EVENT_LOCKS, str(event_id)))
 
     def _read_schema_version(self, conn):
         # A scan of the catalog, not to_regclass(): after waiting for the migration lock, a

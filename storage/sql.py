@@ -408,6 +408,11 @@ class SQLStore(Store):
         """Hold off other sales to `user` until this transaction ends (sqlite: its one
         writer at a time already does)."""
 
+    def _lock_event(self, conn, event_id, change):
+        """Take the event's turn until this transaction ends: shared by its sales, alone by a
+        `change` of it, which waits only for the sales under way, never for later ones
+        (sqlite: its one writer at a time already does)."""
+
     def _forget_connection(self):
         """After an outage: drop what cannot be trusted, so the next call reconnects."""
 
@@ -622,6 +627,7 @@ class SQLStore(Store):
     def update_event(self, event_id, changes):
         with self._writing() as conn:
             self._count_event_change(conn)
+            self._lock_event(conn, event_id, change=True)
             event = self._listed_event(conn, event_id, self.UPDATE_LOCK)
             sold = self._sold_by_date(conn, event_id)
             if "dates" in changes:
@@ -645,6 +651,7 @@ class SQLStore(Store):
     def cancel_event(self, event_id):
         with self._writing() as conn:
             self._count_event_change(conn)
+            self._lock_event(conn, event_id, change=True)
             # On PostgreSQL the update waits for sales holding the row FOR SHARE, and a
             # concurrent cancel finds the row cancelled once it may look.
             row = conn.execute(
@@ -753,6 +760,7 @@ class SQLStore(Store):
         """Count the event ticket's place on its date; return the event's name and its
         price as it stands at the sale (a later change leaves it). `SoldOut` past the
         event's capacity (the sale is rolled back)."""
+        self._lock_event(conn, ticket["eventId"], change=False)
         event = self._listed_event(conn, ticket["eventId"], self.SHARE_LOCK)
         if ticket["ticketDate"] not in event["dates"]:
             raise DateNotOffered(event["dates"])
