@@ -30,9 +30,7 @@ import museum_privacy
 import museum_sales
 import storage
 from museum_access_log import AccessLog, SafeHeaders, exit_cleanly_on_sigterm, open_access_log
-from museum_config import (ADMIN_ROLE, CAPACITY_MAX, GATE_ROLE, PRICE_MAX, TICKET_LABELS,
-                           TICKET_TYPES, TIME_OF_DAY, VISITOR_ROLE, LiveConfig, check_passwords,
-                           load_config)
+from museum_config import LiveConfig, check_passwords, load_config
 from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours, days_as_set
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, parse_config  # noqa: F401
@@ -50,8 +48,9 @@ from museum_services import (museum_now, museum_today, museum_zone_name, new_uui
                              open_configured_store, qr_secret, utc_now)
 from museum_pages import PageFile
 from museum_ticket_image import TicketImages
-from museum_validation import (EMAIL_MAX, PHONE, Field, Validator, When, check_fields,
-                               checked_by)
+from museum_validation import PHONE, Field, Validator, When, check_fields, checked_by
+from museum_vocabulary import (ADMIN_ROLE, CAPACITY_MAX, EMAIL_MAX, GATE_ROLE, PRICE_MAX,
+                               TICKET_LABELS, TICKET_TYPES, TIME_OF_DAY, VISITOR_ROLE)
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's

@@ -33,7 +33,8 @@ import threading
 import time
 
 from museum_auth import client_ip
-from museum_config import UUID_TEXT, ConfigError
+from museum_config import ConfigError
+from museum_vocabulary import UUID_TEXT
 
 BLOCK_LINES = 500  # lines waiting that wake the listener at once (about 64 KiB)
 log = logging.getLogger("museum")

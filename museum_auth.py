@@ -37,15 +37,14 @@ from dataclasses import dataclass
 
 import falcon
 
-from museum_config import (
-    ADMIN_ROLE,
+from museum_credentials import (
     DEVICE_NAME,
-    ROLES,
     User,
     check_password,
     is_key_digest,
     unknown_user_hash,
 )
+from museum_vocabulary import ADMIN_ROLE, ROLES
 
 log = logging.getLogger("museum.auth")
 

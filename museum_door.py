@@ -14,7 +14,7 @@ import typing
 from datetime import date, datetime, timedelta, timezone
 
 import storage
-from museum_config import ADMIN_ROLE, TICKET_TYPES, minute_of_day, time_of_day
+from museum_vocabulary import ADMIN_ROLE, TICKET_TYPES, minute_of_day, time_of_day
 
 log = logging.getLogger("museum")
 

@@ -12,17 +12,7 @@ shared components (parameters, headers, schemas, answers), the prose and the exa
 import typing
 from http import HTTPStatus
 
-from museum_config import (
-    ADMIN_ROLE,
-    CURRENCY,
-    DATE,
-    GATE_ROLE,
-    PRICE_MAX,
-    ROLES,
-    SCHEMA,
-    TICKET_TYPES,
-    VISITOR_ROLE,
-)
+from museum_config import SCHEMA
 from museum_door import (
     CONFIRMATION_CODE,
     DOOR_FIELDS,
@@ -43,6 +33,16 @@ from museum_sales import (
     REPORT_COLUMNS,
     REPORT_DAYS_MAX,
     TICKET_VIEW_FIELDS,
+)
+from museum_vocabulary import (
+    ADMIN_ROLE,
+    CURRENCY,
+    DATE,
+    GATE_ROLE,
+    PRICE_MAX,
+    ROLES,
+    TICKET_TYPES,
+    VISITOR_ROLE,
 )
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")

@@ -13,7 +13,7 @@ import io
 import re
 from datetime import timedelta
 
-from museum_config import minute_of_day
+from museum_vocabulary import minute_of_day
 
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31

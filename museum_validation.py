@@ -11,11 +11,10 @@ import unicodedata
 from datetime import date, datetime
 
 import storage
-from museum_config import DATE, PRICE_MAX, TIME_OF_DAY, UUID_TEXT
 from museum_http import INVALID_BODY, Problem
+from museum_vocabulary import DATE, EMAIL_MAX, PRICE_MAX, TIME_OF_DAY, UUID_TEXT
 
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
-EMAIL_MAX = 254
 MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})")
 
 
