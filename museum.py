@@ -12,8 +12,6 @@ with the command line and the mock in museum_services.py.
 """
 
 import functools
-import hashlib
-import json
 import logging
 import math
 import re
@@ -31,16 +29,17 @@ import museum_sales
 import storage
 from museum_access_log import AccessLog, SafeHeaders, exit_cleanly_on_sigterm, open_access_log
 from museum_config import LiveConfig, check_passwords, load_config
-from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours, days_as_set
+from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, parse_config  # noqa: F401
 from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RULE, EntryTimes,
                          Scan, TypedCodeLimit, UndoLimit, admit, door_details, door_list,
                          list_etag, lookup_details, may_undo, new_confirmation_code, qr_text,
                          read_cursor, ticket_status, typed_codes, wrong_date)
-from museum_http import (BAD_QUERY, BODY_LIMIT, KEY_REUSED, PAGE_MAX, PAGE_SIZE_DEFAULT,
-                         PAGE_SIZE_MAX, Problem, Router, closed_on, date_window, json_response,
-                         paging, parse_query, read_json, rfc3339, set_paging_headers,
+from museum_http import (BAD_QUERY, BODY_LIMIT, IDEMPOTENCY_KEY, KEY_REUSED, PAGE_MAX,
+                         PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, Problem, Router, closed_on,
+                         date_window, fingerprint, idempotency_key, json_response, paging,
+                         parse_query, read_json, retry_after, rfc3339, set_paging_headers,
                          storage_error_as_problem, to_json, unexpected_error, write_problem)
 from museum_openapi import (DATE_SCHEMA, UUID_SCHEMA, Answer, Operation, anchored, query, ref,
                             trimmed_text)
@@ -48,7 +47,8 @@ from museum_services import (museum_now, museum_today, museum_zone_name, new_uui
                              open_configured_store, qr_secret, utc_now)
 from museum_pages import PageFile
 from museum_ticket_image import TicketImages
-from museum_validation import PHONE, Field, Validator, When, check_fields, checked_by
+from museum_validation import (PHONE, Field, Validator, When, check_fields, checked_by,
+                               exactly_one, path_uuid)
 from museum_vocabulary import (ADMIN_ROLE, CAPACITY_MAX, EMAIL_MAX, GATE_ROLE, PRICE_MAX,
                                TICKET_LABELS, TICKET_TYPES, TIME_OF_DAY, VISITOR_ROLE)
 
@@ -69,7 +69,6 @@ exit_cleanly_on_sigterm()
 # Validation
 # ============================================================================================
 
-IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
 # The limits below are also the OpenAPI document's (openapi_description hands them over).
 NAME_MAX = 200  # an event's name and location, after trimming
 DESCRIPTION_MAX = 5000
@@ -216,10 +215,10 @@ class SpecialEvent:
         self.store = store
 
     def on_get(self, req, resp, event_id):
-        json_response(resp, self.store.get_event(_path_uuid(event_id, "eventId")))
+        json_response(resp, self.store.get_event(path_uuid(event_id, "eventId")))
 
     def on_patch(self, req, resp, event_id):
-        event_id = _path_uuid(event_id, "eventId")
+        event_id = path_uuid(event_id, "eventId")
         validator = Validator()
         changes = check_fields(read_json(req), EVENT_FIELDS, validator, change=True)
         validator.raise_if_invalid()
@@ -228,15 +227,8 @@ class SpecialEvent:
         json_response(resp, event)
 
     def on_delete(self, req, resp, event_id):
-        self.store.cancel_event(_path_uuid(event_id, "eventId"))
+        self.store.cancel_event(path_uuid(event_id, "eventId"))
         resp.status = 204
-
-
-def _path_uuid(value, name):
-    validator = Validator()
-    checked = validator.uuid(name, value)
-    validator.raise_if_invalid(f"The {name} in the path is not a UUID.")
-    return checked
 
 
 # Tickets sell at most this many days ahead: a contact is erased keep_contact_days after
@@ -275,7 +267,7 @@ class Tickets:
         if key is not None:
             # A retry gets its ticket before any rule is checked again: a sale made before
             # midnight stays answerable after it.
-            idempotency = (req.context.user.name, key, _fingerprint(body))
+            idempotency = (req.context.user.name, key, fingerprint(body))
             replayed = self.store.replayed_ticket(*idempotency)
             if replayed is not None:
                 self._answer(resp, replayed)
@@ -340,7 +332,7 @@ class Tickets:
             validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
         schedule, capacity = config.schedule, config.capacity
         if kind == "general" and day:  # the day as an admin may have changed it
-            schedule, capacity = days_as_set(config, self.store, day, day)
+            schedule, capacity = museum_sales.days_as_set(config, self.store, day, day)
         if kind == "general" and day and day >= now.date() and not schedule.hours_on(day):
             validator.error("ticketDate", closed_on(day.isoformat()))
         museum_sales.check_entry_time(validator, schedule, body, ticket, now)
@@ -369,25 +361,6 @@ def purchase_limit_reached(first, now):
                                   now)})
 
 
-def retry_after(moment, now):
-    """Retry-After's whole seconds from `now` to `moment` (at least 1)."""
-    return str(max(1, math.ceil((moment - now).total_seconds())))
-
-
-def idempotency_key(req):
-    """The request's Idempotency-Key header, None when absent; 400 when malformed."""
-    key = req.get_header("Idempotency-Key")
-    if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
-        raise Problem(400, "Idempotency-Key must be 1 to 200 visible ASCII characters.",
-                      errors=[{"field": "Idempotency-Key", "message": "is malformed"}])
-    return key
-
-
-def _fingerprint(body):
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8", "surrogatepass")) \
-        .hexdigest()
-
-
 class Ticket:
     """One ticket: read at the door or the desk, and voided (a refund) by an admin."""
 
@@ -403,13 +376,13 @@ class Ticket:
         self.clock = clock
 
     def on_get(self, req, resp, ticket_id):
-        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        ticket = self.store.get_ticket(path_uuid(ticket_id, "ticketId"))
         json_response(resp, museum_sales.ticket_view(ticket, ticket_status(ticket),
                                                      req.context.user.role == ADMIN_ROLE))
 
     def on_delete(self, req, resp, ticket_id):
         # A second void answers 204 too: the ticket is void, as asked.
-        self.store.void_ticket(_path_uuid(ticket_id, "ticketId"), rfc3339(self.clock()))
+        self.store.void_ticket(path_uuid(ticket_id, "ticketId"), rfc3339(self.clock()))
         resp.status = 204
 
 
@@ -436,7 +409,7 @@ class Availability:
                                  museum_sales.AVAILABILITY_DAYS_DEFAULT,
                                  museum_sales.AVAILABILITY_DAYS_MAX)
         validator.raise_if_invalid(BAD_QUERY)
-        schedule, capacity = days_as_set(self.live.config, self.store, start, end)
+        schedule, capacity = museum_sales.days_as_set(self.live.config, self.store, start, end)
         taken = self.store.places_taken(start.isoformat(), end.isoformat())
         events = museum_sales.events_by_day(taken["events"])
         days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
@@ -487,7 +460,7 @@ class TicketImage:
         self.images = TicketImages(secret)
 
     def on_get(self, req, resp, ticket_id):
-        ticket = self.store.get_ticket(_path_uuid(ticket_id, "ticketId"))
+        ticket = self.store.get_ticket(path_uuid(ticket_id, "ticketId"))
         if ticket["voidedAt"]:
             raise Problem(410, DOOR_OUTCOMES["void"][1])
         if ticket["cancelled"]:
@@ -523,14 +496,6 @@ ADMISSION_FIELDS = {  # exactly one of code and confirmationCode; scannedAt offl
 }
 OFFLINE_AHEAD = timedelta(minutes=1)  # a device's clock may run this much ahead
 OFFLINE_BEHIND = timedelta(hours=24)  # an offline scan sent later than this is refused
-
-
-def exactly_one(body, first, second, validator, missing):
-    """The body gives `first` or `second`, not both; `missing` says what to give."""
-    if first in body and second in body:
-        validator.error(second, f"must not be given with {first}")
-    elif first not in body and second not in body:
-        validator.error(first, missing)
 
 
 def refuse_guessing(remaining):
@@ -574,7 +539,7 @@ class Admissions:
         museum_now = (scanned_at or now).astimezone(self.now().tzinfo)
         entry_times = self.entry_times.at(museum_now) if scanned_at else self.entry_times
         scan = Scan(user, rfc3339(scanned_at or now), now, scanned_at is not None,
-                    None if key is None else (user, key, _fingerprint(body)))
+                    None if key is None else (user, key, fingerprint(body)))
         try:
             result, ticket = admit(self.store, self.secret, museum_now.date(), entry_times,
                                    scan, **presented)
@@ -680,7 +645,7 @@ class Admission:
         self.public_url = public_url
 
     def on_get(self, req, resp, ticket_id):
-        ticket_id = _path_uuid(ticket_id, "ticketId")
+        ticket_id = path_uuid(ticket_id, "ticketId")
         validator = Validator()
         page, limit = paging(req, validator)
         validator.raise_if_invalid(BAD_QUERY)
@@ -696,7 +661,7 @@ class Admission:
     def on_delete(self, req, resp, ticket_id):
         user, now = req.context.user, self.clock()
         try:
-            self.store.undo_admission(_path_uuid(ticket_id, "ticketId"), user.name, rfc3339(now),
+            self.store.undo_admission(path_uuid(ticket_id, "ticketId"), user.name, rfc3339(now),
                                       lambda admission: may_undo(user, admission, now),
                                       self.undos.limit(user))
         except storage.NotFound:
