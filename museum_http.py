@@ -6,7 +6,7 @@ Problem answers follow RFC 9457 (application/problem+json), with the store's dom
 mapped to HTTP in one place; JSON bodies are read within BODY_LIMIT and written compact;
 each query parameter is read at most once, into the caller's validator; listings page with
 `X-Total-Count` and RFC 8288 links; the router answers HEAD wherever a resource answers
-GET. This module knows nothing of the resources (museum.py), which use it.
+GET. This module knows nothing of the resources (museum.py and its siblings), which use it.
 """
 
 import functools
@@ -27,6 +27,7 @@ import storage
 from museum_vocabulary import UUID_TEXT
 
 log = logging.getLogger("museum")
+API = "/v1.1"  # the prefix of every path of the API
 BODY_LIMIT = 64 * 1024
 
 
@@ -35,7 +36,7 @@ BODY_LIMIT = 64 * 1024
 # ============================================================================================
 
 PROBLEM_JSON = "application/problem+json"
-# A sale's key reused is 409 (here), a scan's 422 (museum.Admissions): the same words.
+# A sale's key reused is 409 (here), a scan's 422 (museum_admissions.Admissions): the same words.
 KEY_REUSED = "This Idempotency-Key was already used with a different request."
 DEFAULT_DETAILS = {
     404: "There is nothing at this path.",
