@@ -156,8 +156,6 @@ def _opening_hours(value):
     return value[:5], value[6:]
 
 
-
-
 def _currency(value):
     if not CURRENCY.fullmatch(value):
         raise ValueError(f"must be an ISO 4217 code of three capital letters such as EUR, "
@@ -176,8 +174,6 @@ def _price(value):
         raise ValueError(f"must be a price from 0 to {PRICE_MAX} with at most 2 decimals, "
                          f"not {value!r}")
     return int(amount * 100)
-
-
 
 
 def _places(value):
@@ -342,6 +338,7 @@ SCHEMA = {
 # Sections whose keys are names or dates chosen by the museum.
 FREE_SECTIONS = ("users", "exceptions", "capacity_dates")
 
+
 @dataclass(frozen=True)
 class Schedule:
     """Weekly opening hours plus dated exceptions; each day is None (closed) or (open, close)."""
@@ -382,7 +379,6 @@ class Schedule:
         opening, closing = (minute_of_day(text) for text in hours)
         return tuple(time_of_day(minute)
                      for minute in range(opening, closing, self.slot_minutes))
-
 
 
 @dataclass(frozen=True)

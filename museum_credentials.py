@@ -33,7 +33,8 @@ DEMO_PASSWORD = "museum"
 # Every hash of DEMO_PASSWORD that a museum.ini of this service has shipped (the N=2^14 ones
 # before the cost was raised). On a loopback development run demo passwords are recognised by
 # comparing these strings: hashing each user's password to find out would cost a second per
-# user at every start. Where the service is published, that second is paid (museum_config's check_passwords).
+# user at every start. Where the service is published, that second is paid (museum_config's
+# check_passwords).
 DEMO_PASSWORD_HASHES = frozenset({  # each as its parameters and salt, then its key
     "scrypt$131072$8$1$9/k7VqWstWQwoyWXhjh03g==$"
     "QMon0dtZgXnpOKp917vupmMuGwdZq3HdWwXVl8zAiGk9DixaciwfuXcT3rOy01lZYffkdFms1i1m7kikvt6HEA==",

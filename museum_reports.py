@@ -8,6 +8,7 @@ from museum_openapi import DATE_SCHEMA, Operation, query
 from museum_validation import Validator
 from museum_vocabulary import ADMIN_ROLE
 
+
 class SalesReport:
     """What was sold for each day of a window (at most REPORT_DAYS_MAX days, by default
     today alone): JSON, or CSV when the client prefers `text/csv`."""

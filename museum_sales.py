@@ -3,9 +3,10 @@ left on a day (the availability), the sales report's rows and CSV, and the rules
 entry: which entryTime a ticket may name, and when the door admits it.
 
 Pure functions over what the store returns; the HTTP resources that serve them live in
-museum_tickets.py and museum_reports.py. The availability and the report read counts the store keeps with each sale,
-void and admission; the opening hours, entry slots and general entry capacity come from
-the config, with the days an admin changed over it (`days_as_set`).
+museum_tickets.py and museum_reports.py. The availability and the report read counts the
+store keeps with each sale, void and admission; the opening hours, entry slots and general
+entry capacity come from the config, with the days an admin changed over it
+(`days_as_set`).
 """
 
 import csv
