@@ -19,7 +19,6 @@ unbuffered.
 
 import atexit
 import contextvars
-import functools
 import itertools
 import logging
 import logging.handlers
@@ -32,8 +31,8 @@ import sys
 import threading
 import time
 
-from museum_auth import client_ip
-from museum_config import UUID_TEXT, ConfigError
+from museum_config import ConfigError
+from museum_http import loggable_address, loggable_path, loggable_word
 
 BLOCK_LINES = 500  # lines waiting that wake the listener at once (about 64 KiB)
 log = logging.getLogger("museum")
@@ -332,52 +331,3 @@ class SafeHeaders:
         resp.set_header("X-Content-Type-Options", "nosniff")
         if resp.get_header("Cache-Control") is None:
             resp.set_header("Cache-Control", "no-store")
-
-
-LOGGABLE_WORD = re.compile(r"[A-Za-z0-9._~-]{1,64}")
-DIGIT_RUN = re.compile(r"\d{7}")
-
-
-@functools.lru_cache(maxsize=4096)
-def loggable_word(text):
-    """`text` if it is a UUID or a short plain word without a run of 7 digits (which could
-    be a phone number), else `*`: no email, phone or line break reaches the log from a URL."""
-    if UUID_TEXT.fullmatch(text) or (LOGGABLE_WORD.fullmatch(text)
-                                     and not DIGIT_RUN.search(text)):
-        return text
-    return "*"
-
-
-ID_KEPT = 8  # characters of an id a log line keeps: enough to follow it, not to use it
-WHOLE_FIELDS = ("date",)  # path fields that name nothing and no one: logged whole
-# Ids and codes hold runs of hex digits (a UUID's first group has 8, a code's 6 and 5).
-HEX_RUN = re.compile(r"[0-9A-Fa-f]{5}")
-
-
-def loggable_path(path, template=None):
-    """`path` for a log line: every segment through `loggable_word`, at most 12 of them,
-    and every segment that holds an id or a code cut to ID_KEPT characters, since a ticket
-    id is the key to that ticket's image. `template` is the route's (Falcon's
-    `req.uri_template`): each of its fields is cut but a date. Without one (no route
-    matched), every segment with a run of 5 hex digits, as ids and codes have."""
-    segments = path.split("/")[:13]
-    fields = template.split("/") if template else []
-    logged = []
-    for index, segment in enumerate(segments[:12]):
-        word = segment and loggable_word(segment)
-        if _may_identify(segment, fields[index] if index < len(fields) else None, template):
-            word = word[:ID_KEPT]
-        logged.append(word)
-    return "/".join(logged) + ("/..." if len(segments) > 12 else "")
-
-
-def _may_identify(segment, field, template):
-    if template is None:
-        return bool(HEX_RUN.search(segment))
-    return field is None or (field.startswith("{") and field.strip("{}") not in WHOLE_FIELDS)
-
-
-@functools.lru_cache(maxsize=4096)
-def loggable_address(address):
-    ip = client_ip(address)
-    return "-" if ip is None else str(ip)

@@ -37,15 +37,15 @@ from dataclasses import dataclass
 
 import falcon
 
-from museum_config import (
-    ADMIN_ROLE,
+from museum_http import client_ip
+from museum_credentials import (
     DEVICE_NAME,
-    ROLES,
     User,
     check_password,
     is_key_digest,
     unknown_user_hash,
 )
+from museum_vocabulary import ADMIN_ROLE, ROLES
 
 log = logging.getLogger("museum.auth")
 
@@ -197,15 +197,6 @@ class FailureCounts:
             self._failures.popitem(last=False)
         while self._locked_until and next(iter(self._locked_until.values())) <= now:
             self._locked_until.popitem(last=False)
-
-
-def client_ip(address):
-    """The client's address as waitress gives it (an IPv6 one may be bracketed) as an
-    ipaddress object, or None when it is no address. (Its callers remember their answers.)"""
-    try:
-        return ipaddress.ip_address((address or "").strip("[]"))
-    except ValueError:
-        return None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -29,23 +29,19 @@ from museum import (
     set_log_level,
 )
 from museum_config import (
-    DEVICE_NAME,
     ConfigError,
     LiveConfig,
     check_passwords,
-    hash_key,
-    hash_password,
     help_for_config,
-    is_key_digest,
     is_loopback,
     load_config,
-    new_device_key,
     parse_config,
     refuse_demo_passwords,
     storage_limits,
     warn_if_readable_by_others,
     where_exposed,
 )
+from museum_credentials import DEVICE_NAME, hash_key, hash_password, is_key_digest, new_device_key
 from museum_access_log import open_access_log
 from museum_door import EntryTimes, verify_ticket
 from museum_http import rfc3339

@@ -12,12 +12,12 @@ which `museum reload` replaces.
 from datetime import date, timedelta
 from itertools import islice
 
-from museum_config import ADMIN_ROLE, CAPACITY_MAX, TIME_OF_DAY, VISITOR_ROLE, minute_of_day
 from museum_door import ticket_status
 from museum_http import BAD_QUERY, json_response, paging, read_json, rfc3339, start_date, to_json
 from museum_openapi import DATE_SCHEMA, Answer, Operation, anchored, trimmed_text
-from museum_sales import ticket_view
+from museum_sales import days_as_set, ticket_view
 from museum_validation import Field, Validator, check_fields, checked_by
+from museum_vocabulary import ADMIN_ROLE, CAPACITY_MAX, TIME_OF_DAY, VISITOR_ROLE, minute_of_day
 
 HOURS_HORIZON_DAYS = 366  # days from startDate on that the opening hours list
 NOTE_MAX = 200
@@ -39,13 +39,6 @@ DAY_FIELDS = {
     "note": Field(checked_by(Validator.text, NOTE_MAX), trimmed_text(
         NOTE_MAX, "Why, for the staff; shown back to admins only. "), "Storm warning"),
 }
-
-
-def days_as_set(config, store, start, end):
-    """(schedule, capacity) of `config` from the date `start` to `end`, with the days an
-    admin changed through the API over the config's rule."""
-    changed = store.changed_days(start.isoformat(), end.isoformat())
-    return config.schedule.with_changed_days(changed), config.capacity.with_changed_days(changed)
 
 
 def horizon_end(start, days):

@@ -1,7 +1,7 @@
 """The door's rules, apart from HTTP: the confirmation code and the signed text of a
 ticket's QR code, what the door makes of a presented ticket, and what it shows of one.
 
-Used by museum.py's door resources (which turn these outcomes into answers) and by
+Used by the door's resources in museum_admissions.py (which turn these outcomes into answers) and by
 `museum verify-ticket`; it writes to the store only what admitting a ticket records.
 """
 
@@ -14,7 +14,7 @@ import typing
 from datetime import date, datetime, timedelta, timezone
 
 import storage
-from museum_config import ADMIN_ROLE, TICKET_TYPES, minute_of_day, time_of_day
+from museum_vocabulary import ADMIN_ROLE, TICKET_TYPES, minute_of_day, time_of_day
 
 log = logging.getLogger("museum")
 

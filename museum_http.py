@@ -1,16 +1,21 @@
 """HTTP plumbing of the museum service: problem answers, JSON bodies, query parameters,
-paging headers, HEAD = GET.
+paging headers, the Idempotency-Key, the client's address and what of a request may be
+logged, HEAD = GET.
 
 Problem answers follow RFC 9457 (application/problem+json), with the store's domain errors
 mapped to HTTP in one place; JSON bodies are read within BODY_LIMIT and written compact;
 each query parameter is read at most once, into the caller's validator; listings page with
 `X-Total-Count` and RFC 8288 links; the router answers HEAD wherever a resource answers
-GET. This module knows nothing of the resources (museum.py), which use it.
+GET. This module knows nothing of the resources (museum.py and its siblings), which use it.
 """
 
+import functools
+import hashlib
+import ipaddress
 import json
 import logging
 import math
+import re
 from datetime import timedelta, timezone
 from http import HTTPStatus
 from urllib.parse import urlencode
@@ -19,9 +24,10 @@ import falcon
 import falcon.inspect
 
 import storage
-from museum_access_log import loggable_path, loggable_word
+from museum_vocabulary import UUID_TEXT
 
 log = logging.getLogger("museum")
+API = "/v1.1"  # the prefix of every path of the API
 BODY_LIMIT = 64 * 1024
 
 
@@ -30,7 +36,7 @@ BODY_LIMIT = 64 * 1024
 # ============================================================================================
 
 PROBLEM_JSON = "application/problem+json"
-# A sale's key reused is 409 (here), a scan's 422 (museum.Admissions): the same words.
+# A sale's key reused is 409 (here), a scan's 422 (museum_admissions.Admissions): the same words.
 KEY_REUSED = "This Idempotency-Key was already used with a different request."
 DEFAULT_DETAILS = {
     404: "There is nothing at this path.",
@@ -179,13 +185,40 @@ def _page_links(req, base_url, page, limit, total):
     return ", ".join(f'<{url}{number}>; rel="{rel}"' for rel, number in targets)
 
 
+def retry_after(moment, now):
+    """Retry-After's whole seconds from `now` to `moment` (at least 1)."""
+    return str(max(1, math.ceil((moment - now).total_seconds())))
+
+
 def rfc3339(moment):
     """An aware datetime as RFC 3339 UTC text, to the second."""
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # ============================================================================================
-# Query parameters, checked by the caller's validator (museum.Validator)
+# Request headers: the Idempotency-Key
+# ============================================================================================
+
+IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,200}")
+
+
+def idempotency_key(req):
+    """The request's Idempotency-Key header, None when absent; 400 when malformed."""
+    key = req.get_header("Idempotency-Key")
+    if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
+        raise Problem(400, "Idempotency-Key must be 1 to 200 visible ASCII characters.",
+                      errors=[{"field": "Idempotency-Key", "message": "is malformed"}])
+    return key
+
+
+def fingerprint(body):
+    """What an Idempotency-Key's replay must match: a digest of the request's body."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8", "surrogatepass")) \
+        .hexdigest()
+
+
+# ============================================================================================
+# Query parameters, checked by the caller's validator (museum_validation.Validator)
 # ============================================================================================
 
 PAGE_MAX = 10**6
@@ -235,6 +268,68 @@ def paging(req, validator):
 
 def _date(validator, name, text):
     return validator.date(name, text)
+
+
+# ============================================================================================
+# The client's address, and what of a request a log line may show
+# ============================================================================================
+
+def client_ip(address):
+    """The client's address as waitress gives it (an IPv6 one may be bracketed) as an
+    ipaddress object, or None when it is no address. (Its callers remember their answers.)"""
+    try:
+        return ipaddress.ip_address((address or "").strip("[]"))
+    except ValueError:
+        return None
+
+
+LOGGABLE_WORD = re.compile(r"[A-Za-z0-9._~-]{1,64}")
+DIGIT_RUN = re.compile(r"\d{7}")
+
+
+@functools.lru_cache(maxsize=4096)
+def loggable_word(text):
+    """`text` if it is a UUID or a short plain word without a run of 7 digits (which could
+    be a phone number), else `*`: no email, phone or line break reaches the log from a URL."""
+    if UUID_TEXT.fullmatch(text) or (LOGGABLE_WORD.fullmatch(text)
+                                     and not DIGIT_RUN.search(text)):
+        return text
+    return "*"
+
+
+ID_KEPT = 8  # characters of an id a log line keeps: enough to follow it, not to use it
+WHOLE_FIELDS = ("date",)  # path fields that name nothing and no one: logged whole
+# Ids and codes hold runs of hex digits (a UUID's first group has 8, a code's 6 and 5).
+HEX_RUN = re.compile(r"[0-9A-Fa-f]{5}")
+
+
+def loggable_path(path, template=None):
+    """`path` for a log line: every segment through `loggable_word`, at most 12 of them,
+    and every segment that holds an id or a code cut to ID_KEPT characters, since a ticket
+    id is the key to that ticket's image. `template` is the route's (Falcon's
+    `req.uri_template`): each of its fields is cut but a date. Without one (no route
+    matched), every segment with a run of 5 hex digits, as ids and codes have."""
+    segments = path.split("/")[:13]
+    fields = template.split("/") if template else []
+    logged = []
+    for index, segment in enumerate(segments[:12]):
+        word = segment and loggable_word(segment)
+        if _may_identify(segment, fields[index] if index < len(fields) else None, template):
+            word = word[:ID_KEPT]
+        logged.append(word)
+    return "/".join(logged) + ("/..." if len(segments) > 12 else "")
+
+
+def _may_identify(segment, field, template):
+    if template is None:
+        return bool(HEX_RUN.search(segment))
+    return field is None or (field.startswith("{") and field.strip("{}") not in WHOLE_FIELDS)
+
+
+@functools.lru_cache(maxsize=4096)
+def loggable_address(address):
+    ip = client_ip(address)
+    return "-" if ip is None else str(ip)
 
 
 # ============================================================================================

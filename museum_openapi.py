@@ -1,9 +1,10 @@
 """The museum service's OpenAPI 3.1 description, assembled from what the app hands it.
 
-Each resource class in museum.py carries its operations as `Operation` data (summary,
-parameters, answers); the body fields come from museum.py's declarations, which also
-check them; every limit, pattern and rule is one of the service's own constants: the
-door's read from museum_door, museum.py's handed over in `facts`. What lives here: the
+Each resource class (in museum.py and the resource modules beside it) carries its
+operations as `Operation` data (summary, parameters, answers); the body fields come from
+their modules' declarations, which also check them; every limit, pattern and rule is one of
+the service's own constants: the door's read from museum_door, the resources' handed over
+by museum.py in `facts`. What lives here: the
 shared components (parameters, headers, schemas, answers), the prose and the examples.
 `document()` returns plain JSON data, served at `GET /v1.1/openapi.json` and printed by
 `museum openapi`; this module imports nothing of museum.py, which imports it.
@@ -12,17 +13,7 @@ shared components (parameters, headers, schemas, answers), the prose and the exa
 import typing
 from http import HTTPStatus
 
-from museum_config import (
-    ADMIN_ROLE,
-    CURRENCY,
-    DATE,
-    GATE_ROLE,
-    PRICE_MAX,
-    ROLES,
-    SCHEMA,
-    TICKET_TYPES,
-    VISITOR_ROLE,
-)
+from museum_config import SCHEMA
 from museum_door import (
     CONFIRMATION_CODE,
     DOOR_FIELDS,
@@ -43,6 +34,17 @@ from museum_sales import (
     REPORT_COLUMNS,
     REPORT_DAYS_MAX,
     TICKET_VIEW_FIELDS,
+)
+from museum_vocabulary import (
+    ADMIN_ROLE,
+    CURRENCY,
+    DATE,
+    EMAIL_MAX,
+    GATE_ROLE,
+    PRICE_MAX,
+    ROLES,
+    TICKET_TYPES,
+    VISITOR_ROLE,
 )
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -69,6 +71,8 @@ SAME_DEVICE_MINUTES = SAME_DEVICE_WINDOW.seconds // 60
 DOOR_RESULTS = ", ".join(f"`{result}` ({status})" for result, (status, _) in DOOR_OUTCOMES.items())
 UUID_SCHEMA = {"type": "string", "format": "uuid"}
 DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
+EMAIL_SCHEMA = {"type": "string", "format": "email", "maxLength": EMAIL_MAX}
+PAGED = ("XTotalCount", "Link")  # the headers an answer with a page of a listing has
 
 
 class Operation(typing.NamedTuple):
@@ -182,7 +186,7 @@ def json_answer(meaning, schema, example, headers=None, media_type="application/
 
 
 def body_schema(fields, change=False):
-    """The JSON schema of a body of `fields` (museum.Field by name): as created, or as a
+    """The JSON schema of a body of `fields` (museum_validation.Field by name): as created, or as a
     `change` (all optional, null where a field may be cleared)."""
     properties = {name: {**field.schema, "type": [field.schema["type"], "null"]}
                   if change and field.nullable_in_patch else field.schema
@@ -229,7 +233,7 @@ def named_problems(meaning, schema_name, examples):
 
 
 def trimmed_text(max_length, what=""):
-    """The JSON schema of museum.Validator.text: 1..max_length characters once trimmed of
+    """The JSON schema of museum_validation.Validator.text: 1..max_length characters once trimmed of
     surrounding whitespace; `what` begins its description."""
     return {"type": "string", "minLength": 1,
             "description": f"{what}Trimmed of surrounding whitespace, then 1-{max_length} "

@@ -3,9 +3,10 @@ left on a day (the availability), the sales report's rows and CSV, and the rules
 entry: which entryTime a ticket may name, and when the door admits it.
 
 Pure functions over what the store returns; the HTTP resources that serve them live in
-museum.py. The availability and the report read counts the store keeps with each sale,
-void and admission; the opening hours, entry slots and general entry capacity come from
-the config.
+museum_tickets.py and museum_reports.py. The availability and the report read counts the
+store keeps with each sale, void and admission; the opening hours, entry slots and general
+entry capacity come from the config, with the days an admin changed over it
+(`days_as_set`).
 """
 
 import csv
@@ -13,7 +14,7 @@ import io
 import re
 from datetime import timedelta
 
-from museum_config import minute_of_day
+from museum_vocabulary import minute_of_day
 
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31
@@ -27,6 +28,13 @@ PURCHASE_LIMIT_RULE = ("This credential bought as many tickets within the last h
                        "[auth] visitor_tickets_per_hour allows; retry later.")
 TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
                       "currency")
+
+
+def days_as_set(config, store, start, end):
+    """(schedule, capacity) of `config` from the date `start` to `end`, with the days an
+    admin changed through the API over the config's rule."""
+    changed = store.changed_days(start.isoformat(), end.isoformat())
+    return config.schedule.with_changed_days(changed), config.capacity.with_changed_days(changed)
 
 
 def ticket_view(ticket, status, contacts=False):

@@ -15,8 +15,8 @@ import zlib
 
 import segno
 
-from museum_config import TICKET_LABELS
 from museum_door import qr_text
+from museum_vocabulary import TICKET_LABELS
 
 __all__ = ["render_ticket", "TicketImages"]
 

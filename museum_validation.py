@@ -11,11 +11,10 @@ import unicodedata
 from datetime import date, datetime
 
 import storage
-from museum_config import DATE, PRICE_MAX, TIME_OF_DAY, UUID_TEXT
 from museum_http import INVALID_BODY, Problem
+from museum_vocabulary import DATE, EMAIL_MAX, PRICE_MAX, TIME_OF_DAY, UUID_TEXT
 
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
-EMAIL_MAX = 254
 MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})")
 
 
@@ -212,3 +211,20 @@ def _check_condition(name, when, holds, given, validator):
         validator.error(name, f"is required when {when.field} is {when.value}")
     elif given and not holds:
         validator.error(name, f"must not be given unless {when.field} is {when.value}")
+
+
+def exactly_one(body, first, second, validator, missing):
+    """The body gives `first` or `second`, not both; `missing` says what to give."""
+    if first in body and second in body:
+        validator.error(second, f"must not be given with {first}")
+    elif first not in body and second not in body:
+        validator.error(first, missing)
+
+
+def path_uuid(value, name):
+    """The id `name` of a path, as a UUID; 400 saying so when it is none (Falcon's own
+    `:uuid` converter would answer 404)."""
+    validator = Validator()
+    checked = validator.uuid(name, value)
+    validator.raise_if_invalid(f"The {name} in the path is not a UUID.")
+    return checked

@@ -35,7 +35,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the checkout's code and its test helpers
 
-import museum_config  # noqa: E402
+import museum_credentials  # noqa: E402
 import museum_door  # noqa: E402
 import psycopg  # noqa: E402
 import pg_cluster  # noqa: E402
@@ -175,7 +175,7 @@ class Bench:
         self.config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n"
                        f"[tickets]\nqr_secret = {QR_SECRET}\n"
                        f"[capacity]\ngeneral_per_day = {GENERAL_CAPACITY}\n[users]\n"
-                       f"scanner = admin:{museum_config.hash_password(PASSWORD)}\n")
+                       f"scanner = admin:{museum_credentials.hash_password(PASSWORD)}\n")
         self.today = datetime.now(timezone.utc).date()
         self.window = [{"eventId": str(uuid.uuid4()), "name": f"Exhibition {number:03d}",
                         "location": f"Gallery {number % 12 + 1}",
@@ -568,12 +568,12 @@ def run_login(workdir, server_core, client_core, seconds):
     a password user's first login, the flood's answers and the server's peak RSS."""
     import multiprocessing
 
-    key = museum_config.new_device_key()
+    key = museum_credentials.new_device_key()
     config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n[log]\naccess = off\n"
-              f"[users]\nadmin = admin:{museum_config.hash_password(PASSWORD)}\n"
-              f"scanner = gate:{museum_config.hash_password(PASSWORD)}\n"
-              f"staff = gate:{museum_config.hash_password(PASSWORD)}\n"
-              f"door = gate:{museum_config.hash_key(key)}\n")
+              f"[users]\nadmin = admin:{museum_credentials.hash_password(PASSWORD)}\n"
+              f"scanner = gate:{museum_credentials.hash_password(PASSWORD)}\n"
+              f"staff = gate:{museum_credentials.hash_password(PASSWORD)}\n"
+              f"door = gate:{museum_credentials.hash_key(key)}\n")
     results = {}
     for number, kind in enumerate(FLOODS):
         bench = Bench(workdir / f"login-{number}", server_core, client_core, admit_seconds=0)
@@ -704,9 +704,9 @@ def query_plans(path, today):
 def run_lookup(workdir, server_core, client_core):
     """A fresh `museum serve` on LOOKUP_TICKETS tickets for today; lookups one after the
     other, each user (device key) making LOOKUPS_PER_DEVICE: {kind: [(status, ms, found)]}."""
-    keys = [museum_config.new_device_key() for _ in range(LOOKUP_DEVICES)]
+    keys = [museum_credentials.new_device_key() for _ in range(LOOKUP_DEVICES)]
     config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n[users]\n"
-              + "".join(f"door-{number} = gate:{museum_config.hash_key(key)}\n"
+              + "".join(f"door-{number} = gate:{museum_credentials.hash_key(key)}\n"
                         for number, key in enumerate(keys)))
     bench = Bench(workdir, server_core, client_core, admit_seconds=0)
     bench.workdir.mkdir()
@@ -819,10 +819,10 @@ def run_door_list(workdir, server_core, client_core):
     many with its ETag (304) and since its cursor, then LIST_ADMITS admissions by QR code,
     each request on a new connection: {scenario: [ms]}, the list's size and the server's
     peak RSS."""
-    key = museum_config.new_device_key()
+    key = museum_credentials.new_device_key()
     config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = Europe/Berlin\n"
               f"[tickets]\nqr_secret = {QR_SECRET}\n"
-              f"[users]\ndoor-north = gate:{museum_config.hash_key(key)}\n")
+              f"[users]\ndoor-north = gate:{museum_credentials.hash_key(key)}\n")
     headers = basic("door-north", key)
     bench = Bench(workdir, server_core, client_core, admit_seconds=0)
     bench.workdir.mkdir()

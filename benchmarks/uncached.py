@@ -10,9 +10,9 @@ of the page is skipped.
 import sys
 
 import museum_cli
-import museum_listings
+import museum_events
 
-museum_listings.ListingCache.LIMIT = 0
+museum_events.ListingCache.LIMIT = 0
 
 if __name__ == "__main__":
     sys.exit(museum_cli.main())

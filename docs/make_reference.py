@@ -10,6 +10,7 @@ renders, so the reference cannot drift from the options the service reads.
 from pathlib import Path
 
 import museum_config
+import museum_vocabulary
 
 PAGE = Path(__file__).resolve().parent / "configuration.md"
 START, END = "<!-- reference:start -->", "<!-- reference:end -->"
@@ -19,7 +20,7 @@ START, END = "<!-- reference:start -->", "<!-- reference:end -->"
 # is described.
 FREE_SECTION_ROWS = {
     "users": ("*NAME*", "`ROLE:HASH`, the role one of "
-              + ", ".join(f"`{role}`" for role in museum_config.ROLES)
+              + ", ".join(f"`{role}`" for role in museum_vocabulary.ROLES)
               + "; the hash from `museum hash-password`, or a device key's digest "
               "(`key$…`; new devices are kept in the database: `museum add-device`)"),
     "exceptions": ("*YYYY-MM-DD*", "`closed` or `HH:MM-HH:MM` for that date only, instead "

@@ -447,7 +447,7 @@ class Store(ABC):
     @abstractmethod
     def add_device(self, name, role, key_digest, created_at):
         """Record the device `name` with its `role` and the digest of its key
-        (museum_config.hash_key's `key$salt$digest`), added at `created_at` (RFC 3339 UTC
+        (museum_credentials.hash_key's `key$salt$digest`), added at `created_at` (RFC 3339 UTC
         text); it signs in from the commit on, on every instance. `DeviceExists` while a
         device of that name is in use; a revoked one's name may be taken again."""
 

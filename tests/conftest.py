@@ -11,7 +11,7 @@ import webtest
 
 import museum_access_log
 import museum
-import museum_config
+import museum_credentials
 import museum_door
 import storage
 
@@ -46,7 +46,7 @@ def clock():
 def quick_hash(password):
     """A password hash far cheaper than the service's default (N=2^17, about a second here),
     so that tests logging in many times stay fast."""
-    return museum_config.hash_password(password, n=2**10)
+    return museum_credentials.hash_password(password, n=2**10)
 
 
 @pytest.fixture(scope="session")

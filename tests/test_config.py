@@ -8,6 +8,7 @@ import pytest
 
 import museum
 import museum_config
+import museum_credentials
 import museum_services
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,16 +140,16 @@ def test_museum_config_variable_names_the_file(tmp_path):
 
 
 def test_new_password_hashes_meet_owasps_scrypt_minimum_and_are_salted():
-    first, second = museum_config.hash_password("s3cret"), museum_config.hash_password("s3cret")
+    first, second = museum_credentials.hash_password("s3cret"), museum_credentials.hash_password("s3cret")
     assert first != second and first.startswith("scrypt$131072$8$1$")
-    assert not museum_config.is_weak(first)
-    assert museum_config.check_password("s3cret", first)
-    assert not museum_config.check_password("s3cret!", first)
+    assert not museum_credentials.is_weak(first)
+    assert museum_credentials.check_password("s3cret", first)
+    assert not museum_credentials.check_password("s3cret!", first)
 
 
 def test_existing_weaker_hashes_still_verify_but_count_as_weak():
     # A hash made before the minimum was raised (N=2^14), as museum.ini shipped it then.
     old = ("scrypt$16384$8$1$PcyLeXDnzJAptxmbQDmlNg==$MVVh32omn4afkkQRGog3zGCcb/7q54bxbsniFtX4t"
            "QdiVHMj35nMEnEXDKgYe1Mz/8xYTC5UyJCNeif0au6WJA==")
-    assert museum_config.check_password("museum", old)
-    assert museum_config.is_weak(old)
+    assert museum_credentials.check_password("museum", old)
+    assert museum_credentials.is_weak(old)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import pytest
 
 import museum_auth
-import museum_config
+import museum_credentials
 from commands import museum_command
 from conftest import GATE, assert_problem, basic, quick_hash
 from serving import running_instances, running_server, wait_until
@@ -23,16 +23,16 @@ KEY_LINE = re.compile(r"^  ([A-Za-z0-9_-]{32})$", re.MULTILINE)
 
 def device_key(name, role="gate"):
     """A new key and its [users] line."""
-    key = museum_config.new_device_key()
-    return key, f"{name} = {role}:{museum_config.hash_key(key)}\n"
+    key = museum_credentials.new_device_key()
+    return key, f"{name} = {role}:{museum_credentials.hash_key(key)}\n"
 
 
 # -- through the WSGI app -------------------------------------------------------------------
 
 def stored_device(store, name, role="gate"):
     """A device added to `store` as `museum add-device` adds it; its Authorization header."""
-    key = museum_config.new_device_key()
-    store.add_device(name, role, museum_config.hash_key(key), "2026-11-22T09:00:00Z")
+    key = museum_credentials.new_device_key()
+    store.add_device(name, role, museum_credentials.hash_key(key), "2026-11-22T09:00:00Z")
     return basic(name, key)
 
 
@@ -213,7 +213,7 @@ def test_32_first_logins_at_once_with_one_password_are_all_answered(tmp_path):
     """At the service's own hash strength a check takes about a second: every request of a
     shop's pool starting together waits for that one check rather than being refused."""
     config_text = ("[museum]\ntimezone = UTC\n[users]\n"
-                   f"shop = visitor:{museum_config.hash_password('shop password')}\n")
+                   f"shop = visitor:{museum_credentials.hash_password('shop password')}\n")
     shop = basic("shop", "shop password")
     with running_server(tmp_path, config_text) as server:
         start = threading.Barrier(32)

@@ -10,6 +10,8 @@ import pytest
 
 import museum_cli
 import museum_config
+import museum_vocabulary
+import museum_credentials
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -110,7 +112,7 @@ def test_each_option_of_the_schema_has_the_variable_the_reference_names(section,
 
 def test_the_free_sections_have_no_variables():
     """As the reference says: [users], [exceptions] and [capacity_dates] come from the file."""
-    environ = {"MUSEUM_USERS_ALICE": "admin:" + museum_config.hash_key("k"),
+    environ = {"MUSEUM_USERS_ALICE": "admin:" + museum_credentials.hash_key("k"),
                "MUSEUM_EXCEPTIONS_2026-12-24": "closed",
                "MUSEUM_CAPACITY_DATES_2026-12-24": "5"}
     assert museum_config.parse_config("", environ=environ) == museum_config.parse_config("")
@@ -122,7 +124,7 @@ def test_the_readme_is_a_front_page():
 
 
 def test_the_readme_names_every_role():
-    for role in museum_config.ROLES:
+    for role in museum_vocabulary.ROLES:
         assert f"| {role} |" in text_of(README), role
 
 

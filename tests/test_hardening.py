@@ -17,7 +17,7 @@ import webtest
 
 import museum
 import museum_auth
-import museum_config
+import museum_credentials
 import storage
 from conftest import ADMIN, PASSWORDS, VISITOR, assert_problem, basic
 from serving import ROOT, running_server, wait_until
@@ -137,7 +137,7 @@ def test_password_flood_from_many_addresses_does_not_starve_verified_clients(tmp
     """Every wrong guess costs one scrypt at the real strength (about a second here): were
     guesses free to take every worker thread, a client whose credentials were verified
     before would wait behind them. It reads the hours while the flood goes on instead."""
-    hashes = {name: museum_config.hash_password(password) for name, password in PASSWORDS.items()}
+    hashes = {name: museum_credentials.hash_password(password) for name, password in PASSWORDS.items()}
     config = "".join(f"{name} = {name}:{hashes[name]}\n" for name in hashes)
     with running_server(tmp_path, "[museum]\ntimezone = UTC\n[users]\n" + config) as server:
         assert server.request("GET", HOURS, headers=VISITOR)[0] == 200  # now verified

@@ -14,6 +14,8 @@ import segno
 import museum
 import museum_auth
 import museum_config
+import museum_vocabulary
+import museum_credentials
 from commands import museum_command
 from conftest import basic, quick_hash
 from serving import running_server, wait_until
@@ -87,7 +89,7 @@ def test_a_repeated_wrong_password_is_answered_without_a_new_check(tmp_path, doo
 def test_six_staff_logging_in_at_once_all_get_in_first_time(tmp_path):
     staff = [f"staff{number}" for number in range(6)]
     with ThreadPoolExecutor(2) as pool:  # the service's own strength, N=2^17
-        hashes = list(pool.map(museum_config.hash_password, staff))
+        hashes = list(pool.map(museum_credentials.hash_password, staff))
     config = users_config({name: ("gate", password_hash)
                            for name, password_hash in zip(staff, hashes)})
     with running_server(tmp_path, config) as server:
@@ -166,8 +168,8 @@ def test_add_device_prints_a_key_once_that_signs_in_and_a_users_line_still_does(
     assert (tmp_path / "pair.png").read_bytes() == expected.getvalue()
 
     # A device key declared in [users], as before the database kept devices, still signs in.
-    west_key = museum_config.new_device_key()
-    west_line = f"door-west = gate:{museum_config.hash_key(west_key)}\n"
+    west_key = museum_credentials.new_device_key()
+    west_line = f"door-west = gate:{museum_credentials.hash_key(west_key)}\n"
     with running_server(tmp_path, door_config + west_line) as server:
         for name, device_key in [("door-north", key), ("door-west", west_key)]:
             for number in range(30):  # wrong keys lock nothing out: a key cannot be guessed
@@ -190,12 +192,12 @@ def test_add_device_refuses_a_name_that_cannot_be_a_user(tmp_path, door_config, 
 
 
 def test_a_key_digest_checks_its_key_only():
-    key = museum_config.new_device_key()
-    digest = museum_config.hash_key(key)
-    assert museum_config.check_password(key, digest)
-    assert not museum_config.check_password(key[:-1], digest)
-    assert not museum_config.is_weak(digest)
-    assert digest != museum_config.hash_key(key)  # salted
+    key = museum_credentials.new_device_key()
+    digest = museum_credentials.hash_key(key)
+    assert museum_credentials.check_password(key, digest)
+    assert not museum_credentials.check_password(key[:-1], digest)
+    assert not museum_credentials.is_weak(digest)
+    assert digest != museum_credentials.hash_key(key)  # salted
 
 
 # -- guessed ticket codes -----------------------------------------------------------------
@@ -251,7 +253,7 @@ ROLE_TABLE = {
     "/scan/sw.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
 }
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-ROLES = [None, *museum_config.ROLES]
+ROLES = [None, *museum_vocabulary.ROLES]
 
 
 def expected_status(route, method, role):
@@ -267,7 +269,7 @@ def expected_status(route, method, role):
         return 401
     if needed is None:
         return 405
-    ranks = museum_config.ROLES
+    ranks = museum_vocabulary.ROLES
     return 403 if ranks.index(role) < ranks.index(needed) else "served"
 
 

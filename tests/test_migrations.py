@@ -25,7 +25,7 @@ import pytest
 import webtest
 
 import museum
-import museum_config
+import museum_credentials
 import museum_door
 import storage
 from schema_history import FIXTURES, load_postgres_fixture, load_sqlite_fixture
@@ -248,11 +248,11 @@ def test_a_database_before_the_devices_step_gains_them_and_keys_of_users_still_s
         schema = sqlite_schema if backend == "sqlite" else postgres_schema
         assert schema(url) == schema(fresh)
         assert upgraded.list_devices() == []
-        stored_key, west_key = museum_config.new_device_key(), museum_config.new_device_key()
-        upgraded.add_device("door-north", "gate", museum_config.hash_key(stored_key),
+        stored_key, west_key = museum_credentials.new_device_key(), museum_credentials.new_device_key()
+        upgraded.add_device("door-north", "gate", museum_credentials.hash_key(stored_key),
                             "2026-11-22T09:00:00Z")
         config = museum.parse_config(
-            f"{config_text}door-west = gate:{museum_config.hash_key(west_key)}\n")
+            f"{config_text}door-west = gate:{museum_credentials.hash_key(west_key)}\n")
         client = webtest.TestApp(museum.create_app(config, store=upgraded), lint=True)
         for name, key in [("door-north", stored_key), ("door-west", west_key)]:
             client.get(f"{ADMISSIONS}/summary", headers=basic(name, key), status=200)

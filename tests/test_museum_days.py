@@ -11,6 +11,7 @@ import webtest
 import museum
 import museum_auth
 import museum_config
+import museum_credentials
 from conftest import ADMIN, GATE, NOW, TODAY, VISITOR, assert_problem, basic, quick_hash
 from ticketing import TICKETS, body, buy, create_event
 
@@ -201,7 +202,7 @@ def test_a_reload_serves_the_new_hours_prices_and_users_at_once(store, config_te
 
 def test_a_reload_refused_keeps_the_config_in_use(store, config_text):
     client, live = reloadable_app(store, config_text)
-    demo = config_text + "demo = admin:" + next(iter(museum_config.DEMO_PASSWORD_HASHES)) + "\n"
+    demo = config_text + "demo = admin:" + next(iter(museum_credentials.DEMO_PASSWORD_HASHES)) + "\n"
     with pytest.raises(museum_config.ConfigError, match="demo password"):
         live.replace(museum.parse_config(demo + "[hours]\ntuesday = closed\n"), "on 0.0.0.0")
     assert hours_of(client, TUESDAY) is not None

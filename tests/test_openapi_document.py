@@ -18,6 +18,7 @@ import referencing.jsonschema
 from openapi_spec_validator import validate
 
 import museum
+import museum_validation
 from described import DOCUMENT, each_operation, resolve
 import museum_openapi
 from museum_openapi import METHODS
@@ -70,7 +71,7 @@ def test_each_declared_field_is_in_its_schemas_and_nothing_else(fields, schema_n
 def test_the_event_ticket_condition_is_described():
     """`eventId` is declared required when the ticket is an event's; the schema says so."""
     schema = DOCUMENT["components"]["schemas"]["BuyTicketRequest"]
-    assert museum.TICKET_FIELDS["eventId"].required == museum.When("ticketType", "event")
+    assert museum.TICKET_FIELDS["eventId"].required == museum_validation.When("ticketType", "event")
     assert schema["if"]["properties"] == {"ticketType": {"const": "event"}}
     assert (schema["then"], schema["else"]) == (
         {"required": ["eventId"]}, {"not": {"required": ["eventId"]}})
@@ -225,9 +226,9 @@ def test_museum_openapi_prints_the_same_document(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("module", ["museum_openapi", "museum_http", "museum_listings"])
+@pytest.mark.parametrize("module", ["museum_openapi", "museum_http", "museum_events"])
 def test_the_modules_the_app_uses_import_nothing_of_it(tmp_path, module):
-    """museum.py imports the description, its HTTP plumbing and its listing cache, never the
+    """museum.py imports the description, its HTTP plumbing and its resources, never the
     other way round: no import circle."""
     done = subprocess.run([sys.executable, "-c", f"import sys, {module}; "
                            "print(sorted(name for name in sys.modules if name == 'museum'))"],
@@ -242,11 +243,11 @@ def test_a_field_declared_nullable_in_a_change_is_cleared_and_described_so():
     a change: the validator takes the null and the change's schema allows it."""
     capacity = museum.EVENT_FIELDS["capacity"]._replace(nullable_in_patch=True)
     fields = {**museum.EVENT_FIELDS, "capacity": capacity}
-    validator = museum.Validator()
-    assert museum.check_fields({"capacity": None}, fields, validator, change=True) == {
+    validator = museum_validation.Validator()
+    assert museum_validation.check_fields({"capacity": None}, fields, validator, change=True) == {
         "capacity": None}
     assert validator.errors == []
-    museum.check_fields({**museum_openapi.example_of(fields), "capacity": None}, fields,
+    museum_validation.check_fields({**museum_openapi.example_of(fields), "capacity": None}, fields,
                         validator)
     assert validator.errors == [{"field": "capacity", "message": "must not be null"}]
     change = museum_openapi.body_schema(fields, change=True)["properties"]["capacity"]

@@ -25,7 +25,7 @@ import pytest
 import webtest
 
 import museum
-import museum_config
+import museum_credentials
 import museum_locks
 import storage
 from commands import museum_command
@@ -234,8 +234,8 @@ def made_up_full_cost_hash():
 
 def test_fifty_users_start_without_hashing_a_password(monkeypatch, caplog):
     users = {f"gate-{number:02d}": made_up_full_cost_hash() for number in range(48)}
-    users["old"] = museum_config.hash_password("old-pass", n=2**14)  # weak, not demo
-    users["demo"] = sorted(museum_config.DEMO_PASSWORD_HASHES)[0]
+    users["old"] = museum_credentials.hash_password("old-pass", n=2**14)  # weak, not demo
+    users["demo"] = sorted(museum_credentials.DEMO_PASSWORD_HASHES)[0]
     text = "[users]\n" + "".join(f"{name} = gate:{hashed}\n" for name, hashed in users.items())
     config = museum.parse_config(text, "site.ini")
     hashed = []
@@ -255,9 +255,9 @@ def test_fifty_users_start_without_hashing_a_password(monkeypatch, caplog):
 def test_every_shipped_demo_hash_is_recognised():
     shipped = museum.parse_config((ROOT / "museum.ini").read_text(encoding="utf-8"))
     assert {user.password_hash for user in shipped.users.values()} <= \
-        museum_config.DEMO_PASSWORD_HASHES
-    assert all(museum_config.check_password(museum_config.DEMO_PASSWORD, hashed)
-               for hashed in museum_config.DEMO_PASSWORD_HASHES)
+        museum_credentials.DEMO_PASSWORD_HASHES
+    assert all(museum_credentials.check_password(museum_credentials.DEMO_PASSWORD, hashed)
+               for hashed in museum_credentials.DEMO_PASSWORD_HASHES)
 
 
 # -- commands run as root leave the service user's files -------------------------------------

@@ -35,7 +35,7 @@ from test_proxy import (
 from ticketing import TICKETS, open_days, ticket_body
 
 import museum
-import museum_config
+import museum_credentials
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,7 @@ TRICKLING, SLOW_READERS, FLOOD_THREADS = 2_000, 150, 16
 ADMITTED = 40  # tickets each run admits, one after another, as a gate does
 DECIDED = {201, 409}  # admitted, or the door's own refusal (a ticket for another day)
 TRICKLE_EVERY = 1.0  # seconds between two bytes of a trickling connection
-GATE_KEY = museum_config.new_device_key()
+GATE_KEY = museum_credentials.new_device_key()
 GATE = basic("door-north", GATE_KEY)
 
 
@@ -67,7 +67,7 @@ def gated_site(tmp_path, config_text):
     open_files_for(TRICKLING + SLOW_READERS + FLOOD_THREADS + 200)
     sock = tmp_path / "museum.sock"
     settings = security_md_socket_config().replace("/run/museum/museum.sock", str(sock))
-    device = f"door-north = gate:{museum_config.hash_key(GATE_KEY)}\n"
+    device = f"door-north = gate:{museum_credentials.hash_key(GATE_KEY)}\n"
     https_port = free_port()
     cert, key = make_certificate(tmp_path)
     nginx_config = render_nginx(tmp_path, sock, free_port(), https_port, cert, key)

@@ -31,7 +31,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-import museum_config
+import museum_credentials
 import museum_door
 from commands import museum_command
 from conftest import ADMIN, PASSWORDS, VISITOR, basic
@@ -62,7 +62,7 @@ def config_with_users(users):
     hours = "".join(f"{day} = 08:00-20:00\n" for day in
                     ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
     lines = "".join(
-        f"{name} = {role}:{museum_config.hash_password(PASSWORDS.get(name, GATE_PASSWORD))}\n"
+        f"{name} = {role}:{museum_credentials.hash_password(PASSWORDS.get(name, GATE_PASSWORD))}\n"
         for name, role in users.items())
     return ("[museum]\ntimezone = UTC\n"
             f"[tickets]\nqr_secret = {QR_SECRET}\n"

@@ -16,6 +16,7 @@ from test_server import run_museum
 
 import museum
 import museum_config
+import museum_credentials
 import museum_passwords
 
 PROXY_LINE = ("which other machines reach: publish the service only behind a "
@@ -77,7 +78,7 @@ def test_the_shipped_list_holds_the_10000_most_common_passwords():
 def test_a_fresh_hash_of_the_demo_password_refuses_to_be_published(tmp_path):
     """On a unix socket, as behind nginx: nothing listens beyond this machine."""
     config = (f"[server]\nunix_socket = {tmp_path / 'museum.sock'}\n[users]\n"
-              f"admin = admin:{quick_hash(museum_config.DEMO_PASSWORD)}\n"
+              f"admin = admin:{quick_hash(museum_credentials.DEMO_PASSWORD)}\n"
               f"curator = admin:{quick_hash('a long and unusual one')}\n")
     done = museum_command(tmp_path, config, "serve")
     assert done.status == 2, done.err

@@ -16,6 +16,7 @@ import webtest
 
 import museum
 import museum_config
+import museum_credentials
 import museum_door
 import museum_services
 from conftest import ADMIN, ENTRY_TIMES, GATE, NOW, VISITOR, basic, quick_hash
@@ -34,7 +35,7 @@ def test_a_wrong_password_and_an_unknown_user_cost_the_same_one_hash(make_client
     """An unknown name pays one scrypt at the cost of the real names' hashes, as a real name
     with a wrong password does. Were the hash skipped for unknown users, they would answer
     about a hundred times faster and tell which names exist. (benchmarks/ time the two.)"""
-    password_hash = museum_config.hash_password("admin-pass", n=2**14)
+    password_hash = museum_credentials.hash_password("admin-pass", n=2**14)
     client = make_client(museum.parse_config(f"[users]\nadmin = admin:{password_hash}\n"))
     costs = []  # (N, r, p) of every scrypt computed
     scrypt = hashlib.scrypt
@@ -295,7 +296,7 @@ def test_replacing_the_demo_passwords_leaves_no_demo_user(tmp_path):
                      lambda m: f"{m[1]} = {m[2]}:{quick_hash(m[1] + '-new')}", shipped)
     config = museum.parse_config(rotated)
     assert museum_config.check_passwords(config, None) == []
-    assert museum_config.check_password("admin-new", config.users["admin"].password_hash)
+    assert museum_credentials.check_password("admin-new", config.users["admin"].password_hash)
 
 
 def test_rotating_the_generated_qr_secret_makes_old_codes_read_as_forged(tmp_path, config,

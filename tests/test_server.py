@@ -12,7 +12,7 @@ import pytest
 import webtest
 
 import museum
-import museum_config
+import museum_credentials
 from conftest import basic, quick_hash
 from serving import ROOT, running_server
 from ticketing import open_days
@@ -119,7 +119,7 @@ def test_hash_password_reads_stdin(tmp_path):
     result = run_museum("hash-password", cwd=tmp_path, stdin="correct horse\n")
     assert result.returncode == 0
     assert result.stdout.startswith("scrypt$131072$8$1$")  # OWASP's minimum for scrypt
-    assert museum_config.check_password("correct horse", result.stdout.strip())
+    assert museum_credentials.check_password("correct horse", result.stdout.strip())
 
 
 def test_a_database_from_a_newer_version_stops_startup(tmp_path, server_config):

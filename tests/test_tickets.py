@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 import museum
+import museum_tickets
 from conftest import ADMIN, TODAY, VISITOR, assert_problem
 from ticketing import (CODE, EVENT_DATES, EVENTS, OMIT, OPEN_DAY, TICKETS, UNKNOWN_ID, body, buy,
     cancel_event, create_event, qr_path, query, ticket_count)
@@ -286,7 +287,7 @@ def test_every_ticket_gets_its_own_id_and_code(client, db_path):
 def test_a_code_already_taken_is_drawn_again(client, db_path, monkeypatch):
     drawn = iter(["ticket-general-aaaaaa-00001", "ticket-general-aaaaaa-00001",
                   "ticket-general-bbbbbb-00002"])
-    monkeypatch.setattr(museum, "new_confirmation_code", lambda kind: next(drawn))
+    monkeypatch.setattr(museum_tickets, "new_confirmation_code", lambda kind: next(drawn))
     first, second = buy(client, body()).json, buy(client, body()).json
     assert first["confirmationCode"] == "ticket-general-aaaaaa-00001"
     assert second["confirmationCode"] == "ticket-general-bbbbbb-00002"

@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 
 import museum
+import museum_validation
 import museum_http
 
 UUID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
@@ -20,7 +21,7 @@ PRICE_MESSAGE = "must be a number from 0 to 1000000"
 
 def check(method, value, *args, **kwargs):
     """(what `Validator.method` gave back for `value`, the messages it recorded)."""
-    validator = museum.Validator()
+    validator = museum_validation.Validator()
     given = getattr(validator, method)("field", value, *args, **kwargs)
     assert all(error["field"] == "field" for error in validator.errors)
     return given, [error["message"] for error in validator.errors]
@@ -143,7 +144,7 @@ def test_multiline_text_keeps_tabs_and_line_breaks_inside():
 
 
 def test_every_error_is_collected_and_raised_once():
-    validator = museum.Validator()
+    validator = museum_validation.Validator()
     validator.raise_if_invalid()  # nothing recorded: nothing raised
     validator.date("ticketDate", "tomorrow")
     validator.email("email", "nobody")
@@ -157,9 +158,9 @@ def test_every_error_is_collected_and_raised_once():
 # -- check_fields: which fields a body may have ----------------------------------------------
 
 FIELDS = {
-    "name": museum.Field(museum.checked_by(museum.Validator.text, 10), {"type": "string"}, "Ada",
+    "name": museum_validation.Field(museum_validation.checked_by(museum_validation.Validator.text, 10), {"type": "string"}, "Ada",
                          required=True),
-    "email": museum.Field(museum.checked_by(museum.Validator.email), {"type": "string"},
+    "email": museum_validation.Field(museum_validation.checked_by(museum_validation.Validator.email), {"type": "string"},
                           "ada@example.org"),
 }
 
@@ -185,14 +186,14 @@ BODIES = [
 
 @pytest.mark.parametrize("body, values, errors", BODIES)
 def test_check_fields(body, values, errors):
-    validator = museum.Validator()
-    assert museum.check_fields(body, FIELDS, validator) == values
+    validator = museum_validation.Validator()
+    assert museum_validation.check_fields(body, FIELDS, validator) == values
     assert [(error["field"], error["message"]) for error in validator.errors] == errors
 
 
 @pytest.mark.parametrize("body", [[], "name", 5, None])
 def test_check_fields_wants_a_json_object(body):
     with pytest.raises(museum_http.Problem) as raised:
-        museum.check_fields(body, FIELDS, museum.Validator())
+        museum_validation.check_fields(body, FIELDS, museum_validation.Validator())
     assert raised.value.status_code == 400
     assert raised.value.description == "The request body must be a JSON object."

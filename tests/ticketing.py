@@ -24,6 +24,7 @@ from contextlib import closing, contextmanager
 from datetime import datetime, timedelta, timezone
 
 import museum
+import museum_validation
 import museum_door
 import storage
 from conftest import ADMIN
@@ -157,15 +158,15 @@ def check_store(db_path):
         index.setdefault(event_id, []).append(day)
     for event_id, (event, cancelled) in events.items():
         fields = {name: value for name, value in event.items() if name != "eventId"}
-        validator = museum.Validator()
-        checked = museum.check_fields(fields, museum.EVENT_FIELDS, validator)
+        validator = museum_validation.Validator()
+        checked = museum_validation.check_fields(fields, museum.EVENT_FIELDS, validator)
         assert not validator.errors and checked == fields, (event, validator.errors)
         assert sorted(index.get(event_id, [])) == ([] if cancelled else event["dates"]), event
     assert set(index) <= set(events)
     tickets = stored_tickets(db_path)
     for ticket_id, (body, code) in tickets.items():
-        validator = museum.Validator()
-        museum.check_fields(body, museum.TICKET_FIELDS, validator)
+        validator = museum_validation.Validator()
+        museum_validation.check_fields(body, museum.TICKET_FIELDS, validator)
         assert not validator.errors, (body, validator.errors)
         assert (body["ticketType"] == "event") == ("eventId" in body), body
         assert "eventId" not in body or body["eventId"] in events, body

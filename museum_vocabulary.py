@@ -1,0 +1,33 @@
+"""The words the museum service's modules share: the roles, the ticket types, the
+patterns of dates, ids and times of day, and the limits of prices, places and emails.
+
+Imports nothing of the service, so any module may use it: a module that needs only one of
+these words takes it from here rather than from the module that uses it most.
+"""
+
+import re
+
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+TICKET_TYPES = ("general", "event")
+TICKET_LABELS = {"general": "General entry", "event": "Special event"}  # by TICKET_TYPES
+UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+VISITOR_ROLE = "visitor"  # reads hours and events, buys tickets
+GATE_ROLE = "gate"  # also admits tickets at the door and reads its counters
+ADMIN_ROLE = "admin"  # also manages events and undoes admissions
+ROLES = (VISITOR_ROLE, GATE_ROLE, ADMIN_ROLE)  # in order of power
+TIME_OF_DAY = re.compile(r"([01]\d|2[0-3]):[0-5]\d")  # HH:MM, such as an entry time
+CURRENCY = re.compile(r"[A-Z]{3}")
+PRICE_MAX = 1_000_000
+CAPACITY_MAX = 1_000_000
+EMAIL_MAX = 254
+
+
+def minute_of_day(text):
+    """"HH:MM" -> the minutes since midnight."""
+    return int(text[:2]) * 60 + int(text[3:])
+
+
+def time_of_day(minute):
+    """The minutes since midnight -> "HH:MM"."""
+    return f"{minute // 60:02}:{minute % 60:02}"
