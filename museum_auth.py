@@ -523,19 +523,31 @@ class Authenticator:
         except TryLater as later:
             raise falcon.HTTPTooManyRequests(description=later.detail,
                                              retry_after=later.seconds) from None
-        declared = getattr(resource, "needed_roles", {})
-        needed = declared.get("GET" if req.method == "HEAD" else req.method)
-        if needed is None:
+        admitted = admitted_roles(resource, req.method)
+        if not admitted:
+            declared = getattr(resource, "needed_roles", {})
             allowed = [*declared, "HEAD"] if "GET" in declared else list(declared)
             raise falcon.HTTPMethodNotAllowed(allowed)
-        if ROLES.index(user.role) < ROLES.index(needed):
-            raise falcon.HTTPForbidden(description=f"This needs the {needed} role.")
+        if user.role not in admitted:
+            raise falcon.HTTPForbidden(description=f"This needs the {admitted[0]} role.")
         req.context.user = user
 
     def take_users(self, config):
         """Sign in against `config`'s [users] from now on, beside the same stored devices
         (a reload; see Logins.use_accounts)."""
         self.logins.use_accounts(ConfiguredUsers(config.users, self.logins.accounts.devices))
+
+
+def admitted_roles(resource, method):
+    """The roles that may call `method` of `resource` (HEAD as GET), least powerful first:
+    every role where the resource needs no credentials; else the role it declares in
+    `needed_roles` for the method and those above it (ROLES is in order of power); none for
+    a method it does not declare. The Authenticator enforces it, the OpenAPI description
+    states it."""
+    if not getattr(resource, "auth_required", True):
+        return ROLES
+    needed = getattr(resource, "needed_roles", {}).get("GET" if method == "HEAD" else method)
+    return () if needed is None else ROLES[ROLES.index(needed):]
 
 
 def authenticator_for(config, accounts=None, store=None):
