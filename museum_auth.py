@@ -529,13 +529,18 @@ class Authenticator:
             allowed = [*declared, "HEAD"] if "GET" in declared else list(declared)
             raise falcon.HTTPMethodNotAllowed(allowed)
         if user.role not in admitted:
-            raise falcon.HTTPForbidden(description=f"This needs the {admitted[0]} role.")
+            raise falcon.HTTPForbidden(description=needs_role(admitted[0]))
         req.context.user = user
 
     def take_users(self, config):
         """Sign in against `config`'s [users] from now on, beside the same stored devices
         (a reload; see Logins.use_accounts)."""
         self.logins.use_accounts(ConfiguredUsers(config.users, self.logins.accounts.devices))
+
+
+def needs_role(role):
+    """What a 403 says to credentials without `role`, the least of the roles admitted."""
+    return f"This needs the {role} role."
 
 
 def admitted_roles(resource, method):

@@ -1,18 +1,21 @@
 """The museum service's OpenAPI 3.1 description, assembled from what the app hands it.
 
 Each resource class in museum.py carries its operations as `Operation` data (summary,
-parameters, answers); the body fields come from museum.py's declarations, which also
-check them; every limit, pattern and rule is one of the service's own constants: the
-door's read from museum_door, museum.py's handed over in `facts`. What lives here: the
-shared components (parameters, headers, schemas, answers), the prose and the examples.
-`document()` returns plain JSON data, served at `GET /v1.1/openapi.json` and printed by
-`museum openapi`; this module imports nothing of museum.py, which imports it.
+parameters, answers) and declares the roles each method needs, which museum_auth enforces
+and each operation states (its text's first sentence and `x-roles`); the body fields come
+from museum.py's declarations, which also check them; every limit, pattern and rule is one
+of the service's own constants: the door's read from museum_door, museum.py's handed over in
+`facts`. What lives here, once: the shared components (parameters, headers, schemas,
+answers), each operation's prose and the examples. `document()` returns plain JSON data,
+served at `GET /v1.1/openapi.json`, printed by `museum openapi` and committed as
+docs/openapi.json (docs/make_openapi.py writes it; a test fails while it differs); this
+module imports nothing of museum.py, which imports it.
 """
 
 import typing
 from http import HTTPStatus
 
-from museum_auth import admitted_roles
+from museum_auth import admitted_roles, needs_role
 from museum_config import (
     ADMIN_ROLE,
     CURRENCY,
@@ -141,6 +144,8 @@ def _path_item(resource, facts):
 def _operation(resource, method, operation, facts):
     public = not getattr(resource, "auth_required", True)
     admitted = admitted_roles(resource, method.upper())
+    if not admitted:  # the app would answer 405: deny by default (museum_auth)
+        raise ValueError(f"{resource.__name__} describes {method} without a role for it")
     prose = PROSE.get(operation.operation_id, "").format_map(facts)
     described = {"operationId": operation.operation_id, "summary": operation.summary,
                  "description": f"{_who_may(public, admitted)} {prose}".rstrip(),
@@ -153,9 +158,8 @@ def _operation(resource, method, operation, facts):
             "schema": ref("schemas", operation.body),
             **_request_examples(facts)[operation.operation_id]}}}
     answers = {431: _ANY_OPERATION[431]} if public else dict(_ANY_OPERATION)
-    role = getattr(resource, "needed_roles", {}).get(method.upper())
-    if role in _ROLE_REFUSED:
-        answers[403] = _ROLE_REFUSED[role]
+    if not public and admitted[0] in _ROLE_REFUSED:  # the least of the roles admitted
+        answers[403] = _ROLE_REFUSED[admitted[0]]
     if operation.body:
         answers.update(_BODY_REFUSED)
     answers.update(operation.answers)
@@ -860,9 +864,9 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
                             "Valid credentials are required.", headers={
                                 "WWW-Authenticate": ref("headers", "WWWAuthenticate")}),
     "Forbidden": problem(403, f"The credentials are valid but lack the {ADMIN_ROLE} role.",
-                         f"This needs the {ADMIN_ROLE} role."),
+                         needs_role(ADMIN_ROLE)),
     "NeedsGateRole": problem(403, f"The credentials are valid but lack the {GATE_ROLE} "
-                             "role.", f"This needs the {GATE_ROLE} role."),
+                             "role.", needs_role(GATE_ROLE)),
     "NotFound": problem(404, "The event or ticket does not exist, or the event was "
                         "cancelled.", "No such record (it may have been cancelled)."),
     "UnsupportedMediaType": problem(415, "The body is not of a JSON media type.",

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import ADMIN, GATE, VISITOR
 from described import SERVER, operations
+from museum_auth import needs_role
 from museum_config import ROLES
 
 CREDENTIALS = {"visitor": VISITOR, "gate": GATE, "admin": ADMIN}
@@ -37,7 +38,7 @@ def test_the_roles_listed_are_the_ones_the_app_admits(client, operation_id):
             assert res.status_int not in (401, 403, 405), (operation_id, role, res.status)
         else:
             assert (res.status_int, res.json["detail"]) == (
-                403, f"This needs the {listed[0]} role."), (operation_id, role)
+                403, needs_role(listed[0])), (operation_id, role)
 
 
 @pytest.mark.parametrize("operation_id", sorted(operations()))
