@@ -3,6 +3,9 @@ and it differs the moment a resource's description changes without it being rege
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from openapi_spec_validator import validate
@@ -45,6 +48,15 @@ def test_a_changed_resource_description_fails_the_check_above(monkeypatch):
     finally:
         monkeypatch.undo()
         museum.openapi_description.cache_clear()
+
+
+def test_museum_openapi_prints_the_file_as_committed(tmp_path):
+    """`museum openapi > openapi.json` makes the same file, byte for byte."""
+    done = subprocess.run([sys.executable, "-m", "museum_cli", "openapi"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == make_openapi().text()
 
 
 def test_the_api_page_says_how_to_regenerate_the_file():
