@@ -905,8 +905,7 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "PurchaseConflict": named_problems(
         "The `Idempotency-Key` was used before with a different body, or the ticket's day "
         "or event date is sold out; nothing was sold.", "PurchaseProblem", {
-            "key-reused": problem_body(409, "This Idempotency-Key was already used with "
-                                       "a different request."),
+            "key-reused": problem_body(409, KEY_REUSED),
             "sold-out": problem_body(409, "Sold out: no places are left for this event "
                                      "on 2027-10-30.", reason="sold-out",
                                      date="2027-10-30", eventId=_EVENT_ID)}),
