@@ -265,9 +265,9 @@ def anchored(regex):
 
 INFO = (
     "Opening hours, special events and tickets of the museum. Every operation except "
-    "fetching this description needs HTTP Basic credentials; creating, changing and "
-    f"cancelling special events needs the {ADMIN_ROLE} role, admitting tickets at the door "
-    f"the {GATE_ROLE} role or higher. Requests and responses are JSON, errors are RFC 9457 "
+    "fetching this description needs HTTP Basic credentials; each names the roles whose "
+    f"credentials it accepts (of {', '.join(ROLES)}) in its first sentence and in its "
+    "`x-roles` list. Requests and responses are JSON, errors are RFC 9457 "
     "problem details (application/problem+json), and dates are ISO calendar dates in the "
     "museum's time zone. Requests that the HTTP server refuses before they reach the "
     "application (malformed framing, a request line and headers over "
