@@ -6,7 +6,9 @@ and to diff between versions.
 writes the document that `museum.openapi_description()` assembles from the app's resources
 (the one `GET /v1.1/openapi.json` answers and `museum openapi` prints), in the layout
 `museum openapi` prints it. tests/test_openapi_file.py fails while the file differs from
-what this writes, so a change to any resource's description comes with its file.
+what this writes, so a change to any resource's description comes with its file. The file
+lives in docs/, beside the API page that explains it and the configuration reference made the
+same way, not among the package's modules at the top.
 """
 
 import json
