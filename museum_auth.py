@@ -45,7 +45,7 @@ from museum_credentials import (
     is_key_digest,
     unknown_user_hash,
 )
-from museum_vocabulary import ADMIN_ROLE, ROLES
+from museum_vocabulary import ADMIN_ROLE, admitted_roles, needs_role
 
 log = logging.getLogger("museum.auth")
 
@@ -514,13 +514,13 @@ class Authenticator:
         except TryLater as later:
             raise falcon.HTTPTooManyRequests(description=later.detail,
                                              retry_after=later.seconds) from None
-        declared = getattr(resource, "needed_roles", {})
-        needed = declared.get("GET" if req.method == "HEAD" else req.method)
-        if needed is None:
+        admitted = admitted_roles(resource, req.method)
+        if not admitted:
+            declared = getattr(resource, "needed_roles", {})
             allowed = [*declared, "HEAD"] if "GET" in declared else list(declared)
             raise falcon.HTTPMethodNotAllowed(allowed)
-        if ROLES.index(user.role) < ROLES.index(needed):
-            raise falcon.HTTPForbidden(description=f"This needs the {needed} role.")
+        if user.role not in admitted:
+            raise falcon.HTTPForbidden(description=needs_role(admitted[0]))
         req.context.user = user
 
     def take_users(self, config):

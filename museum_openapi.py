@@ -1,13 +1,15 @@
 """The museum service's OpenAPI 3.1 description, assembled from what the app hands it.
 
-Each resource class (in museum.py and the resource modules beside it) carries its
-operations as `Operation` data (summary, parameters, answers); the body fields come from
-their modules' declarations, which also check them; every limit, pattern and rule is one of
-the service's own constants: the door's read from museum_door, the resources' handed over
-by museum.py in `facts`. What lives here: the
-shared components (parameters, headers, schemas, answers), the prose and the examples.
-`document()` returns plain JSON data, served at `GET /v1.1/openapi.json` and printed by
-`museum openapi`; this module imports nothing of museum.py, which imports it.
+Each resource class (in the area modules museum.py assembles) carries its operations as
+`Operation` data (summary, parameters, answers) and declares the roles each method needs,
+which museum_auth enforces and each operation states (its text's first sentence and
+`x-roles`); the body fields come from their modules' declarations, which also check them;
+every limit, pattern and rule is one of the service's own constants: the door's read from
+museum_door, the resources' handed over by museum.py in `facts`. What lives here, once: the
+shared components (parameters, headers, schemas, answers), each operation's prose and the
+examples. `document()` returns plain JSON data, served at `GET /v1.1/openapi.json`, printed
+by `museum openapi` and committed as docs/openapi.json (docs/make_openapi.py writes it; a
+test fails while it differs); this module imports nothing of museum.py, which imports it.
 """
 
 import typing
@@ -45,14 +47,14 @@ from museum_vocabulary import (
     ROLES,
     TICKET_TYPES,
     VISITOR_ROLE,
+    admitted_roles,
+    needs_role,
 )
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _NO_STORE = {"$ref": "#/components/headers/CacheControlNoStore"}
 _HEADER_NAMES = {"Location": "Location", "XTotalCount": "X-Total-Count", "Link": "Link",
                  "ETag": "ETag"}
-_ADMIN_ONLY = f"Needs the {ADMIN_ROLE} role."
-_GATE_OR_ADMIN = f"Needs the {GATE_ROLE} or the {ADMIN_ROLE} role."
 _HEADER_LIMIT = SCHEMA["server"]["max_request_header_size"].default
 # What any API operation may answer: a bad parameter or request, no credentials, a locked-out
 # name or address, headers over the server's limit, an unavailable database.
@@ -73,6 +75,12 @@ UUID_SCHEMA = {"type": "string", "format": "uuid"}
 DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
 EMAIL_SCHEMA = {"type": "string", "format": "email", "maxLength": EMAIL_MAX}
 PAGED = ("XTotalCount", "Link")  # the headers an answer with a page of a listing has
+# The facts of the service this module reads itself, beside those museum.py hands over.
+OWN_FACTS = {"ADMIN_ROLE": ADMIN_ROLE, "VISITOR_ROLE": VISITOR_ROLE,
+             "UNDO_MINUTES": UNDO_MINUTES, "SAME_DEVICE_MINUTES": SAME_DEVICE_MINUTES,
+             "DOOR_RESULTS": DOOR_RESULTS, "TypedCodeLimit": TypedCodeLimit,
+             "UndoLimit": UndoLimit, "AVAILABILITY_DAYS_LATER": AVAILABILITY_DAYS_DEFAULT - 1,
+             "AVAILABILITY_DAYS_MAX": AVAILABILITY_DAYS_MAX, "REPORT_DAYS_MAX": REPORT_DAYS_MAX}
 
 
 class Operation(typing.NamedTuple):
@@ -112,8 +120,7 @@ def ref(kind, name):
 def document(resources, facts):
     """The OpenAPI document of `resources` ({path under the API: resource class}) and
     `facts` (museum.py's constants by name: limits, patterns, the body fields)."""
-    facts = {**facts, "UNDO_MINUTES": UNDO_MINUTES, "DOOR_RESULTS": DOOR_RESULTS,
-             "TypedCodeLimit": TypedCodeLimit, "SAME_DEVICE_MINUTES": SAME_DEVICE_MINUTES}
+    facts = {**facts, **OWN_FACTS}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Museum API", "version": facts["INTERFACE_VERSION"],
@@ -139,10 +146,14 @@ def _path_item(resource, facts):
 
 
 def _operation(resource, method, operation, facts):
-    described = {"operationId": operation.operation_id, "summary": operation.summary}
-    if operation.operation_id in PROSE:
-        described["description"] = PROSE[operation.operation_id].format(**facts)
-    described["tags"] = [operation.tag]
+    public = not getattr(resource, "auth_required", True)
+    admitted = admitted_roles(resource, method.upper())
+    if not admitted:  # the app would answer 405: deny by default (museum_auth)
+        raise ValueError(f"{resource.__name__} describes {method} without a role for it")
+    prose = PROSE.get(operation.operation_id, "").format_map(facts)
+    described = {"operationId": operation.operation_id, "summary": operation.summary,
+                 "description": f"{_who_may(public, admitted)} {prose}".rstrip(),
+                 "x-roles": list(admitted), "tags": [operation.tag]}
     if operation.parameters:
         described["parameters"] = [ref("parameters", parameter) if isinstance(parameter, str)
                                    else parameter for parameter in operation.parameters]
@@ -150,11 +161,9 @@ def _operation(resource, method, operation, facts):
         described["requestBody"] = {"required": True, "content": {"application/json": {
             "schema": ref("schemas", operation.body),
             **_request_examples(facts)[operation.operation_id]}}}
-    public = not getattr(resource, "auth_required", True)
     answers = {431: _ANY_OPERATION[431]} if public else dict(_ANY_OPERATION)
-    role = getattr(resource, "needed_roles", {}).get(method.upper())
-    if role in _ROLE_REFUSED:
-        answers[403] = _ROLE_REFUSED[role]
+    if not public and admitted[0] in _ROLE_REFUSED:  # the least of the roles admitted
+        answers[403] = _ROLE_REFUSED[admitted[0]]
     if operation.body:
         answers.update(_BODY_REFUSED)
     answers.update(operation.answers)
@@ -164,6 +173,16 @@ def _operation(resource, method, operation, facts):
     if public:
         described["security"] = []
     return described
+
+
+def _who_may(public, admitted):
+    """The sentence that begins an operation's description: the roles it admits."""
+    if public:
+        return "Needs no credentials."
+    named = [f"the {role}" for role in admitted]
+    if len(named) > 1:  # "the visitor, the gate or the admin"
+        named = [", ".join(named[:-1]), named[-1]]
+    return f"Needs {' or '.join(named)} role."
 
 
 def _answer(answer, example):
@@ -250,9 +269,9 @@ def anchored(regex):
 
 INFO = (
     "Opening hours, special events and tickets of the museum. Every operation except "
-    "fetching this description needs HTTP Basic credentials; creating, changing and "
-    f"cancelling special events needs the {ADMIN_ROLE} role, admitting tickets at the door "
-    f"the {GATE_ROLE} role or higher. Requests and responses are JSON, errors are RFC 9457 "
+    "fetching this description needs HTTP Basic credentials; each names the roles whose "
+    f"credentials it accepts (of {', '.join(ROLES)}) in its first sentence and in its "
+    "`x-roles` list. Requests and responses are JSON, errors are RFC 9457 "
     "problem details (application/problem+json), and dates are ISO calendar dates in the "
     "museum's time zone. Requests that the HTTP server refuses before they reach the "
     "application (malformed framing, a request line and headers over "
@@ -266,24 +285,25 @@ TAGS = {"Operations": "The museum's opening hours, and the days an admin changed
 SECURITY = {"type": "http", "scheme": "basic", "description": (
     "Credentials of a user configured on the server. Each user has one role: "
     f"{', '.join(ROLES)}; each role may do all that the ones before it may.")}
-# An operation's description, formatted with the facts (`{{` is a brace).
+# What an operation's description says after the roles it admits; each `{NAME}` is one of
+# the facts (`{{` a brace).
 PROSE = {
     "getMuseumHours": "Lists the open days from `startDate` on, oldest first, with their "
     "opening and closing times. Closed days are left out; days more than "
     "{HOURS_HORIZON_DAYS} days after `startDate` are never listed, so a page past the end "
     "is an empty array.",
-    "createSpecialEvent": f"{_ADMIN_ONLY} Dates are stored sorted, without duplicates.",
+    "createSpecialEvent": "Dates are stored sorted, without duplicates.",
     "listSpecialEvents": "Lists the events with at least one date between `startDate` and "
     "`endDate` (inclusive), ordered by their first date in that window, then by name. "
     "Cancelled events are not listed.",
-    "updateSpecialEvent": f"{_ADMIN_ONLY} Changes only the fields given; `{{{{}}}}` changes "
+    "updateSpecialEvent": "Changes only the fields given; `{{}}` changes "
     "nothing. Each field follows the same rules as on creation. The body is a JSON merge "
     "patch (RFC 7396) without nulls, so it may also be sent as "
     "`application/merge-patch+json`; only `\"capacity\": null` removes the capacity "
     "(unlimited again). Dates for which tickets were sold cannot be removed "
     "(409); cancel the event instead. A `capacity` below the tickets already sold for one "
     "of its dates is refused too (409).",
-    "deleteSpecialEvent": f"{_ADMIN_ONLY} The event is no longer listed or found, and its "
+    "deleteSpecialEvent": "The event is no longer listed or found, and its "
     "tickets' codes answer 410 Gone.",
     "buyMuseumTickets": "Buys a general admission ticket, or a ticket for one date of a "
     "special event. The date must be an open day, not before today nor more than "
@@ -298,12 +318,12 @@ PROSE = {
     "slot_minutes`), a general ticket names its `entryTime`, one of the day's slots (see "
     "the availability), and a full slot (`[capacity] general_per_slot`) is sold out naming "
     "the `entryTime`. With `[auth] visitor_tickets_per_hour` set, a credential of the "
-    f"{VISITOR_ROLE} role buys at most that many tickets within any hour, on all "
+    "{VISITOR_ROLE} role buys at most that many tickets within any hour, on all "
     "instances together (then 429 with `Retry-After`; a replayed key is no new purchase).",
-    "listEventTickets": f"{_ADMIN_ONLY} The tickets of one event (a cancelled one too), "
+    "listEventTickets": "The tickets of one event (a cancelled one too), "
     "with their buyers' email and phone, to tell them of a cancellation or a change: by "
     "date, then in the order they were sold, in pages like the event listing.",
-    "admitTicket": f"{_GATE_OR_ADMIN} The ticket is presented by the text of its QR code "
+    "admitTicket": "The ticket is presented by the text of its QR code "
     "or by its typed confirmation code. A ticket is admitted once, on its date; otherwise "
     "the answer is a problem whose `result` says why: {DOOR_RESULTS}. Anything that is not "
     "shaped like a museum QR text (`MUSEUM1:` ticket id `:` code `:` 20 hex digits: a "
@@ -324,7 +344,7 @@ PROSE = {
     "moment); if another admission admitted the ticket meanwhile, a double entry is "
     "recorded (in the ticket's admission history, the summary's `doubleEntries` and the "
     "sales report) and the answer is `already-admitted` with `\"doubleEntry\": true`.",
-    "listAdmissions": f"{_GATE_OR_ADMIN} The day's tickets, for the door's page to decide "
+    "listAdmissions": "The day's tickets, for the door's page to decide "
     "without the service: each as a row of `columns` (rows of tickets not admitted end "
     "before `admittedAt`), never an email or phone. `codeDigest` is the first 16 hex "
     "digits of the SHA-256 of the confirmation code (UTF-8, lowercase), `event` an index "
@@ -335,10 +355,10 @@ PROSE = {
     "their event cancelled) with `complete: false`; a change committed after a cursor "
     "was handed out is never missed. The `ETag` changes with every such change (and with "
     "any change of an event): `If-None-Match` answers 304 while it holds.",
-    "getAdmissionSummary": f"{_GATE_OR_ADMIN} Tickets sold and admitted for one day, by "
+    "getAdmissionSummary": "Tickets sold and admitted for one day, by "
     "kind, by event and by the device (user) that admitted them, and the double entries "
     "recorded at the door.",
-    "lookupTickets": f"{_GATE_OR_ADMIN} Finds the tickets of one day (today at the museum "
+    "lookupTickets": "Finds the tickets of one day (today at the museum "
     "unless `date` is given) by the buyer's email address, the whole address with ASCII "
     "letters in any case, or by the confirmation code, whole or only its random part "
     "(`792d82-891fc`), in any case. The email is sent in the body so that no URL or log "
@@ -346,22 +366,22 @@ PROSE = {
     "phone. Every lookup counts toward the limit of {TypedCodeLimit.LIMIT} unknown codes or "
     "lookups per user (device) within {TypedCodeLimit.WINDOW} s (then 429). A gate looks an email "
     "up among today's and tomorrow's tickets only (another `date`: 400).",
-    "getAdmissionHistory": f"{_GATE_OR_ADMIN} Whether the ticket is admitted now, and "
+    "getAdmissionHistory": "Whether the ticket is admitted now, and "
     "its admissions, undos and double entries, oldest first, in pages like the event "
     "listing (`X-Total-Count` counts them all).",
-    "undoAdmission": f"{_GATE_OR_ADMIN} For an admission made by mistake: the ticket may be "
+    "undoAdmission": "For an admission made by mistake: the ticket may be "
     "admitted again. A gate may undo only the admissions it made (as the same user or "
     "device), within {UNDO_MINUTES} minutes; an admin any admission at any time. The undo "
     "is kept in the ticket's admission history. A gate undoes one ticket's admission at "
-    f"most {UndoLimit.MOST} times a day at the museum (then 429 until the day ends).",
+    "most {UndoLimit.MOST} times a day at the museum (then 429 until the day ends).",
     "getAvailability": "For each day from `startDate` (default today) to `endDate` "
-    f"(default {AVAILABILITY_DAYS_DEFAULT - 1} days later; at most {AVAILABILITY_DAYS_MAX} "
+    "(default {AVAILABILITY_DAYS_LATER} days later; at most {AVAILABILITY_DAYS_MAX} "
     "days in all): whether the museum is open, the general entry places (`null` when "
     "closed) and each event taking place that day, with their capacity, the tickets sold "
     "(void ones give their place back) and the places left; `capacity` and `available` "
     "are `null` when unlimited. With timed entry, each day's entry `slots` too.",
-    "getSalesReport": f"{_ADMIN_ONLY} For each day from `startDate` to `endDate` (both "
-    f"default to today; at most {REPORT_DAYS_MAX} days), general entry and then each event "
+    "getSalesReport": "For each day from `startDate` to `endDate` (both "
+    "default to today; at most {REPORT_DAYS_MAX} days), general entry and then each event "
     "by name: the tickets sold for that day (void ones too), those voided, those admitted, "
     "the revenue (the prices of those not void), per currency they were sold in, and the "
     "double entries recorded at the door (`doubleEntries`; a day's total is the sum of its "
@@ -369,23 +389,22 @@ PROSE = {
     "without tickets are left out. With `Accept: text/csv` the same rows come as CSV, with "
     "a header line; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return "
     "is prefixed with `'` so that no spreadsheet runs it.",
-    "getTicket": f"{_GATE_OR_ADMIN} The ticket as sold, its `status` and its admission; "
-    f"the {ADMIN_ROLE} role also sees the buyer's `email` and `phone` until they are erased.",
-    "voidTicket": f"{_ADMIN_ONLY} A refund at the desk: the ticket's place is free again at "
+    "getTicket": "The ticket as sold, its `status` and its admission; "
+    "the {ADMIN_ROLE} role also sees the buyer's `email` and `phone` until they are erased.",
+    "voidTicket": "A refund at the desk: the ticket's place is free again at "
     "once, its image answers 410 and the door refuses it (`void`). It stays stored, reads "
     "as `status: void` and is counted in the sales report. Voiding a void ticket answers "
     "204 again.",
     "getTicketCode": "Returns the ticket's QR code as a PNG image, sent as `image/png`. "
     "`application/octet-stream` is listed too, for client generators that hand back the "
     "bytes of that type only.",
-    "getOpenApiDescription": "Needs no credentials.",
-    "changeMuseumDay": f"{_ADMIN_ONLY} Closes one day (a storm, a strike), or gives it "
+    "changeMuseumDay": "Closes one day (a storm, a strike), or gives it "
     "other opening hours or another general entry capacity, over the configured ones; "
     "the day must be today or later. Stored in the database: the opening hours, the "
     "availability and the sales of every instance follow at once. General tickets are not "
     "sold for a closed day (event tickets follow their event); the answer lists the sold "
     "tickets the day as changed no longer admits, with their buyers' contacts.",
-    "restoreMuseumDay": f"{_ADMIN_ONLY} Forgets the day's change: its hours and capacity "
+    "restoreMuseumDay": "Forgets the day's change: its hours and capacity "
     "are the configured ones again. A day without a change answers 204 too; a day before "
     "today is refused.",
 }
@@ -849,9 +868,9 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
                             "Valid credentials are required.", headers={
                                 "WWW-Authenticate": ref("headers", "WWWAuthenticate")}),
     "Forbidden": problem(403, f"The credentials are valid but lack the {ADMIN_ROLE} role.",
-                         f"This needs the {ADMIN_ROLE} role."),
+                         needs_role(ADMIN_ROLE)),
     "NeedsGateRole": problem(403, f"The credentials are valid but lack the {GATE_ROLE} "
-                             "role.", f"This needs the {GATE_ROLE} role."),
+                             "role.", needs_role(GATE_ROLE)),
     "NotFound": problem(404, "The event or ticket does not exist, or the event was "
                         "cancelled.", "No such record (it may have been cancelled)."),
     "UnsupportedMediaType": problem(415, "The body is not of a JSON media type.",
@@ -890,8 +909,7 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "PurchaseConflict": named_problems(
         "The `Idempotency-Key` was used before with a different body, or the ticket's day "
         "or event date is sold out; nothing was sold.", "PurchaseProblem", {
-            "key-reused": problem_body(409, "This Idempotency-Key was already used with "
-                                       "a different request."),
+            "key-reused": problem_body(409, KEY_REUSED),
             "sold-out": problem_body(409, "Sold out: no places are left for this event "
                                      "on 2027-10-30.", reason="sold-out",
                                      date="2027-10-30", eventId=_EVENT_ID)}),

@@ -1,5 +1,6 @@
-"""The words the museum service's modules share: the roles, the ticket types, the
-patterns of dates, ids and times of day, and the limits of prices, places and emails.
+"""The words the museum service's modules share: the roles (and which of them a resource's
+method admits), the ticket types, the patterns of dates, ids and times of day, and the
+limits of prices, places and emails.
 
 Imports nothing of the service, so any module may use it: a module that needs only one of
 these words takes it from here rather than from the module that uses it most.
@@ -31,3 +32,20 @@ def minute_of_day(text):
 def time_of_day(minute):
     """The minutes since midnight -> "HH:MM"."""
     return f"{minute // 60:02}:{minute % 60:02}"
+
+
+def needs_role(role):
+    """What a 403 says to credentials without `role`, the least of the roles admitted."""
+    return f"This needs the {role} role."
+
+
+def admitted_roles(resource, method):
+    """The roles that may call `method` of `resource` (HEAD as GET), least powerful first:
+    every role where the resource needs no credentials; else the role it declares in
+    `needed_roles` for the method and those above it (ROLES is in order of power); none for
+    a method it does not declare. The Authenticator enforces it, the OpenAPI description
+    states it."""
+    if not getattr(resource, "auth_required", True):
+        return ROLES
+    needed = getattr(resource, "needed_roles", {}).get("GET" if method == "HEAD" else method)
+    return () if needed is None else ROLES[ROLES.index(needed):]
