@@ -29,7 +29,7 @@ import museum_openapi
 import museum_privacy
 import museum_sales
 import storage
-from museum_access_log import AccessLog, SafeHeaders, exit_cleanly_on_sigterm, open_access_log
+from museum_access_log import AccessLog, SafeHeaders, open_access_log
 from museum_config import (ADMIN_ROLE, CAPACITY_MAX, GATE_ROLE, PRICE_MAX, TICKET_LABELS,
                            TICKET_TYPES, TIME_OF_DAY, VISITOR_ROLE, LiveConfig, check_passwords,
                            load_config)
@@ -60,10 +60,6 @@ __version__ = "1.4.0"
 INTERFACE_VERSION = "1.2.0"
 API = "/v1.1"
 log = logging.getLogger("museum")
-# waitress-serve leaves SIGTERM to its default, which kills the process before the access
-# lines waiting are written (museum_access_log): a host without a handler of its own has it
-# made an exit, as Ctrl-C is. Only the main thread may set it, and it imports this module.
-exit_cleanly_on_sigterm()
 
 
 # ============================================================================================

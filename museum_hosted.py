@@ -4,6 +4,10 @@ the one-server lock of a sqlite database (shared by the host's workers, one proc
 migrates only as [storage] auto_migrate says (the workers one at a time), and folds sqlite's
 write-ahead log into the file when the process exits.
 
+`waitress-serve --call museum_hosted:waitress_app` serves the same app with SIGTERM made an
+exit, as Ctrl-C is: waitress-serve leaves SIGTERM to its default action, which kills the
+process before the access lines waiting are written (museum_access_log).
+
 While it cannot be built (a database to migrate, a config error, another server on the
 database), every request, /healthz too, is answered 503 problem+json and the log says why
 once: never a host's HTML 500 with a traceback per request. It tries again every few
@@ -14,6 +18,7 @@ import atexit
 import json
 import logging
 import os
+import signal
 import threading
 import time
 
@@ -91,3 +96,18 @@ def build_from_default_config(create_app, set_log_level, exposed_on):
     return create_app(config, store=store, exposed_on=exposed_on, access=access,
                       erase_contacts=True)
 
+
+
+def waitress_app():
+    """museum:app for `waitress-serve --call museum_hosted:waitress_app`, which calls this
+    in its main thread before serving: SIGTERM then raises SystemExit, which waitress takes
+    as it takes Ctrl-C (the requests under way finish) and the exit writes the access
+    lines waiting. (`museum serve` and gunicorn have handlers of their own.)"""
+    import museum  # imports this module: museum:app is made there
+
+    signal.signal(signal.SIGTERM, _exit)
+    return museum.app
+
+
+def _exit(signum, frame):
+    raise SystemExit(0)
