@@ -161,8 +161,8 @@ class AccessLogWriter:
         # written here, so none is left behind.
         if self.listener is None:
             self.write_waiting()
-        elif self.lines.qsize() >= BLOCK_LINES:
-            self.wake.set()
+        elif self.lines.qsize() >= BLOCK_LINES and not self.wake.is_set():
+            self.wake.set()  # (setting it costs a lock: not again while it waits to be seen)
 
     def write_waiting(self):
         entries = _taken(self.lines)
