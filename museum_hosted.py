@@ -100,14 +100,11 @@ def build_from_default_config(create_app, set_log_level, exposed_on):
 
 def waitress_app():
     """museum:app for `waitress-serve --call museum_hosted:waitress_app`, which calls this
-    in its main thread before serving: SIGTERM then raises SystemExit, which waitress takes
-    as it takes Ctrl-C (the requests under way finish) and the exit writes the access
-    lines waiting. (`museum serve` and gunicorn have handlers of their own.)"""
+    in its main thread before serving: SIGTERM is then handled as Ctrl-C is (Python's
+    KeyboardInterrupt), on which waitress lets the requests under way finish and returns,
+    and the exit writes the access lines waiting. (`museum serve` and gunicorn have
+    handlers of their own.)"""
     import museum  # imports this module: museum:app is made there
 
-    signal.signal(signal.SIGTERM, _exit)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     return museum.app
-
-
-def _exit(signum, frame):
-    raise SystemExit(0)

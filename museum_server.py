@@ -99,7 +99,9 @@ def run_server(wsgi_app, server_settings, title, what, reload=None):
     # to its default would kill the process before the access lines waiting are written.
     signal.signal(signal.SIGTERM, _exit)
     signal.signal(signal.SIGINT, _exit)
-    if reload is not None:
+    if reload is None:  # the mock: nothing to re-read, and no reason to die of it
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    else:
         _reload_on_sighup(reload)
     log.info("%s listening on %s (%s)", title, _address(settings), what)
     server.run()
