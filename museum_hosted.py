@@ -97,14 +97,13 @@ def build_from_default_config(create_app, set_log_level, exposed_on):
                       erase_contacts=True)
 
 
-
 def waitress_app():
     """museum:app for `waitress-serve --call museum_hosted:waitress_app`, which calls this
     in its main thread before serving: SIGTERM is then handled as Ctrl-C is (Python's
     KeyboardInterrupt), on which waitress lets the requests under way finish and returns,
     and the exit writes the access lines waiting. (`museum serve` and gunicorn have
     handlers of their own.)"""
-    import museum  # imports this module: museum:app is made there
+    import museum  # here, not at the top: museum imports this module on its first request
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     return museum.app
