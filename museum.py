@@ -13,6 +13,7 @@ every module and which may import which.
 import functools
 import logging
 import re
+import signal
 import threading
 
 import falcon
@@ -22,7 +23,7 @@ import museum_auth
 import museum_openapi
 import museum_privacy
 import storage
-from museum_access_log import AccessLog, SafeHeaders, exit_cleanly_on_sigterm, open_access_log
+from museum_access_log import AccessLog, SafeHeaders, open_access_log
 from museum_admissions import (ADMISSION_FIELDS, LOOKUP_FIELDS, LOOKUP_LIMIT, Admission,
                                AdmissionList, Admissions, AdmissionSummary, TicketLookup)
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
@@ -48,10 +49,6 @@ from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Tick
 __version__ = "1.4.0"
 INTERFACE_VERSION = "1.2.0"
 log = logging.getLogger("museum")
-# waitress-serve leaves SIGTERM to its default, which kills the process before the access
-# lines waiting are written (museum_access_log): a host without a handler of its own has it
-# made an exit, as Ctrl-C is. Only the main thread may set it, and it imports this module.
-exit_cleanly_on_sigterm()
 
 
 class Health:
@@ -218,6 +215,16 @@ def app(environ, start_response):
                     museum_hosted.build_from_default_config, create_app, set_log_level,
                     EXPOSED_ANYWHERE))
     return _hosted_app(environ, start_response)
+
+
+def waitress_app():
+    """museum:app for `waitress-serve --call museum:waitress_app`, which calls this
+    in its main thread before serving: SIGTERM is then handled as Ctrl-C is (Python's
+    KeyboardInterrupt), on which waitress lets the requests under way finish and returns,
+    and the exit writes the access lines waiting. (`museum serve` and gunicorn have
+    handlers of their own.)"""
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    return app
 
 
 if __name__ == "__main__":  # before 1.3.0, `python -m museum` ran the command line

@@ -1,24 +1,28 @@
 """The access log: one line per request through the standard `logging` module, written in
 blocks, and the middleware that names each request and writes its line.
 
-A request's thread only queues its line's time and message; a `QueueListener` thread makes
-the log records and writes them. (A `QueueHandler` would make the record in the request's
-thread: it cost 8 µs more per request, more than a third of a cheap request:
-benchmarks/access_log.py.) One write per line would cost more than the rest of a cheap request (it hands the
-core to another thread on every line), so, as nginx's `access_log ... buffer= flush=` does,
-the listener wakes at the latest every `flush` seconds, or as soon as BLOCK_LINES wait, and
-writes every line waiting as one block. Whatever stops the process writes what is left:
-`museum serve` after its drain, and at exit any other way (gunicorn's workers exit
-normally; a host that leaves SIGTERM to its default, as `waitress-serve` does, has it made
-an exit: `exit_cleanly_on_sigterm`); a kill -9 loses at most the last `flush` seconds of
-lines. `flush = 0` writes each line at once, in the request's thread. A file is a
-`WatchedFileHandler`: when logrotate moves it away, the next block starts a new file, with
-no signal needed. The application log (warnings, errors) does not come here and stays
-unbuffered.
+A request's thread only queues its line's time and message. One write per line would cost
+more than the rest of a cheap request (it hands the core to another thread on every line),
+so, as nginx's `access_log ... buffer= flush=` does, a `QueueListener` thread wakes at the
+latest every `flush` seconds, or as soon as BLOCK_LINES wait, and hands its handler every
+line waiting as one log record, a block of stamped lines: made once per block, the record
+and the handler's work cost next to nothing per line (benchmarks/access_log.py). The
+handler is logging's own: a `WatchedFileHandler` for a file, which starts a new file when
+logrotate moved the old one away (no signal needed), or a stream handler for stderr.
+`flush = 0` writes each line at once, in the request's thread.
+
+The lines waiting are written when the process exits (atexit), whatever serves the app:
+`museum serve` stops on SIGTERM and SIGINT by exiting, gunicorn's workers exit, and so does
+waitress-serve on SIGINT. A SIGTERM left to its default action kills the process without an
+exit, as `waitress-serve museum:app` leaves it, losing the last `flush` seconds of lines:
+`waitress-serve --call museum:waitress_app` makes SIGTERM an exit (docs/production.md).
+A kill -9 loses at most the last `flush` seconds of lines. The application log (warnings,
+errors) does not come here and stays unbuffered.
 """
 
 import atexit
 import contextvars
+import functools
 import itertools
 import logging
 import logging.handlers
@@ -26,7 +30,6 @@ import os
 import queue
 import re
 import secrets
-import signal
 import sys
 import threading
 import time
@@ -35,68 +38,65 @@ from museum_config import ConfigError
 from museum_http import loggable_address, loggable_path, loggable_word
 
 BLOCK_LINES = 500  # lines waiting that wake the listener at once (about 64 KiB)
+# A line is "<date> <time>,<ms> INFO museum.access: <message>", as the application log's
+# (`%(asctime)s %(levelname)s %(name)s: %(message)s`) are.
+LINE_LABEL = " INFO museum.access: "
 log = logging.getLogger("museum")
-access_log = logging.getLogger("museum.access")
-access_log.setLevel(logging.INFO)  # whatever [log] level says of the application log
-access_log.propagate = False  # its own handler, as [log] access says
 
 
-class AccessLineFormat(logging.Formatter):
-    """"<date> <time>,<ms> INFO museum.access: <message>", as the application log's lines
-    (`%(asctime)s %(levelname)s %(name)s: %(message)s`) are, made with less work: every
-    access line is an INFO line of one logger with a message that is text already, and the
-    date and time are formatted once per second of a block."""
-
-    def __init__(self):
-        super().__init__()
-        self._second = self._stamp = None
-
-    def format(self, record):
-        second = int(record.created)
-        if second != self._second:
-            self._second = second
-            self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
-        # From `created`, not `msecs`: a record remade from the queue (`created` set after it
-        # was made) keeps the milliseconds of its remaking.
-        milliseconds = int((record.created - second) * 1000)
-        return (f"{self._stamp},{milliseconds:03d} {record.levelname} {record.name}: "
-                f"{record.msg}")
+def block_record(entries):
+    """One log record whose message is the (time, message) `entries` as stamped lines."""
+    text = "".join(f"{_second_stamp(int(created))},{int(created % 1 * 1000):03d}"
+                   f"{LINE_LABEL}{message}\n" for created, message in entries)
+    return logging.makeLogRecord({"name": "museum.access", "levelno": logging.INFO,
+                                  "levelname": "INFO", "msg": text})
 
 
-class Blocks:
-    """Makes a logging stream handler gather its lines and write them together, as one
-    block, on `flush` (or once BLOCK_LINES have gathered)."""
+@functools.lru_cache(maxsize=4)
+def _second_stamp(second):
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.setFormatter(AccessLineFormat())
-        self._block = []
-        self.batched = True  # False: each line is written as it comes
 
-    def emit(self, record):
+def _taken(lines):
+    """Every (time, message) waiting in the queue `lines`, taken out, in order."""
+    entries = []
+    while True:
         try:
-            self._block.append(self.format(record) + self.terminator)
-        except Exception:  # noqa: BLE001 (logging's own rule: a bad record is reported)
-            self.handleError(record)
-        if len(self._block) >= BLOCK_LINES or not self.batched:
-            self.flush()
-
-    def flush(self):
-        with self.lock:
-            block, self._block = "".join(self._block), []
-            if not block:
-                return
-            try:
-                self.write_block(block)
-            except (OSError, ValueError) as error:  # ValueError: the stream was closed
-                log.error("access log: %d line(s) lost: %s", block.count("\n"), error)
-
-    def write_block(self, block):
-        self.stream.write(block)
-        self.stream.flush()
+            entries.append(lines.get_nowait())
+        except queue.Empty:
+            return entries
 
 
-class BlocksToStderr(Blocks, logging.StreamHandler):
+class BlockListener(logging.handlers.QueueListener):
+    """A QueueListener that hands its handler the lines in blocks, each one log record:
+    every line waiting, once `flush_seconds` passed, BLOCK_LINES wait (`wake`) or the log
+    stops."""
+
+    def __init__(self, lines, handler, flush_seconds, wake):
+        super().__init__(lines, handler)
+        self.flush_seconds = flush_seconds
+        self.wake = wake
+        self._stopping = False
+
+    def dequeue(self, block):
+        while True:
+            if not self._stopping:
+                self.wake.wait(self.flush_seconds)
+                self.wake.clear()
+            stopping = self._stopping  # read first: what was queued before is taken below
+            entries = _taken(self.queue)
+            if entries:
+                return block_record(entries)
+            if stopping:
+                return self._sentinel
+
+    def enqueue_sentinel(self):
+        """Stop once every line queued is handed on (the queue holds lines only)."""
+        self._stopping = True
+        self.wake.set()
+
+
+class CurrentStderr(logging.StreamHandler):
     """To whatever `sys.stderr` is when a block is written: tests and hosts replace it."""
 
     @property
@@ -108,22 +108,17 @@ class BlocksToStderr(Blocks, logging.StreamHandler):
         pass
 
 
-class BlocksToStream(Blocks, logging.StreamHandler):
-    """To a stream given (a test's)."""
-
-
-class BlocksToFile(Blocks, logging.handlers.WatchedFileHandler):
-    """To a file that logrotate may move away: each block checks the path first, and
-    starts a new file, owner-only as the service's others are, when it was moved."""
+class PrivateFile(logging.handlers.WatchedFileHandler):
+    """A WatchedFileHandler whose file, the first and each one after logrotate moved the
+    last away, is readable by its owner only, as the service's other files are."""
 
     def __init__(self, path):
         _create_private(path)
         super().__init__(path, encoding="utf-8")
 
-    def write_block(self, block):
-        _create_private(self.baseFilename)
-        self.reopenIfNeeded()
-        super().write_block(block)
+    def emit(self, record):
+        _create_private(self.baseFilename)  # before the handler looks for a moved file
+        super().emit(record)
 
 
 def _create_private(path):
@@ -136,114 +131,62 @@ def _create_private(path):
         pass
 
 
-class BlockListener(logging.handlers.QueueListener):
-    """A QueueListener that takes lines in blocks: when the queue is empty it has its
-    handler write what it gathered, then sleeps until `flush_seconds` pass, a block is
-    full or the log stops. A request's thread queues only its line's attributes (the time
-    and the message); the log record is made here, off the request's path, as a record
-    sent from elsewhere is (`logging.makeLogRecord`)."""
-
-    def __init__(self, lines, handler, flush_seconds, wake):
-        super().__init__(lines, handler)
-        self.flush_seconds = flush_seconds
-        self.wake = wake
-
-    def dequeue(self, block):
-        while True:
-            try:
-                return self.queue.get_nowait()
-            except queue.Empty:
-                pass
-            for handler in self.handlers:
-                handler.flush()
-            self.wake.wait(self.flush_seconds)
-            self.wake.clear()
-
-    def prepare(self, line):
-        return logging.makeLogRecord({"name": access_log.name, "levelno": logging.INFO,
-                                      "levelname": "INFO", **line})
-
-    def enqueue_sentinel(self):
-        super().enqueue_sentinel()
-        self.wake.set()
-
-    def stop(self):
-        """Write every line queued, then stop."""
-        super().stop()
-        for handler in self.handlers:
-            handler.flush()
-
-
 class AccessLogWriter:
     """The process's access log: to `file` (a path), or to whatever `sys.stderr` is when
-    None, or to a stream (tests). Made, it replaces the one made before, which writes what
-    it had; its lines go out at exit, however the process exits normally."""
+    None, or to a stream (tests), in blocks every `flush_seconds` (0: each line at once).
+    Made, it replaces the one made before, which writes what it had; its lines are written
+    at exit, however the process exits."""
 
     def __init__(self, file=None, flush_seconds=1.0):
         if file is None:
-            handler = BlocksToStderr()
+            self.handler = CurrentStderr()
         elif isinstance(file, str):
-            handler = BlocksToFile(file)
+            self.handler = PrivateFile(file)
         else:
-            handler = BlocksToStream(file)
-        self.handler = handler
-        self.flush_seconds = flush_seconds
-        self.listener = None
-        if not flush_seconds:  # each line at once, in the request's thread
-            handler.batched = False
-            _install(self, handler)
-            return
-        self.wake = threading.Event()
+            self.handler = logging.StreamHandler(file)
+        self.handler.terminator = ""  # a block's lines end in their own line breaks
         self.lines = queue.SimpleQueue()
-        self.listener = BlockListener(self.lines, handler, self.flush_seconds, self.wake)
-        _install(self, None)
-        self.listener.start()
-        atexit.register(self.close)
+        self.listener = None  # None: each line is written by the thread that logs it
+        _replace_installed(self)
+        if flush_seconds:
+            self.wake = threading.Event()
+            self.listener = BlockListener(self.lines, self.handler, flush_seconds, self.wake)
+            self.listener.start()
+            atexit.register(self.close)
 
     def write(self, message):
         """Log `message` as one line, stamped with the time of this call."""
+        self.lines.put((time.time(), message))
+        # Checked after queueing: a line queued after `close` took the last ones is
+        # written here, so none is left behind.
         if self.listener is None:
-            access_log.info(message)
-            return
-        self.lines.put({"created": time.time(), "msg": message})
-        if self.lines.qsize() >= BLOCK_LINES:
-            self.wake.set()
+            self.write_waiting()
+        elif self.lines.qsize() >= BLOCK_LINES and not self.wake.is_set():
+            self.wake.set()  # (setting it costs a lock: not again while it waits to be seen)
+
+    def write_waiting(self):
+        entries = _taken(self.lines)
+        if entries:
+            self.handler.handle(block_record(entries))
 
     def close(self):
-        """Write what is left and stop."""
-        if self.listener is not None:
-            self.listener.stop()
-            self.listener = None
+        """Write what is left; lines logged from now on are written at once."""
+        listener = self.listener
+        if listener is not None:
             atexit.unregister(self.close)
-        self.handler.flush()
+            listener.stop()
+            self.listener = None
+        self.write_waiting()
 
 
-_installed = []  # the writer whose handler the access logger has
+_installed = []  # the writer made last
 
 
-def _install(writer, handler):
+def _replace_installed(writer):
     for previous in _installed:
         previous.close()
         previous.handler.close()
-    for old in list(access_log.handlers):
-        access_log.removeHandler(old)
-    if handler is not None:  # lines written at once go through the logger
-        access_log.addHandler(handler)
     _installed[:] = [writer]
-
-
-def exit_cleanly_on_sigterm():
-    """A host that leaves SIGTERM to its default (waitress-serve) is killed by it without
-    running exit handlers, and the access lines waiting are lost: make SIGTERM an exit, as
-    Ctrl-C is, so the host stops its loop and the lines are written. A host with its own
-    handler (gunicorn, `museum serve`) keeps it; only the main thread may set one."""
-    if (threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL):
-        signal.signal(signal.SIGTERM, _exit)
-
-
-def _exit(signum, frame):
-    raise SystemExit(0)
 
 
 def open_access_log(config):

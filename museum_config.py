@@ -238,9 +238,9 @@ SCHEMA = {
         "channel_timeout": Option("30", _positive_int,
                                   "seconds an idle or stalled connection is kept open"),
         "request_timeout": Option("10", _positive_int,
-                                  "seconds a request (head and body) may take to arrive from "
-                                  "its first byte, or from connecting; slower clients are "
-                                  "disconnected"),
+                                  "no longer used, accepted so that configs setting it still "
+                                  "load: slow clients are the TLS proxy's to stop "
+                                  "(docs/nginx.conf)"),
         "max_request_header_size": Option("65536", _positive_int,
                                           "bytes of request line and headers (more: 431)"),
         "max_request_body_size": Option("1048576", _positive_int,

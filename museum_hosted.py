@@ -4,6 +4,10 @@ the one-server lock of a sqlite database (shared by the host's workers, one proc
 migrates only as [storage] auto_migrate says (the workers one at a time), and folds sqlite's
 write-ahead log into the file when the process exits.
 
+`waitress-serve --call museum:waitress_app` serves the same app with SIGTERM made an
+exit, as Ctrl-C is: waitress-serve leaves SIGTERM to its default action, which kills the
+process before the access lines waiting are written (museum_access_log).
+
 While it cannot be built (a database to migrate, a config error, another server on the
 database), every request, /healthz too, is answered 503 problem+json and the log says why
 once: never a host's HTML 500 with a traceback per request. It tries again every few

@@ -1,8 +1,11 @@
-"""Serving the museum service with waitress: its settings from [server], a deadline for
-each request to arrive, and a stop that answers every request already received.
+"""Serving the museum service with waitress, through its public API only
+(`waitress.create_server` and its documented options): its settings from [server], one
+server per database, and a stop that lets the requests under way finish.
 
-Imported by `museum serve` and `museum mock` only: an app embedded in another WSGI host
-needs none of it.
+Slow clients and request deadlines are the TLS proxy's to stop (docs/nginx.conf reads each
+request whole before passing it on); waitress itself only closes connections idle for
+[server] channel_timeout. Imported by `museum serve` and `museum mock` only: an app
+embedded in another WSGI host needs none of it.
 """
 
 import errno
@@ -12,72 +15,14 @@ import signal
 import socket
 import struct
 import threading
-import time
 from contextlib import nullcontext
 
 import waitress
-from waitress import wasyncore
-from waitress.channel import HTTPChannel
-from waitress.server import BaseWSGIServer
 
 import museum_locks
 import storage
 
 log = logging.getLogger("museum")
-
-DRAIN_SECONDS = 10
-LOOP_SECONDS = 0.2  # how soon the server loop notices a stop signal; and a late request
-# Seconds a request may take to arrive, and a connection may stay idle between requests,
-# while every connection slot is taken: others wait to be accepted, and a client that does
-# not say what it wants within a second gives way. (A browser sends a request's head in the
-# first packet after connecting, and opens a new connection when its idle one was closed.)
-CROWDED_TIMEOUT = 1
-
-
-class DeadlineChannel(HTTPChannel):
-    """A waitress connection whose requests must arrive in time: all of a request, head and
-    body, within [server] request_timeout seconds of its first byte (for a connection's first
-    request, of connecting). waitress's own channel_timeout counts from the latest byte, so a
-    client trickling a byte every few seconds held its connection, and one of the
-    connection_limit slots, for ever: enough of them and no one else was accepted."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.request_started = time.monotonic()  # None while no request is partly received
-
-    def received(self, data):
-        if data and self.request_started is None:
-            self.request_started = time.monotonic()
-        handled = super().received(data)
-        if self.request is None:  # every request begun has arrived whole
-            self.request_started = None
-        return handled
-
-    def late(self, now, timeout):
-        """Whether a request still arriving began more than `timeout` seconds ago (a request
-        being answered is not cut off: `requests` holds it)."""
-        return (self.request_started is not None and not self.requests
-                and now - self.request_started > timeout)
-
-    def idle(self, timeout):
-        """Whether the connection waits for a next request, with nothing left to send, and
-        was silent for more than `timeout` seconds (waitress's channel_timeout rule)."""
-        return (self.request_started is None and not self.requests
-                and not self.total_outbufs_len and time.time() - self.last_activity > timeout)
-
-
-def close_late_channels(sockets, timeout):
-    """Close every connection whose request has not arrived within `timeout` seconds; while
-    the connection limit is reached, within CROWDED_TIMEOUT, and idle ones too. As waitress
-    closes idle connections: the next turn of the loop closes them."""
-    crowded = any(listener.in_connection_overflow for listener in _listeners(sockets))
-    if crowded:
-        timeout = min(timeout, CROWDED_TIMEOUT)
-    now = time.monotonic()
-    for each in list(sockets.values()):
-        if isinstance(each, DeadlineChannel) and (
-                each.late(now, timeout) or (crowded and each.idle(CROWDED_TIMEOUT))):
-            each.will_close = True
 
 
 class CannotServe(Exception):
@@ -140,78 +85,80 @@ def _socket_server(path):
 
 
 def run_server(wsgi_app, server_settings, title, what, reload=None):
-    """Serve until SIGTERM or SIGINT, then stop as `drain` describes; on SIGHUP call
-    `reload()` (`museum serve`'s re-reading of its config). `CannotServe` when the TCP
-    port is taken."""
-    sockets = {}  # waitress's socket map: the listening sockets and every connection
-    try:
-        server = waitress.create_server(wsgi_app, map=sockets,
-                                        **waitress_settings(server_settings))
-    except OSError as error:
-        if error.errno != errno.EADDRINUSE:
-            raise
-        raise CannotServe(f"cannot listen on {server_settings['host']} port "
-                          f"{server_settings['port']}: another process listens there "
-                          f"(find it with: ss -ltnp 'sport = {server_settings['port']}')") \
-            from None
-    for listener in _listeners(sockets):  # one per address the host name resolves to
-        listener.channel_class = DeadlineChannel
+    """Serve until SIGTERM or SIGINT, then stop as waitress does: no new request is
+    served, those under way finish (for at most 5 s) and send their answers, and those
+    still waiting for a thread are closed unanswered (nothing of them was done). On SIGHUP
+    call `reload()` (`museum serve`'s re-reading of its config). `CannotServe` when the
+    TCP port is taken."""
+    settings = waitress_settings(server_settings)
+    server = waitress.create_server(wsgi_app, **settings)
     # waitress warns of a task queue on every request that waits for a free thread: under
     # load that is half the requests, and the access log's durations already show it.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    stopping, reloading = threading.Event(), threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda signum, frame: stopping.set())
-    # `museum reload` (and the logrotate configs of earlier versions) send SIGHUP: the config
-    # is read again. The handler only asks; the loop reloads, where no lock can be held, and
-    # requests go on in the worker threads. (The access log follows a moved file by itself.)
-    signal.signal(signal.SIGHUP, lambda signum, frame: reloading.set())
-    log.info("%s listening on %s (%s)", title, _address(server), what)
-    # waitress's own run() loop, in turns short enough to notice the signals. (Its way,
-    # SystemExit out of the loop, drops the requests still queued unanswered.)
-    next_check = 0
-    while not stopping.is_set():
-        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
-        if time.monotonic() >= next_check:
-            close_late_channels(sockets, server_settings["request_timeout"])
-            next_check = time.monotonic() + LOOP_SECONDS
-        if reloading.is_set():
-            reloading.clear()
-            if reload is not None:
-                reload()
-    drain(sockets)
+    # waitress stops on SystemExit or KeyboardInterrupt raised in its loop; a SIGTERM left
+    # to its default would kill the process before the access lines waiting are written.
+    signal.signal(signal.SIGTERM, _exit)
+    signal.signal(signal.SIGINT, _exit)
+    if reload is None:  # the mock: nothing to re-read, and no reason to die of it
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    else:
+        _reload_on_sighup(reload)
+    log.info("%s listening on %s (%s)", title, _address(settings), what)
+    server.run()
     log.info("stopped")
     return 0
 
 
-def drain(sockets, seconds=DRAIN_SECONDS):
-    """Stop accepting connections, then go on serving until every request received is
-    answered and its answer sent, for at most `seconds`; then stop the worker threads."""
-    listeners = _listeners(sockets)
-    for listener in listeners:
-        # The plain socket close: waitress's own also closes the trigger by which the
-        # worker threads wake this loop to send their answers.
-        wasyncore.dispatcher.close(listener)
-    log.info("stopping: answering the requests under way (at most %d s)", seconds)
-    deadline = time.monotonic() + seconds
-    while _answering(sockets) and time.monotonic() < deadline:
-        wasyncore.loop(timeout=LOOP_SECONDS, map=sockets, count=1)
-    listeners[0].task_dispatcher.shutdown(timeout=1)
+def _exit(signum, frame):
+    raise SystemExit(0)
 
 
-def _listeners(sockets):
-    return [each for each in list(sockets.values()) if isinstance(each, BaseWSGIServer)]
+def _reload_on_sighup(reload):
+    """`museum reload` (and the logrotate configs of earlier versions) send SIGHUP: the
+    config is read again. The handler only asks; a thread of its own reloads, where no lock
+    the interrupted main thread holds can be in the way, while requests go on."""
+    asked = threading.Event()
+
+    def reload_when_asked():
+        while True:
+            asked.wait()
+            asked.clear()
+            reload()
+
+    threading.Thread(target=reload_when_asked, name="config-reload", daemon=True).start()
+    signal.signal(signal.SIGHUP, lambda signum, frame: asked.set())
 
 
-def _address(server):
-    if server.effective_host == "unix":  # waitress's name for a unix socket's family
-        return f"unix:{server.effective_port}"
-    return f"http://{server.effective_host}:{server.effective_port}"
+def _address(settings):
+    if "unix_socket" in settings:
+        return f"unix:{settings['unix_socket']}"
+    host, port = settings["sockets"][0].getsockname()[:2]
+    return f"http://{host}:{port}"
 
 
-def _answering(sockets):
-    return any(isinstance(each, HTTPChannel) and (each.requests or each.total_outbufs_len)
-               for each in list(sockets.values()))
+def listening_sockets(host, port):
+    """A TCP socket bound to each address `host` resolves to, as waitress's `host` would
+    bind, handed to it as its documented `sockets`: so the port a `port = 0` picked is
+    known, and a port taken is told apart. `CannotServe` when the port is taken."""
+    bound = []
+    try:
+        for family, kind, proto, _, address in socket.getaddrinfo(
+                host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE):
+            each = socket.socket(family, kind, proto)
+            bound.append(each)
+            each.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                each.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            each.bind((address[0], port, *address[2:]))
+            port = each.getsockname()[1]  # with `port = 0`, every address on the one picked
+    except OSError as error:
+        for each in bound:
+            each.close()
+        if error.errno != errno.EADDRINUSE:
+            raise
+        raise CannotServe(f"cannot listen on {host} port {port}: another process listens "
+                          f"there (find it with: ss -ltnp 'sport = {port}')") from None
+    return bound
 
 
 def waitress_settings(server_settings):
@@ -228,7 +175,7 @@ def waitress_settings(server_settings):
         # the socket's mode lets in can connect, and the one meant to is the proxy.
         proxy = "localhost"
     else:
-        settings.update(host=server_settings["host"], port=server_settings["port"])
+        settings["sockets"] = listening_sockets(server_settings["host"], server_settings["port"])
     if proxy:
         settings["trusted_proxy"] = proxy
         settings["trusted_proxy_headers"] = {"x-forwarded-for", "x-forwarded-proto",

@@ -1,9 +1,11 @@
-"""The access log's cost per line, today's writer against the one of an earlier revision,
-side by side in one run: 8 threads write 50,000 lines each to a file, as 8 request threads
-would, and the CPU time of the whole process (the writing threads, and the thread that
-writes the blocks) is divided by the lines. Three rounds, alternating; the medians.
+"""The access log's cost per line, so per request, today's writer against those of earlier
+revisions, side by side in one run: 8 threads write 50,000 lines each to a file, as 8
+request threads would, and the CPU time of the whole process (the writing threads, and the
+thread that writes the blocks) is divided by the lines. Each revision's writer is made by
+its own `open_access_log`, as its service made it ([log] access = a file, flush = 1). Three
+rounds, alternating; the medians.
 
-    python benchmarks/access_log.py [REVISION]     # default: d4a191a, before stdlib logging
+    python benchmarks/access_log.py [REVISION ...]  # default: fdddd5d (1.3.0) b3a8902
 
 Only the log's own cost: a request's other work is measured by run.py.
 """
@@ -40,10 +42,16 @@ def writer_module(revision):
     return module
 
 
-def microseconds_per_line(module, file_kind):
+class LogSettings(dict):
+    """What `open_access_log` reads of a config: its [log] section and its file's name."""
+
+    source = "benchmark.ini"
+
+
+def microseconds_per_line(module):
     with tempfile.TemporaryDirectory() as directory:
         path = os.path.join(directory, "access.log")
-        writer = module.AccessLogWriter(path if file_kind == "path" else open(path, "a"), 1.0)
+        writer = module.open_access_log(LogSettings(log={"access": path, "flush": 1.0}))
 
         def write():
             for number in range(LINES):
@@ -63,14 +71,15 @@ def microseconds_per_line(module, file_kind):
 
 
 def main():
-    revision = sys.argv[1] if len(sys.argv) > 1 else "d4a191a"
-    old, new = writer_module(revision), writer_module(None)
-    rounds = {"before": [], "now": []}
+    revisions = sys.argv[1:] or ["fdddd5d", "b3a8902"]
+    writers = {revision: writer_module(revision) for revision in revisions}
+    writers["now"] = writer_module(None)
+    rounds = {name: [] for name in writers}
     for _ in range(3):
-        rounds["before"].append(microseconds_per_line(old, "file"))
-        rounds["now"].append(microseconds_per_line(new, "path"))
+        for name, module in writers.items():
+            rounds[name].append(microseconds_per_line(module))
     for name, figures in rounds.items():
-        print(f"{name:6}: {statistics.median(figures):.2f} µs CPU per line "
+        print(f"{name:8}: {statistics.median(figures):.2f} µs CPU per line "
               f"(rounds: {', '.join(f'{figure:.2f}' for figure in figures)})")
 
 

@@ -2,7 +2,7 @@
 # /etc/museum/gunicorn.conf.py, then: gunicorn -c /etc/museum/gunicorn.conf.py museum:app
 bind = "unix:/run/museum/museum.sock"
 workers = 4
-# On SIGTERM the workers answer the requests under way, for at most 10 s, as museum serve.
+# On SIGTERM the workers answer the requests under way, for at most 10 s.
 graceful_timeout = 10
 # The museum's log lines with a time, a level and a logger, on stderr (the journal) beside
 # gunicorn's own; without this its INFO lines are dropped and its warnings bare. The access

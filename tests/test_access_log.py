@@ -4,6 +4,7 @@ each at once; a file can hold them; `off` writes none. And, on every route the a
 no id or code reaches an access line whole."""
 
 import base64
+import io
 import os
 import re
 import signal
@@ -13,6 +14,7 @@ import sys
 import falcon.inspect
 import pytest
 import museum
+import museum_access_log
 import storage
 from conftest import ADMIN, GATE
 from serving import ROOT, running_server, wait_until
@@ -56,13 +58,14 @@ def test_a_stop_writes_every_line_waiting_in_order(tmp_path, stop):
 
 
 def test_a_full_buffer_is_written_at_once_and_blocks_keep_the_order(tmp_path):
-    # 1,500 lines of about 80 bytes: more than the 64 KiB a block holds.
+    # 1,300 lines: every 500 waiting (a block of about 64 KiB) are written at once, the
+    # last 300 wait for the flush interval, here the stop.
     with running_server(tmp_path, config()) as server:
-        send(server, 1500)
+        send(server, 1300)
         written = logged(server.log())
-        assert 0 < len(written) < 1500 and written == paths(len(written))
+        assert 0 < len(written) < 1300 and written == paths(len(written))
         assert server.stop() == 0
-        assert logged(server.log()) == paths(1500)
+        assert logged(server.log()) == paths(1300)
 
 
 def test_a_line_is_stamped_when_logged_not_when_its_block_is_written(tmp_path):
@@ -84,6 +87,17 @@ def test_a_line_is_stamped_when_logged_not_when_its_block_is_written(tmp_path):
               for name in ("access", "auth")}
     assert log.index("museum.auth:") < log.index("museum.access:"), "written at the stop"
     assert stamps["access"] < stamps["auth"], "stamped when the request was answered"
+
+
+def test_a_line_logged_after_the_log_closed_is_written_at_once():
+    """As when a worker thread still answers a request while the process exits."""
+    lines = io.StringIO()
+    writer = museum_access_log.AccessLogWriter(lines, flush_seconds=60)
+    writer.write("first")
+    writer.close()
+    writer.write("late")
+    assert [line.split(": ", 1)[1] for line in lines.getvalue().splitlines()] == [
+        "first", "late"]
 
 
 def test_lines_are_written_within_the_flush_interval(tmp_path):

@@ -3,12 +3,15 @@ gunicorn with 4 workers (with the logging config docs/production.md ships) and
 waitress-serve. Workers starting together on an old database migrate it once and answer
 no 500; a database that needs migrating is a 503 problem+json with one log line; the
 one-server lock holds against every way of serving, on the file's real path; and on
-SIGTERM every acknowledged request's access line is written, under each host and under
-`museum serve`."""
+SIGTERM and SIGINT every acknowledged request's access line is written, under each host
+(waitress-serve as docs/production.md runs it) and under `museum serve`."""
 
 import os
 import re
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +26,10 @@ from storage.sqlite import SQLiteStore
 GUNICORN_CONFIG = ROOT / "docs" / "gunicorn.conf.py"
 GUNICORN = ("gunicorn", "-c", str(GUNICORN_CONFIG), "--bind", "127.0.0.1:{port}", "museum:app")
 WAITRESS = ("waitress", "--listen", "127.0.0.1:{port}", "museum:app")  # waitress-serve
+# As docs/production.md runs it: SIGTERM made an exit, so the access lines waiting are written.
+WAITRESS_CALL = ("waitress", "--listen", "127.0.0.1:{port}", "--call",
+                 "museum:waitress_app")
+HOSTS = {"gunicorn": GUNICORN, "waitress-serve": WAITRESS_CALL}
 CURRENT = len(SQLiteStore.MIGRATIONS)
 ACCESS_ID = re.compile(r" INFO museum\.access: 127\.0\.0\.1 GET /healthz 200 \S+ (\S+)$",
                        re.MULTILINE)
@@ -135,24 +142,41 @@ def load(server, seconds, clients=8):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
 @pytest.mark.parametrize("how", ["museum serve", "gunicorn", "waitress-serve"])
-def test_sigterm_under_load_writes_every_acknowledged_requests_access_line(
-        tmp_path, config_text, how):
+def test_a_stop_under_load_writes_every_acknowledged_requests_access_line(
+        tmp_path, config_text, how, stop):
     access = tmp_path / "access.log"
     text = config(config_text, tmp_path / "museum.sqlite3", access=access, flush="60")
     if how == "museum serve":
         running = running_server(tmp_path, text.replace(f"url = {tmp_path}/museum.sqlite3\n", ""),
                                  db=str(tmp_path / "museum.sqlite3"))
     else:
-        running = running_host(tmp_path, text, *(GUNICORN if how == "gunicorn" else WAITRESS))
+        running = running_host(tmp_path, text, *HOSTS[how])
     with running as server:
+        # The app is built on its first request (under gunicorn, in each worker): built
+        # before the load, so that the load's two seconds are answered ones.
+        first_requests(server)
         threads, acknowledged = load(server, 2)
-        assert server.stop() == 0
+        assert server.stop(stop) == 0
         for thread in threads:
             thread.join()
     assert len(acknowledged) > 100
     written = ACCESS_ID.findall(access.read_text())
     assert set(acknowledged) <= set(written), len(set(acknowledged) - set(written))
+
+
+def test_importing_the_app_module_leaves_the_signals_to_the_host(tmp_path):
+    """Importing museum (as every WSGI host does) sets no signal handler; the callable for
+    waitress-serve's --call makes SIGTERM an exit."""
+    script = ("import signal, museum, museum_hosted\n"
+              "print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)\n"
+              "assert museum.waitress_app() is museum.app\n"
+              "print(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL)\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, check=False,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.stdout.split() == ["True", "False"], result.stderr
 
 
 def test_the_gunicorn_config_on_the_production_page_is_the_one_tested():

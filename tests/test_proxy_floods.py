@@ -2,8 +2,10 @@
 tests/test_proxy.py runs it: only ports and paths swapped), against what the guest Wi-Fi
 sharing the museum's own public address can send: 2,000 trickling connections, 150 slow
 readers and a 16-thread password flood, all from the address the gates use (127.0.0.1
-here). The gates' admissions, made with a device key, are all answered. And a health probe
-is answered while 200 slow clients hold connections.
+here). The gates' admissions, made with a device key, are all answered, their p99 under
+200 ms (or, on a machine too busy for that quiet, three times the same run's quiet p99).
+And a health probe is answered while 200 slow clients hold connections: slow clients are
+nginx's to hold, as `museum serve` has no deadline of its own.
 
 Slow: each test runs its floods for tens of seconds."""
 
@@ -44,6 +46,7 @@ TRICKLING, SLOW_READERS, FLOOD_THREADS = 2_000, 150, 16
 ADMITTED = 40  # tickets each run admits, one after another, as a gate does
 DECIDED = {201, 409}  # admitted, or the door's own refusal (a ticket for another day)
 TRICKLE_EVERY = 1.0  # seconds between two bytes of a trickling connection
+FLOODED_RATIO = 3  # the flooded p99 against the quiet one, where 200 ms is not met
 GATE_KEY = museum_credentials.new_device_key()
 GATE = basic("door-north", GATE_KEY)
 
@@ -253,9 +256,10 @@ def test_gates_are_answered_while_their_own_address_floods(gated_site):
           f"quiet, {median(flooded) * 1000:.0f}/{p99(flooded) * 1000:.0f} ms flooded; "
           f"flood: {flood_answers} answers "
           f"({flood.count(429)} x 429); slow clients: {counts}")
-    # The bound the issue sets, with room for a shared 2-core machine: the quiet run's own
-    # p99, plus 200 ms.
-    assert p99(flooded) < p99(quiet) + 0.2
+    # p99 under 200 ms; on a shared 2-core machine, where the quiet run alone may take
+    # longer (the floods' own clients run on the same cores), under FLOODED_RATIO times the
+    # same run's quiet p99. (Gates shut out, as before the per-credential zones, are 429s.)
+    assert p99(flooded) < max(0.2, FLOODED_RATIO * p99(quiet))
     assert "worker_connections are not enough" not in (server.log_path.parent /
                                                         "error.log").read_text()
 

@@ -1,8 +1,9 @@
 """`museum` as a real process: serve on a free loopback port, stop on SIGTERM, and refuse
-bad configs with one clear line."""
+bad configs with one clear line. And waitress is used through its public API only."""
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -201,3 +202,27 @@ def test_a_database_locked_past_the_timeout_stops_startup_with_one_line(tmp_path
     assert result.stderr.strip().splitlines()[-1] == \
         "museum: museum.sqlite3: cannot open the database: database is locked"
     assert "Traceback" not in result.stderr
+
+
+# A module of waitress other than the package itself, in an import statement.
+WAITRESS_SUBMODULE = re.compile(r"^\s*(?:import\s+waitress\.|from\s+waitress\.)|"
+                                r"^\s*from\s+waitress\s+import\s+(?!(?:serve|create_server)\b)",
+                                re.MULTILINE)
+
+
+def _built_or_installed(path):
+    """A copy made by installing or building (a venv, build/, dist/), not a project file."""
+    parts = path.relative_to(ROOT).parts
+    return bool({"build", "dist"} & set(parts)) or any(part.startswith(".venv") for part in parts)
+
+
+def test_waitress_is_used_through_its_public_api_only():
+    """Only `waitress` itself (`create_server`, `serve`): its other modules are internals a
+    release may change. Every Python file of the project, tests and benchmarks included."""
+    sources = [path for path in ROOT.rglob("*.py") if not _built_or_installed(path)]
+    assert len(sources) > 50
+    assert WAITRESS_SUBMODULE.search("from waitress.channel import HTTPChannel")
+    assert WAITRESS_SUBMODULE.search("from waitress import wasyncore")
+    offenders = [str(path.relative_to(ROOT)) for path in sources
+                 if WAITRESS_SUBMODULE.search(path.read_text(encoding="utf-8"))]
+    assert offenders == []

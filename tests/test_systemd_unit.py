@@ -52,7 +52,7 @@ def test_the_unit_runs_the_documented_layout_sandboxed():
             unit["RuntimeDirectory"]) == ("museum",) * 4
     assert (unit["UMask"], unit["Restart"], unit["RestartPreventExitStatus"]) == (
         "0077", "on-failure", "2")
-    # The service drains for at most 10 s after SIGTERM (museum_server.DRAIN_SECONDS).
+    # After SIGTERM, waitress lets the requests under way finish for at most 5 s.
     assert int(unit["TimeoutStopSec"]) >= 15
     for key in ("NoNewPrivileges", "PrivateTmp", "PrivateDevices", "PrivateUsers",
                 "ProtectHome", "ProtectKernelTunables", "ProtectKernelModules",
