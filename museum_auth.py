@@ -314,11 +314,12 @@ class DeviceCookies:
         encoded_name = base64.urlsafe_b64encode(name.encode("utf-8", "surrogatepass"))
         mac = hmac.new(self._key, f"{name}\0{expires}".encode("utf-8", "surrogatepass"),
                        hashlib.sha256).digest()
-        return f"{encoded_name.decode().rstrip('=')}.{expires}.{_b64(mac)}"
+        # Colons, not dots: a value such as `4.1798301359.2` would read as a version number.
+        return f"{encoded_name.decode().rstrip('=')}:{expires}:{_b64(mac)}"
 
     @staticmethod
     def _expires(value):
-        _, expires, _ = (value.split(".") + ["", ""])[:3]
+        _, expires, _ = (value.split(":") + ["", ""])[:3]
         return int(expires) if expires.isdigit() and len(expires) < 12 else None
 
 
@@ -349,7 +350,7 @@ class Logins:
     be revoked at any moment; its check costs one read and microseconds), failed ones for
     `failure_window` seconds. Password checks run in two lanes of one check each, the
     second only for requests carrying a device cookie of their name (`cookies`, a
-    DeviceCookies; None: no device cookies, as in the mock). Failed password checks are
+    DeviceCookies; None: none). Failed password checks are
     logged, one line each: they come no faster than a lane runs them.
     """
 
@@ -601,16 +602,14 @@ class Authenticator:
 
 def authenticator_for(config, accounts=None, store=None):
     """The Authenticator of `config`'s [auth] settings, over its [users] and the devices of
-    `store`, unless other `accounts` are given (the mock's: no device cookies then). Device
-    cookies are signed with a key derived from the QR secret (museum_services.qr_secret),
-    which every instance on the database shares; without a store, from a random one."""
+    `store`, unless other `accounts` are given (the mock's). Device cookies are signed with
+    a key derived from the QR secret (museum_services.qr_secret), which every instance on
+    the database shares; without a store (the mock), from the config's or a random one."""
     auth = config["auth"]
-    cookies = None
-    if accounts is None:
-        secret = qr_secret(config, store) if store is not None else \
-            config["tickets"]["qr_secret"] or secrets.token_hex(32)
-        cookies = DeviceCookies(secret)
+    secret = qr_secret(config, store) if store is not None else \
+        config["tickets"]["qr_secret"] or secrets.token_hex(32)
     return Authenticator(Logins(
         accounts or ConfiguredUsers(config.users, store),
         max_failures=auth["max_failures"], max_address_failures=auth["max_address_failures"],
-        failure_window=auth["failure_window"], lockout=auth["lockout"], cookies=cookies))
+        failure_window=auth["failure_window"], lockout=auth["lockout"],
+        cookies=DeviceCookies(secret)))

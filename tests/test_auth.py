@@ -254,9 +254,9 @@ def test_a_device_cookie_is_good_for_its_name_its_key_and_its_lifetime_only():
     expires = now[0] + cookies.LIFETIME
     assert cookies.expiry([cookie], "gate") == expires
     assert museum_auth.DeviceCookies("s" * 32).expiry([cookie], "gate") == expires  # instances
-    encoded, stamp, mac = cookie.split(".")
-    for not_one in [cookies.issue("gate2"), f"{encoded}.{int(stamp) + 86400}.{mac}",
-                    f"{encoded}.{stamp}.{mac[:-2]}AA", "gate", "", "a.b.c.d",
+    encoded, stamp, mac = cookie.split(":")
+    for not_one in [cookies.issue("gate2"), f"{encoded}:{int(stamp) + 86400}:{mac}",
+                    f"{encoded}:{stamp}:{mac[:-2]}AA", "gate", "", "a:b:c:d",
                     museum_auth.DeviceCookies("t" * 32).issue("gate")]:
         assert cookies.expiry([not_one], "gate") is None, not_one
     assert cookies.expiry(["junk", cookie], "gate") == expires  # any valid one counts
