@@ -12,6 +12,7 @@ benchmarks/RESULTS.md. See benchmarks/README.md.
 """
 
 import argparse
+import collections
 import contextlib
 import importlib.metadata
 import json
@@ -42,6 +43,7 @@ import pg_cluster  # noqa: E402
 import storage  # noqa: E402
 from conftest import basic  # noqa: E402
 from storage.sqlite import SQLiteStore  # noqa: E402
+from password_flood import FLOOD_THREADS, p50_p99, password_flood  # noqa: E402
 from serving import start_process, start_server  # noqa: E402
 
 CONNECTIONS = 16  # wrk's connections in all, split evenly over a setup's instances
@@ -646,6 +648,136 @@ def login_section(results, seconds, loadavg):
     return "\n".join(rows + [""])
 
 
+# -- the password-flood case: device keys and verified users beside a flood over every name --
+
+FLOODED = {"admin": "admin", "gate": "gate", "gate2": "gate", "visitor": "visitor"}
+OWNER, VERIFIED_NAME = "gate", "gate2"  # the flooded owner's device; a user verified before
+FLOOD_TARGET_MS = 100  # p99 of device keys and of verified users, flooded
+
+
+def run_password_flood(workdir, server_core, client_core, seconds):
+    """Device keys and a verified user, timed one request after another (one every 10 ms)
+    for `seconds` without a flood, then as long with one over every known name; then the
+    flooded owner's one try without its device cookie and one with it. The server is a
+    restart of the one that gave the owner's device its cookie: nothing is verified."""
+    key = museum_config.new_device_key()
+    with ThreadPoolExecutor(2) as pool:
+        hashes = list(pool.map(museum_config.hash_password, [PASSWORD] * len(FLOODED)))
+    config = (f"[server]\nthreads = {THREADS}\n[museum]\ntimezone = UTC\n[log]\naccess = off\n"
+              "[users]\n" + "".join(f"{name} = {role}:{password_hash}\n" for (name, role),
+                                     password_hash in zip(FLOODED.items(), hashes))
+              + f"door = gate:{museum_config.hash_key(key)}\n")
+    bench = Bench(workdir / "password-flood", server_core, client_core, admit_seconds=0)
+    bench.workdir.mkdir()
+    db = str(bench.workdir / "museum.sqlite3")
+    try:
+        first = bench.spawn(start_server, bench.directory("first"), config, db=db)
+        owner = basic(OWNER, PASSWORD)
+        _, headers, _ = first.request("GET", "/v1.1/admissions/summary", headers=owner,
+                                      timeout=60)
+        cookie = headers["Set-Cookie"].split(";")[0]
+        first.stop()
+        server = bench.spawn(start_server, bench.directory("server"), config, db=db)
+        server.log_in(basic(VERIFIED_NAME, PASSWORD))
+        timed = {"door": basic("door", key), "verified": basic(VERIFIED_NAME, PASSWORD)}
+        results = {"quiet": flood_side(server, timed, seconds, flood=False)}
+        results["flooded"] = flood_side(server, timed, seconds, flood=True, owner=owner,
+                                        cookie=cookie)
+        results["rss"] = peak_rss_mb(server)
+    finally:
+        bench.close()
+    return results
+
+
+def flood_side(server, timed, seconds, flood, owner=None, cookie=None):
+    """The timed requests' p50/p99 per kind, the server's CPU ms per request and req/s over
+    the side, with or without the flood; with it, the owner's two tries."""
+    flooding = password_flood(server.port, list(FLOODED)) if flood \
+        else contextlib.nullcontext({})
+    times = {kind: [] for kind in timed}
+    statuses = collections.Counter()
+    with flooding as answers:
+        cpu, began = cpu_seconds(server), time.monotonic()
+        while time.monotonic() < began + seconds:
+            for kind, headers in timed.items():
+                status, ms = timed_request(server, headers)
+                statuses[status] += 1
+                times[kind].append(ms)
+                time.sleep(0.01)
+        if owner:
+            tries = {"owner without cookie": timed_request(server, owner),
+                     "owner with cookie": timed_request(server, {**owner, "Cookie": cookie})}
+        elapsed, cpu = time.monotonic() - began, cpu_seconds(server) - cpu
+    requests = sum(statuses.values()) + sum(answers.values())
+    side = {kind: p50_p99(values) for kind, values in times.items()}
+    side.update(statuses=dict(statuses), flood=dict(answers), rps=requests / elapsed,
+                cpu_ms=cpu * 1000 / requests)
+    if owner:
+        side.update(tries)
+    print(f"password-flood {'flooded' if flood else 'quiet'}: {side}", flush=True)
+    return side
+
+
+def timed_request(server, headers):
+    started = time.perf_counter()
+    status = server.request("GET", "/v1.1/admissions/summary", headers=headers, timeout=60)[0]
+    return status, (time.perf_counter() - started) * 1000
+
+
+def password_flood_section(results, seconds, loadavg):
+    """The password-flood case's section of RESULTS.md."""
+    rows = [
+        "## password-flood: device keys and verified users beside a flood over every name", "",
+        f"Written by `benchmarks/run.py password-flood` on "
+        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; `/proc/loadavg` at start: "
+        f"`{loadavg}`. A `museum serve` ({THREADS} threads, on one core) with {len(FLOODED)} "
+        f"password users at the default cost (scrypt N=2^17) and one device key, restarted "
+        f"after `{OWNER}` signed in once and got its device cookie. For {seconds} s a device "
+        f"key and a user verified before each read the admission summary, one request every "
+        f"10 ms; then as long while {FLOOD_THREADS} threads in another process (on the other "
+        f"core, at nice 10) send wrong passwords for every known name, each request from the "
+        f"next loopback address. Then `{OWNER}`'s right password, once without its device "
+        f"cookie and once with it. Target: both p99 < {FLOOD_TARGET_MS} ms under the flood, "
+        f"every timed request 200, the owner's try with its cookie 200.", "",
+        "| Side | device key p50 / p99 ms | verified p50 / p99 ms | timed answers "
+        "| flood's answers | server req/s | server CPU ms per request |",
+        "|---|--:|--:|---|---|--:|--:|"]
+    for name in ("quiet", "flooded"):
+        side = results[name]
+        answers = ", ".join(f"{status}: {count:,}" for status, count in
+                            sorted(side["flood"].items(), key=lambda item: str(item[0])))
+        rows.append(f"| {name} | {side['door'][0]:.1f} / {side['door'][1]:.1f} "
+                    f"| {side['verified'][0]:.1f} / {side['verified'][1]:.1f} "
+                    f"| {side['statuses']} | {answers or '-'} | {side['rps']:,.0f} "
+                    f"| {side['cpu_ms']:.2f} |")
+    flooded = results["flooded"]
+    met = (flooded["door"][1] < FLOOD_TARGET_MS and flooded["verified"][1] < FLOOD_TARGET_MS
+           and set(flooded["statuses"]) == {200} and flooded["owner with cookie"][0] == 200)
+    rows += ["", f"The flooded owner: without its device cookie "
+             f"{flooded['owner without cookie'][0]} in "
+             f"{flooded['owner without cookie'][1]:.0f} ms; with it "
+             f"{flooded['owner with cookie'][0]} in {flooded['owner with cookie'][1]:.0f} ms. "
+             f"Server peak RSS {results['rss']:.0f} MB. Result: "
+             f"{'met' if met else 'not met'}.", ""]
+    return "\n".join(rows)
+
+
+def main_password_flood(args):
+    """The password-flood case alone: its section of RESULTS.md is replaced, the rest kept."""
+    cores = sorted(os.sched_getaffinity(0))
+    seconds = 4 if args.quick else args.seconds
+    loadavg = Path("/proc/loadavg").read_text().strip()
+    os.sched_setaffinity(0, {cores[-1]})
+    with tempfile.TemporaryDirectory(prefix="museum-bench-") as workdir:
+        results = run_password_flood(Path(workdir), cores[0], cores[-1], seconds)
+    section = password_flood_section(results, seconds, loadavg)
+    print("\n" + section)
+    output = args.output or (None if args.quick else BENCH / "RESULTS.md")
+    if output:
+        write_section(output, section)
+    return 0
+
+
 # -- the lookup case: a lost ticket found among a busy day's ----------------------------------
 
 LOOKUP_TICKETS = 100_000  # tickets for today
@@ -1024,7 +1156,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", metavar="CASE",
                         help=f"any of {', '.join(CASES)} (default: all); or login alone, "
-                             f"or lookup alone, or door-list alone")
+                             f"or password-flood, lookup or door-list alone")
     parser.add_argument("--scenarios", nargs="+", metavar="SCENARIO",
                         help="only these of each case's scenarios (default: all)")
     parser.add_argument("--rounds", type=int, default=3)
@@ -1038,6 +1170,8 @@ def main(argv=None):
     args.cases = args.cases or list(CASES)
     if args.cases == ["login"]:
         return main_login(args)
+    if args.cases == ["password-flood"]:
+        return main_password_flood(args)
     if args.cases == ["lookup"]:
         return main_lookup(args)
     if args.cases == ["door-list"]:
