@@ -37,13 +37,14 @@ Only the last section knows HTTP: the `Authenticator` middleware turns `NotSigne
 import base64
 import binascii
 import collections
-import contextlib
+import concurrent.futures
 import functools
 import hashlib
 import hmac
 import ipaddress
 import logging
 import math
+import os
 import secrets
 import threading
 import time
@@ -245,25 +246,38 @@ class Lane:
     """One password check at a time, taken at once or refused at once: a request never waits
     for a lane on a worker thread, so the checks of a lane hold at most one thread, and every
     other thread stays free for device keys and credentials verified before. A check costs a
-    core and 128 MiB while it runs (scrypt at N=2^17)."""
+    core and 128 MiB while it runs (scrypt at N=2^17): it runs in the lane's own thread
+    while the request whose check it is waits. A lane open to anyone runs its checks at a
+    lower priority (`niceness`), so that under a flood the requests answered meanwhile
+    take the processor first."""
 
     BUSY = "Another login's password is being checked; retry in a second."
 
-    def __init__(self):
+    def __init__(self, niceness=0):
+        self.niceness = niceness
         self._lock = threading.Lock()
+        self._checker = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="password-check", initializer=self._run_gently)
 
-    @contextlib.contextmanager
-    def turn(self):
-        """Hold the lane for the block; TryLater (retry in a second) when it is taken."""
+    def run(self, check, *args):
+        """`check(*args)` in the lane; TryLater (retry in a second) when it is taken."""
         if not self._lock.acquire(blocking=False):
             raise TryLater(self.BUSY, 1)
         try:
-            yield
+            return self._checker.submit(check, *args).result()
         finally:
             self._lock.release()
 
     def busy(self):
         return self._lock.locked()
+
+    def _run_gently(self):
+        """Lower the checking thread's priority (on Linux a nice value is per thread)."""
+        if self.niceness:
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.niceness)
+            except OSError:  # not allowed here: the checks run at the service's priority
+                pass
 
 
 # ============================================================================================
@@ -367,7 +381,9 @@ class Logins:
         self.per_address = FailureCounts(max_address_failures, failure_window, lockout, clock)
         self.per_cookie = FailureCounts(max_failures, failure_window, lockout, clock)
         self.cookies = cookies
-        self.lane = Lane()
+        # Anyone's checks yield the processor; a known device's, whose failures lock its
+        # cookie out, go at the service's priority, so its owner is not kept waiting.
+        self.lane = Lane(niceness=10)
         self.cookie_lane = Lane()
         self._digest_key = secrets.token_bytes(32)
         self._verified = collections.OrderedDict()  # digest -> User, oldest first
@@ -402,9 +418,9 @@ class Logins:
         if joined:
             return self._outcome_of(pending)
         try:
-            with (self.lane if device is None else self.cookie_lane).turn():
-                pending.outcome = self._check(client, name, password, digest, accounts,
-                                              account, device)
+            lane = self.lane if device is None else self.cookie_lane
+            pending.outcome = lane.run(self._check, client, name, password, digest,
+                                       accounts, account, device)
         except TryLater as later:
             pending.outcome = later
         finally:

@@ -3,6 +3,7 @@ morning or guessed ticket codes shut no one else out; device keys sign in withou
 hash; every route answers each role as one table says. Real servers, statuses only."""
 
 import io
+import os
 import re
 import threading
 import time
@@ -114,15 +115,25 @@ def test_six_staff_logging_in_at_once_all_get_in_retrying_as_told(tmp_path):
 # -- one lane -------------------------------------------------------------------------------
 
 def test_a_lane_is_taken_or_refused_at_once_and_free_again_after_its_check():
-    lane = museum_auth.Lane()
-    with lane.turn():
+    lane = museum_auth.Lane(niceness=10)
+    checking, release = threading.Event(), threading.Event()
+
+    def check():
+        checking.set()
+        release.wait(timeout=30)
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(lane.run, check)
+        checking.wait(timeout=30)
         with pytest.raises(museum_auth.TryLater):
-            with lane.turn():
-                pass
-        assert lane.busy()
-    with pytest.raises(ValueError), lane.turn():
-        raise ValueError("a check that fails still gives the lane back")
+            lane.run(check)
+        release.set()
+        assert first.result(timeout=30) >= 10  # the check yields the processor
     assert not lane.busy()
+    with pytest.raises(ValueError):
+        lane.run(int, "a check that fails gives the lane back")
+    assert lane.run(int, "7") == 7
 
 
 # -- device keys ----------------------------------------------------------------------------
