@@ -16,8 +16,9 @@ key kept as a fast salted digest, a stored device a key), and the mock's `AnyCre
    service runs counts from the next request on, on every instance;
 5. a password (or an unknown name, which pays the same hash) on a device carrying a valid
    device cookie of that name (`DeviceCookies`, OWASP's "device cookies"): no lock-out of
-   address or name applies (only the cookie's own, after as many failures as a name's),
-   and the check runs in the cookie holders' own `Lane`;
+   address or name applies (only that of the name's known devices, after as many wrong
+   passwords with its cookies as a name's), and the check runs in the known devices' own
+   `Lane`;
 6. any other password: refused with 429 while its (address, name) or its address is locked
    out, else checked in the one password `Lane`.
    A lane runs one check at a time; a request finding it taken is answered 429 at once
@@ -379,7 +380,9 @@ class Logins:
         self.failure_window = failure_window
         self.per_name = FailureCounts(max_failures, failure_window, lockout, clock)
         self.per_address = FailureCounts(max_address_failures, failure_window, lockout, clock)
-        self.per_cookie = FailureCounts(max_failures, failure_window, lockout, clock)
+        # Wrong passwords sent with a valid device cookie, per name: only one who knows a
+        # name's password can get its cookie, but any known password gets one of its own.
+        self.per_known_device = FailureCounts(max_failures, failure_window, lockout, clock)
         self.cookies = cookies
         # Anyone's checks yield the processor; a known device's, whose failures lock its
         # cookie out, go at the service's priority, so its owner is not kept waiting.
@@ -411,16 +414,16 @@ class Logins:
             user = accounts.check(account, password)
             return signed_in(self._remember(digest, user, account.lasting, accounts))
         client = client_key(address)
-        device = self._known_device(cookies, name)
-        if device is None:
+        known_device = self._known_device(cookies, name)
+        if not known_device:
             self._refuse_if_locked(client, name)
         pending, joined = self._pending_check(digest)
         if joined:
             return self._outcome_of(pending)
         try:
-            lane = self.lane if device is None else self.cookie_lane
+            lane = self.cookie_lane if known_device else self.lane
             pending.outcome = lane.run(self._check, client, name, password, digest,
-                                       accounts, account, device)
+                                       accounts, account, known_device)
         except TryLater as later:
             pending.outcome = later
         finally:
@@ -438,15 +441,13 @@ class Logins:
         return self.cookies.renewal(cookies, user.name)
 
     def _known_device(self, cookies, name):
-        """The key its failures count under when `cookies` hold a valid device cookie of
-        `name` that is not locked out itself (OWASP: a device cookie that keeps failing
-        is locked out like an untrusted client); None otherwise."""
-        if self.cookies is None:
-            return None
-        expires = self.cookies.expiry(cookies, name)
-        if expires is None or self.per_cookie.locked_for((name, expires)) > 0:
-            return None
-        return (name, expires)
+        """Whether `cookies` hold a valid device cookie of `name`, and the known devices of
+        `name` are not locked out (OWASP: device cookies that keep failing are locked out
+        like an untrusted client). So one who knows some password, and so holds a cookie
+        of that name, keeps the known devices' lane busy for `max_failures` checks at most
+        per `lockout`, and only a name's own cookies can lock out its known devices."""
+        return (self.cookies is not None and self.cookies.expiry(cookies, name) is not None
+                and not self.per_known_device.locked_for(name))
 
     def _pending_check(self, digest):
         """The check under way of these credentials and True, or a new one this request
@@ -474,7 +475,7 @@ class Logins:
             raise TryLater(pending.outcome.detail, pending.outcome.seconds)
         return signed_in(pending.outcome)
 
-    def _check(self, client, name, password, digest, accounts, account, device):
+    def _check(self, client, name, password, digest, accounts, account, known_device):
         """The User of a password check, or None (wrong, counted and remembered)."""
         # Another request may have settled these very credentials since this one looked.
         known = self._recalled(digest)
@@ -485,8 +486,8 @@ class Logins:
             self._last_failed_check = self.clock()
             self.per_name.count((client, name))
             self.per_address.count(client)
-            if device is not None:
-                self.per_cookie.count(device)
+            if known_device:
+                self.per_known_device.count(name)
             # Only a configured name is logged: an unknown one may be a password typed in
             # the wrong field. The address is escaped: it may come from a proxy's header.
             log.info("wrong password for %s from %s",

@@ -276,7 +276,8 @@ def test_a_device_cookie_is_renewed_once_a_day_at_most():
     assert cookies.expiry([renewed], "gate") == now[0] + cookies.LIFETIME
 
 
-def test_a_device_cookie_skips_the_lock_outs_until_it_keeps_failing_itself(config):
+def test_a_device_cookie_skips_the_lock_outs_until_its_names_devices_keep_failing(
+        config):
     cookies = museum_auth.DeviceCookies("s" * 32)
     logins = museum_auth.Logins(museum_auth.ConfiguredUsers(config.users), max_failures=3,
                                 cookies=cookies)
@@ -289,6 +290,7 @@ def test_a_device_cookie_skips_the_lock_outs_until_it_keeps_failing_itself(confi
         with pytest.raises(museum_auth.NotSignedIn):
             logins.sign_in("192.0.2.1", basic("admin", f"guess {number}")["Authorization"],
                            cookie)
-    with pytest.raises(museum_auth.TryLater):  # three failures locked the cookie out too
-        logins.sign_in("192.0.2.1", ADMIN["Authorization"], cookie)
+    with pytest.raises(museum_auth.TryLater):  # three failures locked its devices out too
+        logins.sign_in("192.0.2.1", ADMIN["Authorization"], [cookies.issue("admin")])
     assert logins.sign_in("192.0.2.2", ADMIN["Authorization"]) == config.users["admin"]
+    assert not logins.per_known_device.locked_for("visitor")  # a name's own cookies only
