@@ -365,8 +365,8 @@ class Logins:
     be revoked at any moment; its check costs one read and microseconds), failed ones for
     `failure_window` seconds. Password checks run in two lanes of one check each, the
     second only for requests carrying a device cookie of their name (`cookies`, a
-    DeviceCookies; None: none). Failed password checks are
-    logged, one line each: they come no faster than a lane runs them.
+    DeviceCookies; None: none). Failed password checks are logged, one line each: they
+    come no faster than the lanes run them.
     """
 
     VERIFIED_LIMIT = 4096
@@ -384,8 +384,9 @@ class Logins:
         # name's password can get its cookie, but any known password gets one of its own.
         self.per_known_device = FailureCounts(max_failures, failure_window, lockout, clock)
         self.cookies = cookies
-        # Anyone's checks yield the processor; a known device's, whose failures lock its
-        # cookie out, go at the service's priority, so its owner is not kept waiting.
+        # Anyone's checks yield the processor; a known device's (few: its name's failures
+        # lock its name's known devices out) go at the service's priority, so its owner is
+        # not kept waiting behind a flood's answers.
         self.lane = Lane(niceness=10)
         self.cookie_lane = Lane()
         self._digest_key = secrets.token_bytes(32)
