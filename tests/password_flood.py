@@ -27,8 +27,9 @@ HOURS = "/v1.1/museum-hours"
 
 @contextmanager
 def password_flood(port, names, threads=FLOOD_THREADS):
-    """A flood of wrong passwords for `names` on `port` while the block runs; yields a dict
-    that holds, once the block ends, the count of each answer's status (or error)."""
+    """A flood of wrong passwords for `names` on `port` while the block runs (no `names`:
+    the same requests without credentials, which need no check, to compare with); yields a
+    dict that holds, once the block ends, the count of each answer's status (or error)."""
     context = multiprocessing.get_context("fork")
     stop, answers, started = context.Event(), context.Queue(), context.Event()
     process = context.Process(target=_flood, args=(port, names, threads, stop, answers,
@@ -52,13 +53,13 @@ def _flood(port, names, threads, stop, answers, started):
         for number in itertools.count():
             if stop.is_set():
                 return
-            name = names[(thread + number) % len(names)]
+            guess = basic(names[(thread + number) % len(names)],
+                          f"guess-{thread}-{number}") if names else {}
             address = f"127.0.{thread + 1}.{number % FLOOD_ADDRESSES + 1}"
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30,
                                                     source_address=(address, 0))
             try:
-                connection.request("GET", HOURS,
-                                   headers=basic(name, f"guess-{thread}-{number}"))
+                connection.request("GET", HOURS, headers=guess)
                 status = connection.getresponse().status
             except OSError as error:
                 status = type(error).__name__
