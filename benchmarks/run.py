@@ -681,9 +681,10 @@ def run_password_flood(workdir, server_core, client_core, seconds):
         server = bench.spawn(start_server, bench.directory("server"), config, db=db)
         server.log_in(basic(VERIFIED_NAME, PASSWORD))
         timed = {"door": basic("door", key), "verified": basic(VERIFIED_NAME, PASSWORD)}
-        results = {"quiet": flood_side(server, timed, seconds, flood=False)}
-        results["flooded"] = flood_side(server, timed, seconds, flood=True, owner=owner,
-                                        cookie=cookie)
+        results = {"quiet": flood_side(server, timed, seconds, flood=None),
+                   "without credentials": flood_side(server, timed, seconds, flood=[])}
+        results["flooded"] = flood_side(server, timed, seconds, flood=list(FLOODED),
+                                        owner=owner, cookie=cookie)
         results["rss"] = peak_rss_mb(server)
     finally:
         bench.close()
@@ -692,9 +693,10 @@ def run_password_flood(workdir, server_core, client_core, seconds):
 
 def flood_side(server, timed, seconds, flood, owner=None, cookie=None):
     """The timed requests' p50/p99 per kind, the server's CPU ms per request and req/s over
-    the side, with or without the flood; with it, the owner's two tries."""
-    flooding = password_flood(server.port, list(FLOODED)) if flood \
-        else contextlib.nullcontext({})
+    the side: without a flood (`flood` None), beside one with no credentials (`[]`) or
+    with wrong passwords for the names `flood`; with `owner`, the owner's two tries."""
+    flooding = contextlib.nullcontext({}) if flood is None \
+        else password_flood(server.port, flood)
     times = {kind: [] for kind in timed}
     statuses = collections.Counter()
     with flooding as answers:
@@ -716,7 +718,7 @@ def flood_side(server, timed, seconds, flood, owner=None, cookie=None):
                 cpu_ms=cpu * 1000 / requests)
     if owner:
         side.update(tries)
-    print(f"password-flood {'flooded' if flood else 'quiet'}: {side}", flush=True)
+    print(f"password-flood {flood}: {side}", flush=True)
     return side
 
 
@@ -743,14 +745,15 @@ def password_flood_section(results, seconds, loadavg):
         f"after `{OWNER}` signed in once and got its device cookie. For {seconds} s a device "
         f"key and a user verified before each read the admission summary, one request every "
         f"10 ms; then as long while {FLOOD_THREADS} threads in another process (on the other "
-        f"core, at nice 10) send wrong passwords for every known name, each request from the "
-        f"next loopback address. Then `{OWNER}`'s right password, once without its device "
+        f"core, at nice 10) send requests without credentials, each from the next loopback "
+        f"address; then as long while they send wrong passwords for every known name "
+        f"instead. Then `{OWNER}`'s right password, once without its device "
         f"cookie and once with it. Target: both p99 < {FLOOD_TARGET_MS} ms under the flood, "
         f"every timed request 200, the owner's try with its cookie 200.", "",
         "| Side | device key p50 / p99 ms | verified p50 / p99 ms | timed answers "
         "| flood's answers | server req/s | server CPU ms per request |",
         "|---|--:|--:|---|---|--:|--:|"]
-    for name in ("quiet", "flooded"):
+    for name in ("quiet", "without credentials", "flooded"):
         side = results[name]
         answers = ", ".join(f"{status}: {count:,}" for status, count in
                             sorted(side["flood"].items(), key=lambda item: str(item[0])))
