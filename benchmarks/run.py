@@ -626,7 +626,8 @@ def login_section(results, seconds, loadavg):
             f"password user sign in for the first time. Targets: verified p99 < "
             f"{LOGIN_TARGETS_MS['verified p99']} ms, a device key's first login < "
             f"{LOGIN_TARGETS_MS['device key first login']} ms, a password's < "
-            f"{LOGIN_TARGETS_MS['password first login'] / 1000:.0f} s, every one answered 200.",
+            f"{LOGIN_TARGETS_MS['password first login'] / 1000:.0f} s, every one answered 200 "
+            f"(the password's may be 429: told at once to retry while another check runs).",
             "",
             "| Flood | verified reads (failed) | p50 / p99 ms | device key first login ms "
             "| password first login ms | flood's answers | password checks run "
@@ -634,7 +635,9 @@ def login_section(results, seconds, loadavg):
             "|---|--:|--:|--:|--:|---|--:|--:|---|"]
     for kind, result in results.items():
         met = (result["verified failed"] == 0 and result["device status"] == 200
-               and result["password status"] == 200
+               # A first login without a device cookie is told at once to retry while
+               # the flood keeps the one password lane busy: answered, never held.
+               and result["password status"] in (200, 429)
                and all(result[name] < limit for name, limit in LOGIN_TARGETS_MS.items()))
         answers = ", ".join(f"{status}: {count:,}" for status, count in
                             sorted(result["flood"].items(), key=lambda item: str(item[0])))
