@@ -135,7 +135,8 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
     check_passwords(config, exposed_on)
     store = store or open_configured_store(config)
     if authenticator is None:
-        authenticator = museum_auth.authenticator_for(config, store=store)
+        authenticator = museum_auth.authenticator_for(
+            config, store=store, cookie_secret=qr_secret(config, store))
         live.follow(authenticator.take_users)
     live.follow(set_log_level)
     access = access or open_access_log(config)

@@ -10,13 +10,26 @@ key kept as a fast salted digest, a stored device a key), and the mock's `AnyCre
    (a missing header is the normal first step of HTTP Basic);
 2. credentials of [users] verified before: signed in at once, whatever the lock-outs say;
 3. credentials that failed within the failure window: refused at once, no hash;
-4. a device key: checked in microseconds, no slot, no lock-out (128 random bits cannot be
+4. a device key: checked in microseconds, no lane, no lock-out (128 random bits cannot be
    guessed, and a lock-out would only let others shut the device out); a device of the
    database is read on an index at each request, so one added or revoked while the
    service runs counts from the next request on, on every instance;
-5. a password (or an unknown name, which pays the same hash): refused with 429 while its
-   (address, name) or its address is locked out, else checked in turn (`CheckQueue`);
-   requests carrying the same credentials meanwhile wait for that one check's outcome.
+5. a password (or an unknown name, which pays the same hash) on a device carrying a valid
+   device cookie of that name (`DeviceCookies`, OWASP's "device cookies"): no lock-out of
+   address or name applies (only that of the name's known devices, after as many wrong
+   passwords with its cookies as a name's), and the check runs in the known devices' own
+   `Lane`;
+6. any other password: refused with 429 while its (address, name) or its address is locked
+   out, else checked in the one password `Lane`.
+   A lane runs one check at a time; a request finding it taken is answered 429 at once
+   (Retry-After: 1), never held on a worker thread, so all password checks together hold
+   at most two threads, one of them only for known devices, and the other threads stay
+   free for device keys and verified credentials. A request carrying the same credentials
+   as a check under way waits for that check's outcome instead (a shop's pool starting
+   together needs one check), but only while no check failed within the failure window:
+   under a flood of wrong passwords it is refused at once like the others.
+A password sign-in that succeeds answers a fresh device cookie when the request carried
+none of that name, or one older than a day.
 
 Only the last section knows HTTP: the `Authenticator` middleware turns `NotSignedIn` into
 401 and `TryLater` into 429, then checks the role each resource declares.
@@ -25,11 +38,14 @@ Only the last section knows HTTP: the `Authenticator` middleware turns `NotSigne
 import base64
 import binascii
 import collections
+import concurrent.futures
 import functools
 import hashlib
+import hmac
 import ipaddress
 import logging
 import math
+import os
 import secrets
 import threading
 import time
@@ -214,87 +230,106 @@ def client_key(address):
 
 
 # ============================================================================================
-# Taking turns for password checks
+# Lanes for password checks
 # ============================================================================================
 
-class CheckQueue:
-    """Turns for slow password checks: `slots` at once, and one at a time per queue (one
-    queue per known name, one shared by every unknown name), the waiting served
-    round-robin over queues. Each queue holds at most `per_queue` requests waiting or
-    checking; one that finds its queue full is refused at once rather than held.
+class Lane:
+    """One password check at a time, taken at once or refused at once: a request never waits
+    for a lane on a worker thread, so the checks of a lane hold at most one thread, and every
+    other thread stays free for device keys and credentials verified before. A check costs a
+    core and 128 MiB while it runs (scrypt at N=2^17): it runs in the lane's own thread
+    while the request whose check it is waits. A lane open to anyone runs its checks at a
+    lower priority (`niceness`), so that under a flood the requests answered meanwhile
+    take the processor first."""
 
-    A flood on one name, or of made-up names, thus holds at most `per_queue` worker
-    threads and one slot, and another name's check starts in the other slot at once (or
-    after one check per queue ahead of it when several names are flooded). A slot costs a
-    core and 128 MiB while it checks (scrypt at N=2^17). `wait_limit` bounds any wait."""
+    BUSY = "Another login's password is being checked; retry in a second."
 
-    def __init__(self, slots=2, per_queue=2, wait_limit=15.0):
-        self.slots, self.per_queue, self.wait_limit = slots, per_queue, wait_limit
-        self._changed = threading.Condition()
-        self._running = 0
-        self._checking = set()  # queues with a check under way
-        self._held = collections.Counter()  # queue -> its requests waiting or checking
-        self._waiting = {}  # queue -> deque of its waiting turns, oldest first
-        self._rotation = collections.deque()  # queues with a turn waiting, next served first
+    def __init__(self, niceness=0):
+        self.niceness = niceness
+        self._lock = threading.Lock()
+        self._checker = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="password-check", initializer=self._run_gently)
 
-    def take(self, queue):
-        """Wait for a turn in `queue` (TryLater if it is full or the wait too long); the
-        caller gives it back with `give_back(queue)`."""
-        with self._changed:
-            if self._held[queue] >= self.per_queue:
-                raise TryLater("Too many logins for this name at once; retry shortly.", 1)
-            self._held[queue] += 1
-            turn = {"granted": False}
-            if queue not in self._waiting:
-                self._waiting[queue] = collections.deque()
-                self._rotation.append(queue)
-            self._waiting[queue].append(turn)
-            self._grant()
-            if not self._changed.wait_for(lambda: turn["granted"], timeout=self.wait_limit):
-                self._withdraw(queue, turn)
-                raise TryLater("Too many logins at once; retry shortly.", 1)
+    def run(self, check, *args):
+        """`check(*args)` in the lane; TryLater (retry in a second) when it is taken."""
+        if not self._lock.acquire(blocking=False):
+            raise TryLater(self.BUSY, 1)
+        try:
+            return self._checker.submit(check, *args).result()
+        finally:
+            self._lock.release()
 
-    def held(self, queue):
-        """How many requests of `queue` wait or check."""
-        with self._changed:
-            return self._held[queue]
+    def busy(self):
+        return self._lock.locked()
 
-    def give_back(self, queue):
-        with self._changed:
-            self._running -= 1
-            self._checking.discard(queue)
-            self._release(queue)
-            self._grant()
+    def _run_gently(self):
+        """Lower the checking thread's priority (on Linux a nice value is per thread)."""
+        if self.niceness:
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.niceness)
+            except OSError:  # not allowed here: the checks run at the service's priority
+                pass
 
-    def _grant(self):
-        for queue in list(self._rotation):
-            if self._running >= self.slots:
-                break
-            if queue in self._checking:
-                continue
-            self._rotation.remove(queue)
-            waiting = self._waiting[queue]
-            waiting.popleft()["granted"] = True
-            self._running += 1
-            self._checking.add(queue)
-            if waiting:
-                self._rotation.append(queue)  # its next turn comes after every other queue's
-            else:
-                del self._waiting[queue]
-        self._changed.notify_all()
 
-    def _withdraw(self, queue, turn):
-        waiting = self._waiting[queue]
-        waiting.remove(turn)
-        if not waiting:
-            del self._waiting[queue]
-            self._rotation.remove(queue)
-        self._release(queue)
+# ============================================================================================
+# Device cookies
+# ============================================================================================
 
-    def _release(self, queue):
-        self._held[queue] -= 1
-        if not self._held[queue]:
-            del self._held[queue]
+class DeviceCookies:
+    """Signed device cookies (OWASP's authentication cheat sheet, "device cookies"): a
+    device on which a name signed in with its password carries `NAME(HMAC(name, expiry))`,
+    and its later logins of that name skip the lock-outs and check in a lane of their own.
+    The key is derived from a secret every instance on one database shares, so each accepts
+    the others' cookies. A cookie for another name, tampered with, or expired counts as none.
+    The clock is the wall clock: a cookie outlives the process that issued it."""
+
+    NAME = "museum_device"
+    LIFETIME = 30 * 24 * 3600  # seconds: a month of a device not signing in afresh
+    RENEWED_AFTER = 24 * 3600  # a password sign-in refreshes a cookie older than a day
+    PATH = "/v1.1"
+
+    def __init__(self, secret, clock=time.time):
+        self._key = hmac.new(secret.encode(), b"museum device cookie", hashlib.sha256).digest()
+        self.clock = clock
+
+    def issue(self, name):
+        """A fresh cookie value for `name`, good for LIFETIME seconds."""
+        return self._signed(name, int(self.clock()) + self.LIFETIME)
+
+    def expiry(self, values, name):
+        """The latest expiry among `values` (the cookies a request carries) that are valid
+        cookies of `name`; None when none is."""
+        now = self.clock()
+        valid = []
+        for value in values:
+            expires = self._expires(value)
+            if expires is not None and expires > now and \
+                    hmac.compare_digest(value, self._signed(name, expires)):
+                valid.append(expires)
+        return max(valid, default=None)
+
+    def renewal(self, values, name):
+        """A fresh cookie for `name` unless `values` hold one issued within RENEWED_AFTER."""
+        expires = self.expiry(values, name)
+        fresh = expires is not None and \
+            expires - self.clock() > self.LIFETIME - self.RENEWED_AFTER
+        return None if fresh else self.issue(name)
+
+    def _signed(self, name, expires):
+        encoded_name = base64.urlsafe_b64encode(name.encode("utf-8", "surrogatepass"))
+        mac = hmac.new(self._key, f"{name}\0{expires}".encode("utf-8", "surrogatepass"),
+                       hashlib.sha256).digest()
+        # Colons, not dots: a value such as `4.1798301359.2` would read as a version number.
+        return f"{encoded_name.decode().rstrip('=')}:{expires}:{_b64(mac)}"
+
+    @staticmethod
+    def _expires(value):
+        _, expires, _ = (value.split(":") + ["", ""])[:3]
+        return int(expires) if expires.isdigit() and len(expires) < 12 else None
+
+
+def _b64(data):
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
 # ============================================================================================
@@ -302,8 +337,8 @@ class CheckQueue:
 # ============================================================================================
 
 class PendingCheck:
-    """A password check under way, which requests carrying the same credentials wait for
-    rather than each taking a turn: its outcome, once `done` is set, is the User, None
+    """A password check under way, which requests carrying the same credentials may wait for
+    rather than each needing the lane: its outcome, once `done` is set, is the User, None
     (wrong) or the TryLater that kept it from running."""
 
     def __init__(self):
@@ -318,32 +353,43 @@ class Logins:
     (never the password): verified ones of lasting accounts until the process ends or a
     reload changes or removes their user (`use_accounts`), never a stored device's (it may
     be revoked at any moment; its check costs one read and microseconds), failed ones for
-    `failure_window` seconds. Requests with the same credentials as a password check under way wait for its
-    outcome (at most the queue's `wait_limit`): one check answers them all. Failed password
-    checks are logged, one line each: a check costs a slot, so the lines come no faster
-    than checks do.
+    `failure_window` seconds. Password checks run in two lanes of one check each, the
+    second only for requests carrying a device cookie of their name (`cookies`, a
+    DeviceCookies; None: none). Failed password checks are logged, one line each: they
+    come no faster than the lanes run them.
     """
 
     VERIFIED_LIMIT = 4096
     FAILED_LIMIT = 100_000  # a digest and a time each: some 20 MB when full
+    JOIN_WAIT_LIMIT = 15  # seconds a request waits for the same credentials' check, at most
 
     def __init__(self, accounts, max_failures=10, max_address_failures=100, failure_window=60,
-                 lockout=300, clock=time.monotonic, checks=None):
+                 lockout=300, clock=time.monotonic, cookies=None):
         self.accounts = accounts
         self.clock = clock
         self.failure_window = failure_window
         self.per_name = FailureCounts(max_failures, failure_window, lockout, clock)
         self.per_address = FailureCounts(max_address_failures, failure_window, lockout, clock)
-        self.checks = checks or CheckQueue()
+        # Wrong passwords sent with a valid device cookie, per name: only one who knows a
+        # name's password can get its cookie, but any known password gets one of its own.
+        self.per_known_device = FailureCounts(max_failures, failure_window, lockout, clock)
+        self.cookies = cookies
+        # Anyone's checks yield the processor; a known device's (few: its name's failures
+        # lock its name's known devices out) go at the service's priority, so its owner is
+        # not kept waiting behind a flood's answers.
+        self.lane = Lane(niceness=10)
+        self.cookie_lane = Lane()
         self._digest_key = secrets.token_bytes(32)
         self._verified = collections.OrderedDict()  # digest -> User, oldest first
         self._failed = collections.OrderedDict()  # digest -> when it is forgotten, oldest first
         self._pending = {}  # digest -> the PendingCheck of those credentials
+        self._last_failed_check = -math.inf  # when a check last found a password wrong
         self._lock = threading.Lock()
 
-    def sign_in(self, address, header):
-        """The User the Authorization `header` names, for a client at `address`; NotSignedIn
-        or TryLater otherwise."""
+    def sign_in(self, address, header, cookies=()):
+        """The User the Authorization `header` names, for a client at `address` whose
+        request carries the device cookie values `cookies`; NotSignedIn or TryLater
+        otherwise."""
         credentials = basic_credentials(header)
         if credentials is None:
             raise NotSignedIn()
@@ -359,19 +405,40 @@ class Logins:
             user = accounts.check(account, password)
             return signed_in(self._remember(digest, user, account.lasting, accounts))
         client = client_key(address)
-        self._refuse_if_locked(client, name)
+        known_device = self._known_device(cookies, name)
+        if not known_device:
+            self._refuse_if_locked(client, name)
         pending, joined = self._pending_check(digest)
-        if not joined:
-            try:
-                pending.outcome = self._check_in_turn(client, name, password, digest,
-                                                      accounts, account)
-            except TryLater as later:
-                pending.outcome = later
-            finally:
-                pending.done.set()
-                with self._lock:
-                    del self._pending[digest]
+        if joined:
+            return self._outcome_of(pending)
+        try:
+            lane = self.cookie_lane if known_device else self.lane
+            pending.outcome = lane.run(self._check, client, name, password, digest,
+                                       accounts, account, known_device)
+        except TryLater as later:
+            pending.outcome = later
+        finally:
+            pending.done.set()
+            with self._lock:
+                del self._pending[digest]
         return self._outcome_of(pending)
+
+    def renewed_cookie(self, user, cookies):
+        """A new device cookie value for `user`, signed in with a password by a request
+        carrying `cookies`, or None: none is due (see DeviceCookies.renewal), `user` signs
+        in with a key (a key is never locked out), or there are no device cookies."""
+        if self.cookies is None or is_key_digest(user.password_hash):
+            return None
+        return self.cookies.renewal(cookies, user.name)
+
+    def _known_device(self, cookies, name):
+        """Whether `cookies` hold a valid device cookie of `name`, and the known devices of
+        `name` are not locked out (OWASP: device cookies that keep failing are locked out
+        like an untrusted client). So one who knows some password, and so holds a cookie
+        of that name, keeps the known devices' lane busy for `max_failures` checks at most
+        per `lockout`, and only a name's own cookies can lock out its known devices."""
+        return (self.cookies is not None and self.cookies.expiry(cookies, name) is not None
+                and not self.per_known_device.locked_for(name))
 
     def _pending_check(self, digest):
         """The check under way of these credentials and True, or a new one this request
@@ -384,38 +451,40 @@ class Logins:
             return pending, False
 
     def _outcome_of(self, pending):
-        """The User of a finished check; NotSignedIn or its TryLater otherwise, and TryLater
-        when it does not finish within the queue's wait limit."""
-        if not pending.done.wait(timeout=self.checks.wait_limit):
-            raise TryLater("Too many logins at once; retry shortly.", 1)
+        """The User of a finished check; NotSignedIn or its TryLater otherwise. A request
+        that joined a check under way waits for it only while no check failed within the
+        failure window: then the same credentials at once are a shop's pool or the staff
+        starting, and wait about one check; under a flood of wrong passwords (the same
+        guess from many addresses) they are refused at once, so the waiting never holds
+        threads beside the lanes'."""
+        if not pending.done.is_set():
+            if self.clock() - self._last_failed_check < self.failure_window:
+                raise TryLater(Lane.BUSY, 1)
+            if not pending.done.wait(timeout=self.JOIN_WAIT_LIMIT):
+                raise TryLater(Lane.BUSY, 1)
         if isinstance(pending.outcome, TryLater):  # raised afresh in each waiting thread
             raise TryLater(pending.outcome.detail, pending.outcome.seconds)
         return signed_in(pending.outcome)
 
-    def _check_in_turn(self, client, name, password, digest, accounts, account):
-        """The User of a password check run in its queue's turn, or None (wrong, counted
-        and remembered); TryLater when no turn comes."""
-        queue = name if account is not None else None
-        self.checks.take(queue)
-        try:
-            # Another request may have settled these very credentials while this one waited.
-            known = self._recalled(digest)
-            if known is not None:
-                return known or None
-            user = accounts.check(account, password)
-            if user is None:
-                self.per_name.count((client, name))
-                self.per_address.count(client)
-                # Only a configured name is logged: an unknown one may be a password
-                # typed in the wrong field. The address is escaped: it may come from a
-                # proxy's header.
-                log.info("wrong password for %s from %s",
-                         name if queue is not None else "an unknown name",
-                         client.encode("unicode_escape").decode("ascii"))
-            # Remembered before the turn is given back: the next in this queue may be a repeat.
-            return self._remember(digest, user, account is None or account.lasting, accounts)
-        finally:
-            self.checks.give_back(queue)
+    def _check(self, client, name, password, digest, accounts, account, known_device):
+        """The User of a password check, or None (wrong, counted and remembered)."""
+        # Another request may have settled these very credentials since this one looked.
+        known = self._recalled(digest)
+        if known is not None:
+            return known or None
+        user = accounts.check(account, password)
+        if user is None:
+            self._last_failed_check = self.clock()
+            self.per_name.count((client, name))
+            self.per_address.count(client)
+            if known_device:
+                self.per_known_device.count(name)
+            # Only a configured name is logged: an unknown one may be a password typed in
+            # the wrong field. The address is escaped: it may come from a proxy's header.
+            log.info("wrong password for %s from %s",
+                     name if account is not None else "an unknown name",
+                     client.encode("unicode_escape").decode("ascii"))
+        return self._remember(digest, user, account is None or account.lasting, accounts)
 
     def _recalled(self, digest):
         """The User of verified credentials, False if they failed within the window, None
@@ -506,14 +575,24 @@ class Authenticator:
     def process_resource(self, req, resp, resource, params):
         if resource is None or not getattr(resource, "auth_required", True):
             return
+        cookies = req.get_cookie_values(DeviceCookies.NAME) or ()
         try:
-            user = self.logins.sign_in(req.remote_addr, req.get_header("Authorization"))
+            user = self.logins.sign_in(req.remote_addr, req.get_header("Authorization"),
+                                       cookies)
         except NotSignedIn:
             raise falcon.HTTPUnauthorized(description="Valid credentials are required.",
                                           challenges=[self.CHALLENGE]) from None
         except TryLater as later:
             raise falcon.HTTPTooManyRequests(description=later.detail,
                                              retry_after=later.seconds) from None
+        renewed = self.logins.renewed_cookie(user, cookies)
+        if renewed is not None:
+            # Secure when the request came over TLS, which behind the trusted proxy its
+            # X-Forwarded-Proto says: `museum serve` has no TLS of its own, and a Secure
+            # cookie would not come back over a loopback development run's plain HTTP.
+            resp.set_cookie(DeviceCookies.NAME, renewed, max_age=DeviceCookies.LIFETIME,
+                            path=DeviceCookies.PATH, secure=req.scheme == "https",
+                            http_only=True, same_site="Strict")
         admitted = admitted_roles(resource, req.method)
         if not admitted:
             declared = getattr(resource, "needed_roles", {})
@@ -529,11 +608,15 @@ class Authenticator:
         self.logins.use_accounts(ConfiguredUsers(config.users, self.logins.accounts.devices))
 
 
-def authenticator_for(config, accounts=None, store=None):
+def authenticator_for(config, accounts=None, store=None, cookie_secret=None):
     """The Authenticator of `config`'s [auth] settings, over its [users] and the devices of
-    `store`, unless other `accounts` are given (the mock's)."""
+    `store`, unless other `accounts` are given (the mock's). Device cookies are signed with
+    a key derived from `cookie_secret`: the app hands over the QR secret, which every
+    instance on the database shares; without it (the mock), the config's or a random one."""
     auth = config["auth"]
+    secret = cookie_secret or config["tickets"]["qr_secret"] or secrets.token_hex(32)
     return Authenticator(Logins(
         accounts or ConfiguredUsers(config.users, store),
         max_failures=auth["max_failures"], max_address_failures=auth["max_address_failures"],
-        failure_window=auth["failure_window"], lockout=auth["lockout"]))
+        failure_window=auth["failure_window"], lockout=auth["lockout"],
+        cookies=DeviceCookies(secret)))

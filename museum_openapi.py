@@ -284,7 +284,12 @@ TAGS = {"Operations": "The museum's opening hours, and the days an admin changed
         "Reports": "What was sold.", "Description": "This OpenAPI description."}
 SECURITY = {"type": "http", "scheme": "basic", "description": (
     "Credentials of a user configured on the server. Each user has one role: "
-    f"{', '.join(ROLES)}; each role may do all that the ones before it may.")}
+    f"{', '.join(ROLES)}; each role may do all that the ones before it may. A password "
+    "sign-in answers a device cookie (`Set-Cookie: museum_device=...; Path=/v1.1; "
+    "HttpOnly; SameSite=Strict`, `Secure` over TLS), good for 30 days and renewed at most "
+    "daily: a client that sends it back with the same user's credentials passes the "
+    "lock-outs of failed logins and has its password checked in a turn of its own. It "
+    "signs nobody in by itself.")}
 # What an operation's description says after the roles it admits; each `{NAME}` is one of
 # the facts (`{{` a brace).
 PROSE = {
@@ -877,7 +882,8 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
                                     "Send the body as application/json."),
     "TooManyRequests": problem(
         429, "Too many wrong passwords for this user name from this address (or from "
-        "this address for any name), too many logins at once for one name, or, at the "
+        "this address for any name), another login's password being checked "
+        "(`Retry-After: 1`), or, at the "
         "door, too many unknown ticket codes or lookups from this user. Credentials "
         "verified before are never refused for failed logins.",
         _LOGINS_REFUSED["detail"], headers=_RETRY),

@@ -207,20 +207,90 @@ def test_the_same_credentials_at_once_are_checked_once_and_all_signed_in(config)
     assert users.checks == 1
 
 
-def test_distinct_wrong_passwords_at_once_stay_bounded_by_the_names_queue(config):
+def test_while_a_password_is_checked_another_is_refused_at_once_and_a_known_device_checks(
+        config):
     users = HeldUsers(config.users)
-    logins = museum_auth.Logins(users)  # two requests of a name check or wait at once
+    cookies = museum_auth.DeviceCookies("s" * 32)
+    logins = museum_auth.Logins(users, cookies=cookies)
     with ThreadPoolExecutor(2) as pool:
         first = pool.submit(logins.sign_in, "192.0.2.1",
                             basic("admin", "guess 1")["Authorization"])
         wait_until(lambda: users.checks == 1, 10, what="the first guess checking")
-        second = pool.submit(logins.sign_in, "192.0.2.1",
-                             basic("admin", "guess 2")["Authorization"])
-        wait_until(lambda: logins.checks.held("admin") == 2, 10, what="the second waiting")
-        with pytest.raises(museum_auth.TryLater):
-            logins.sign_in("192.0.2.1", basic("admin", "guess 3")["Authorization"])
+        with pytest.raises(museum_auth.TryLater) as later:  # at once: nothing to release
+            logins.sign_in("192.0.2.2", basic("visitor", "guess 2")["Authorization"])
+        assert later.value.seconds == 1
+        owner = pool.submit(logins.sign_in, "192.0.2.3", ADMIN["Authorization"],
+                            [cookies.issue("admin")])
+        wait_until(lambda: users.checks == 2, 10, what="the known device checking beside")
         users.release.set()
-        for guess in (first, second):
-            with pytest.raises(museum_auth.NotSignedIn):
-                guess.result(timeout=30)
-    assert users.checks == 2
+        with pytest.raises(museum_auth.NotSignedIn):
+            first.result(timeout=30)
+        assert owner.result(timeout=30) == config.users["admin"]
+
+
+def test_after_a_wrong_password_the_same_credentials_at_once_do_not_wait(config):
+    users = HeldUsers(config.users)
+    logins = museum_auth.Logins(users)
+    users.release.set()
+    with pytest.raises(museum_auth.NotSignedIn):
+        logins.sign_in("192.0.2.1", basic("admin", "guess 1")["Authorization"])
+    users.release.clear()
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(logins.sign_in, "192.0.2.1", ADMIN["Authorization"])
+        wait_until(lambda: users.checks == 2, 10, what="the right password checking")
+        with pytest.raises(museum_auth.TryLater):  # a flood's repeats hold no thread
+            logins.sign_in("192.0.2.2", ADMIN["Authorization"])
+        users.release.set()
+        assert first.result(timeout=30) == config.users["admin"]
+    assert logins.sign_in("192.0.2.2", ADMIN["Authorization"]) == config.users["admin"]
+
+
+# -- device cookies -----------------------------------------------------------------------
+
+def test_a_device_cookie_is_good_for_its_name_its_key_and_its_lifetime_only():
+    now = [1_800_000_000.0]
+    cookies = museum_auth.DeviceCookies("s" * 32, clock=lambda: now[0])
+    cookie = cookies.issue("gate")
+    expires = now[0] + cookies.LIFETIME
+    assert cookies.expiry([cookie], "gate") == expires
+    assert museum_auth.DeviceCookies("s" * 32).expiry([cookie], "gate") == expires  # instances
+    encoded, stamp, mac = cookie.split(":")
+    for not_one in [cookies.issue("gate2"), f"{encoded}:{int(stamp) + 86400}:{mac}",
+                    f"{encoded}:{stamp}:{mac[:-2]}AA", "gate", "", "a:b:c:d",
+                    museum_auth.DeviceCookies("t" * 32).issue("gate")]:
+        assert cookies.expiry([not_one], "gate") is None, not_one
+    assert cookies.expiry(["junk", cookie], "gate") == expires  # any valid one counts
+    now[0] = expires
+    assert cookies.expiry([cookie], "gate") is None  # expired
+
+
+def test_a_device_cookie_is_renewed_once_a_day_at_most():
+    now = [1_800_000_000.0]
+    cookies = museum_auth.DeviceCookies("s" * 32, clock=lambda: now[0])
+    cookie = cookies.issue("gate")
+    assert cookies.renewal([], "gate") and cookies.renewal([cookies.issue("admin")], "gate")
+    now[0] += cookies.RENEWED_AFTER - 1
+    assert cookies.renewal([cookie], "gate") is None
+    now[0] += 2
+    renewed = cookies.renewal([cookie], "gate")
+    assert cookies.expiry([renewed], "gate") == now[0] + cookies.LIFETIME
+
+
+def test_a_device_cookie_skips_the_lock_outs_until_its_names_devices_keep_failing(
+        config):
+    cookies = museum_auth.DeviceCookies("s" * 32)
+    logins = museum_auth.Logins(museum_auth.ConfiguredUsers(config.users), max_failures=3,
+                                cookies=cookies)
+    for _ in range(3):
+        logins.per_name.count(("192.0.2.1", "admin"))
+    with pytest.raises(museum_auth.TryLater):
+        logins.sign_in("192.0.2.1", basic("admin", "guess")["Authorization"])
+    cookie = [cookies.issue("admin")]
+    for number in range(3):  # the known device is checked, though its address is locked
+        with pytest.raises(museum_auth.NotSignedIn):
+            logins.sign_in("192.0.2.1", basic("admin", f"guess {number}")["Authorization"],
+                           cookie)
+    with pytest.raises(museum_auth.TryLater):  # three failures locked its devices out too
+        logins.sign_in("192.0.2.1", ADMIN["Authorization"], [cookies.issue("admin")])
+    assert logins.sign_in("192.0.2.2", ADMIN["Authorization"]) == config.users["admin"]
+    assert not logins.per_known_device.locked_for("visitor")  # a name's own cookies only
