@@ -34,6 +34,7 @@ from museum_config import (ADMIN_ROLE, CAPACITY_MAX, GATE_ROLE, PRICE_MAX, TICKE
                            TICKET_TYPES, TIME_OF_DAY, VISITOR_ROLE, LiveConfig, check_passwords,
                            load_config)
 from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours, days_as_set
+from museum_devices import DEVICE_FACTS, DevicePairing, DeviceSession
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, parse_config  # noqa: F401
 from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RULE, EntryTimes,
@@ -801,6 +802,7 @@ API_ROUTES = {
     "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
     "/availability": Availability, "/reports/sales": SalesReport,
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
+    "/devices/pair": DevicePairing, "/devices/session": DeviceSession,
     "/openapi.json": OpenAPIDocument}
 
 
@@ -815,7 +817,7 @@ def openapi_description():
         "LOOKUP_LIMIT": LOOKUP_LIMIT, "HOURS_HORIZON_DAYS": HOURS_HORIZON_DAYS,
         "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
-        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS})
+        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, **DEVICE_FACTS})
 
 
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"
@@ -896,7 +898,8 @@ def api_resources(live, store, clock, new_id):
             Admissions(store, secret, now, clock, guesses, entry_times),
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
-            Admission(store, clock, now, public_url))
+            Admission(store, clock, now, public_url), DevicePairing(store, clock),
+            DeviceSession(store, clock))
 
 
 def set_log_level(config):
