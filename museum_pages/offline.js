@@ -318,8 +318,9 @@ const doorOffline = (() => {
     timers.push(setInterval(refreshList, LIST_EVERY), setInterval(sendQueue, QUEUE_EVERY));
   }
 
-  // Signed out by a 401: the list goes; the queue stays for when this device is paired
-  // again (its scans are sent then, with the new key).
+  // Signed out by a 401 (the key revoked): the list goes; the queue stays for when this
+  // device signs in again under its name (its scans are sent then, with the new key). The
+  // attendant's sign-out sends or discards the queue first (signOut, discard).
   function stop() {
     timers.splice(0).forEach(clearInterval);
     if (device) localStorage.removeItem(LIST + device.name);
