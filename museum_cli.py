@@ -16,7 +16,6 @@ import signal
 import sys
 from contextlib import contextmanager
 from datetime import date
-from urllib.parse import quote
 
 import museum_passwords
 import museum_privacy

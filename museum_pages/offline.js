@@ -37,7 +37,7 @@ const doorOffline = (() => {
   let byDigest = new Map(); // code digest -> row index in list.tickets
   let queue = []; // [{id, body, scannedAt}], oldest first
   let reachable = true; // false once a scan or a send found no service
-  let sending = false;
+  let sending = null; // the queue's sending under way (a promise), or null
   const timers = [];
   const state = document.getElementById("offline-state");
 
@@ -264,10 +264,16 @@ const doorOffline = (() => {
   }
 
   // Sends the queue, oldest first, until it is empty or the service is not reached; each
-  // answer goes to the scan's row in the strip (`synced`).
-  async function sendQueue() {
-    if (sending || !device || !queue.length) return;
-    sending = true;
+  // answer goes to the scan's row in the strip (`synced`). A call while a sending is under
+  // way gets that one's promise: signing out waits for the scans already on their way.
+  function sendQueue() {
+    if (!sending && device && queue.length) {
+      sending = sendEach().finally(() => { sending = null; });
+    }
+    return sending ?? Promise.resolve();
+  }
+
+  async function sendEach() {
     try {
       while (device && queue.length) {
         const entry = queue[0];
@@ -281,8 +287,6 @@ const doorOffline = (() => {
       }
     } catch {
       setReachable(false);
-    } finally {
-      sending = false;
     }
     if (!queue.length) refreshList();
   }
