@@ -445,6 +445,9 @@ def test_the_form_signs_a_gate_user_in_with_a_session_and_refuses_an_admin(
     assert json.loads(stored_sign_in(browser)).keys() == {"name", "key"}
     assert not [value for value in local_storage(browser).values() if GATE_PASSWORD in value]
     assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth")
+    screenshot(browser, tmp_path, "scan-session.png")
     listed = museum_command(tmp_path / "ops", door_config, "devices",
                             "--db", server.database)
     assert re.search(rf"^{session} +gate +\S+ +-$", listed.out, re.MULTILINE), listed.out
