@@ -247,7 +247,8 @@ def anchored(regex):
 
 INFO = (
     "Opening hours, special events and tickets of the museum. Every operation except "
-    "fetching this description needs HTTP Basic credentials; creating, changing and "
+    "fetching this description and pairing a door device (its one-time code is its "
+    "credential) needs HTTP Basic credentials; creating, changing and "
     f"cancelling special events needs the {ADMIN_ROLE} role, admitting tickets at the door "
     f"the {GATE_ROLE} role or higher. Requests and responses are JSON, errors are RFC 9457 "
     "problem details (application/problem+json), and dates are ISO calendar dates in the "
