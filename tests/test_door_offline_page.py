@@ -5,7 +5,8 @@ admission shown green; with the service stopped, scans are decided from the day'
 worker still shows the page) and sent once the service is back, none admitted twice; two
 gates that were both offline and admitted one ticket see one admission and one double
 entry, in the strip and in the counters; a scan made offline is still read as a scan first
-(whatever window is open, through another keyboard layout).
+(whatever window is open, through another keyboard layout); signing out sends the queue or
+loses it only once confirmed, revokes the device and leaves no scan in the browser.
 
 The network between a page and the service is a small loopback proxy in the test
 (`Network`): it forwards every request, or drops the answers to admissions after the

@@ -415,6 +415,12 @@ def test_a_pairing_link_pairs_once(server, browser, tmp_path):
     assert sign_in_status(browser).startswith("This link is of an older kind")
     assert browser.current_url == f"http://127.0.0.1:{server.port}/scan"
     assert stored_sign_in(browser) is None
+    # A password an older page kept is erased at the next load.
+    browser.execute_script("localStorage.setItem('museum.scanner.signIn', "
+                           "JSON.stringify({name: 'gate', secret: arguments[0]}))", GATE_PASSWORD)
+    browser.refresh()
+    assert sign_in_status(browser).startswith("Open the pairing link")
+    assert stored_sign_in(browser) is None
 
 
 def test_the_form_signs_a_gate_user_in_with_a_session_and_refuses_an_admin(
