@@ -26,6 +26,7 @@ import storage
 from museum_access_log import AccessLog, SafeHeaders, open_access_log
 from museum_admissions import (ADMISSION_FIELDS, LOOKUP_FIELDS, LOOKUP_LIMIT, Admission,
                                AdmissionList, Admissions, AdmissionSummary, TicketLookup)
+from museum_devices import DEVICE_FACTS, DevicePairing, DeviceSession
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, load_config, parse_config  # noqa: F401
 from museum_config import LiveConfig, check_passwords
@@ -93,6 +94,7 @@ API_ROUTES = {
     "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
     "/availability": Availability, "/reports/sales": SalesReport,
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
+    "/devices/pair": DevicePairing, "/devices/session": DeviceSession,
     "/openapi.json": OpenAPIDocument}
 
 
@@ -108,7 +110,7 @@ def openapi_description():
         "LOOKUP_LIMIT": LOOKUP_LIMIT, "HOURS_HORIZON_DAYS": HOURS_HORIZON_DAYS,
         "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
-        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS})
+        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, **DEVICE_FACTS})
 
 
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"
@@ -190,7 +192,8 @@ def api_resources(live, store, clock, new_id):
             Admissions(store, secret, now, clock, guesses, entry_times),
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
-            Admission(store, clock, now, public_url))
+            Admission(store, clock, now, public_url), DevicePairing(store, clock),
+            DeviceSession(store, clock))
 
 
 def set_log_level(config):

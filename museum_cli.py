@@ -16,7 +16,6 @@ import signal
 import sys
 from contextlib import contextmanager
 from datetime import date
-from urllib.parse import quote
 
 import museum_passwords
 import museum_privacy
@@ -41,8 +40,9 @@ from museum_config import (
     warn_if_readable_by_others,
     where_exposed,
 )
-from museum_credentials import DEVICE_NAME, hash_key, hash_password, is_key_digest, new_device_key
 from museum_access_log import open_access_log
+from museum_credentials import DEVICE_NAME, hash_key, hash_password, is_key_digest, new_device_key
+from museum_devices import PAIRING_MINUTES, new_pairing, pairing_path
 from museum_door import EntryTimes, verify_ticket
 from museum_http import rfc3339
 from museum_services import (
@@ -55,6 +55,7 @@ from museum_services import (
     refuse_a_moved_database,
     utc_now,
 )
+from museum_vocabulary import GATE_ROLE
 
 log = logging.getLogger("museum")
 VERSION_LINE = f"museum {__version__} (interface {INTERFACE_VERSION})"
@@ -257,6 +258,10 @@ def command_add_device(args):
         print("museum: a device name is 1 to 64 letters, digits, '.', '_' or '-', starting "
               "with a letter or digit", file=sys.stderr)
         return 2
+    if args.qr and args.role != GATE_ROLE:
+        print("museum: --qr is for a gate device, which the scanner page pairs; a visitor "
+              "device (a web shop) is given its key", file=sys.stderr)
+        return 2
     config = _configured(args)
     if args.name in config.users:
         print(f"museum: {args.name} is a user of [users] in {config.source}: a device added "
@@ -266,32 +271,40 @@ def command_add_device(args):
     server = config["server"]
     base = (args.url or server["public_url"]
             or f"http://{server['host']}:{server['port']}").rstrip("/")
+    # A gate device's key is made when the scanner page exchanges the pairing code for
+    # it: until then its key is one nobody is shown. A visitor device is given its key.
     key = new_device_key()
+    now = utc_now()
+    code, pairing = new_pairing(now) if args.role == GATE_ROLE else (None, None)
     url = config["storage"]["url"]
     with _devices_of(config) as store:
         try:
-            store.add_device(args.name, args.role, hash_key(key), rfc3339(utc_now()))
+            store.add_device(args.name, args.role, hash_key(key), rfc3339(now), pairing)
         except storage.DeviceExists:
             print(f"museum: a device named {args.name} is in use: revoke it first (museum "
-                  f"revoke-device {args.name}), then add it again for a new key",
-                  file=sys.stderr)
+                  f"revoke-device {args.name}), then add it again", file=sys.stderr)
             return 2
-    # The key travels in the fragment, which browsers never send: it reaches no server log.
-    link = f"{base}/scan#device={quote(args.name, safe='')}&key={quote(key, safe='')}"
     print(f"Device {args.name} ({args.role}) added to {storage.display_url(url)}: every "
           f"service on that database lets it sign in from now on, without a restart.")
-    print(f"Key of device {args.name} (shown only now; the database keeps only its digest):")
-    print(f"  {key}")
-    print("Pairing link (it holds the key: send it only to the device), which opens the "
-          "scanner page signed in:")
+    if code is None:
+        print(f"Key of device {args.name} (shown only now; the database keeps only its "
+              f"digest):")
+        print(f"  {key}")
+        return 0
+    # The code travels in the fragment, which browsers never send; the page exchanges it
+    # for the key in a POST at once, so no address ever holds the key.
+    link = base + pairing_path(code)
+    print(f"Pairing link, valid for {PAIRING_MINUTES} minutes and once: opened on the "
+          f"device, it fetches the device's key and signs the scanner page in.")
     print(f"  {link}")
     if args.qr:
         import segno
 
-        with owner_only_file(args.qr) as image:  # it holds the key
+        with owner_only_file(args.qr) as image:  # it pairs a device until used or expired
             segno.make_qr(link).save(image, kind="png", scale=8)
-        print(f"The pairing link is in the QR code written to {args.qr}: scanned, it opens "
-              f"the scanner page signed in. It holds the key: keep it as you would the key.")
+        print(f"The pairing link is in the QR code written to {args.qr}: scanned within "
+              f"{PAIRING_MINUTES} minutes, it pairs the device. Keep it as you would a key "
+              f"until then.")
     return 0
 
 
@@ -431,19 +444,23 @@ def _setup_commands(commands):
     hash_cmd.set_defaults(run=command_hash_password)
 
     device = commands.add_parser(
-        "add-device", help="make a key for a device (a door's scanner, a web shop), add the "
-        "device to the database and print the key once; running services accept it at once",
-        description="Make a random key (192 bits) for a device, which signs in with its name "
-                    "as the user and the key as the password. Adds the device to the "
-                    "configured database (which keeps only the key's digest) and prints the "
-                    "key once, with the pairing link. Every service on the database lets the "
-                    "device sign in from its next request: no restart.")
+        "add-device", help="add a device (a door's scanner, a web shop) to the database: a "
+        "gate device gets a one-time pairing link, a visitor device its key; running "
+        "services accept it at once",
+        description="Add a device, which signs in with its name as the user and a random "
+                    "key (192 bits) as the password, to the configured database (which "
+                    "keeps only the key's digest). A gate device gets a pairing link "
+                    f"(/scan#pair=CODE), valid {PAIRING_MINUTES} minutes and once: the "
+                    "scanner page opened by it fetches the key in a POST and keeps it, so "
+                    "no address or history ever holds the key. A visitor device (a web "
+                    "shop) gets its key, printed once. Every service on the database lets "
+                    "the device sign in from its next request: no restart.")
     device.add_argument("name", help="the device's user name, such as gate-north")
     device.add_argument("--role", required=True, choices=["gate", "visitor"],
                         help="gate: a door's scanner; visitor: an integration such as a web shop")
     device.add_argument("--qr", metavar="FILE.png",
-                        help="also write the pairing link, which opens /scan signed in, as a "
-                        "QR code PNG")
+                        help="gate devices: also write the pairing link as a QR code PNG "
+                        "(readable by its owner only)")
     device.add_argument("--url", help="the service's address in the link (default: [server] "
                         "public_url, else http://host:port of the config)")
     _config_flags(device)

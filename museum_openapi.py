@@ -134,8 +134,9 @@ def document(resources, facts):
             "securitySchemes": {"MuseumPlaceholderAuth": SECURITY},
             "parameters": _parameters(facts), "headers": HEADERS,
             "schemas": {**_field_schemas(facts), **_ticket_schemas(facts),
-                        **_door_schemas(), **SCHEMAS_FIXED},
-            "responses": {**_responses(facts), **_door_responses(), **ANSWERS_FIXED},
+                        **_door_schemas(), **_device_schemas(facts), **SCHEMAS_FIXED},
+            "responses": {**_responses(facts), **_door_responses(),
+                          **_device_responses(facts), **ANSWERS_FIXED},
         },
     }
 
@@ -269,7 +270,8 @@ def anchored(regex):
 
 INFO = (
     "Opening hours, special events and tickets of the museum. Every operation except "
-    "fetching this description needs HTTP Basic credentials; each names the roles whose "
+    "fetching this description and pairing a door device (its one-time code is its "
+    "credential) needs HTTP Basic credentials; each names the roles whose "
     f"credentials it accepts (of {', '.join(ROLES)}) in its first sentence and in its "
     "`x-roles` list. Requests and responses are JSON, errors are RFC 9457 "
     "problem details (application/problem+json), and dates are ISO calendar dates in the "
@@ -403,6 +405,23 @@ PROSE = {
     "getTicketCode": "Returns the ticket's QR code as a PNG image, sent as `image/png`. "
     "`application/octet-stream` is listed too, for client generators that hand back the "
     "bytes of that type only.",
+    "pairDevice": "Needs no credentials: the one-time code is the credential. `museum "
+    "add-device` makes a gate device with a code valid for {PAIRING_MINUTES} minutes, in "
+    "the pairing link `/scan#pair=CODE` (the code in the fragment, which no browser sends). "
+    "The scanner page sends the code here, in the body, and gets the device's name and a "
+    "key made now, which it keeps: the key is never in an address. A code pairs once; a "
+    "used or expired one answers 410, an unknown one 404. {PAIRING_FAILURES} unknown, used "
+    "or expired codes from one client address within {PAIRING_WINDOW} s make it wait "
+    "(429).",
+    "startDeviceSession": "A gate device's key or a gate user's password; not an admin's, "
+    "as the door's page signs in gates only. A gate user's password is exchanged for a device session: a "
+    "new device named for the user and the moment (listed by `museum devices`, revoked like "
+    "any device), and its key, which the page keeps instead of the password. A device's key "
+    "answers 204: it signs in as it is.",
+    "endDeviceSession": "The credentials of a device of the database (a device session, "
+    "or a paired device): the page's sign-out revokes the device it signed "
+    "in as, so its key signs in nowhere from then on. A user's password, or a device of "
+    "`[users]`, revokes nothing (409).",
     "changeMuseumDay": "Closes one day (a storm, a strike), or gives it "
     "other opening hours or another general entry capacity, over the configured ones; "
     "the day must be today or later. Stored in the database: the opening hours, the "
@@ -531,6 +550,7 @@ def _request_examples(facts):
             closed=("Closed for the day", {"closed": True, "note": "Storm warning"}),
             hours=("Other hours and capacity", example_of(
                 facts["DAY_FIELDS"], closed=None, note=None))),
+        "pairDevice": {"example": example_of(facts["PAIRING_FIELDS"])},
         "lookupTickets": _named(
             email=("By the buyer's email address", example_of(lookup, code=None, date=None)),
             code=("By the random part of the code, on a day",
@@ -538,10 +558,16 @@ def _request_examples(facts):
     }
 
 
+_DEVICE_KEY = {"name": "gate-20271029-091405", "role": GATE_ROLE,
+               "key": "cOq8mR2k5lI_7bW0xYz1vT3nA9sD4fGh"}
+
+
 def _answer_examples(facts):
     """EXAMPLES, and those of the answers made from the facts."""
     event = {"eventId": _EVENT_ID, **example_of(facts["EVENT_FIELDS"], capacity=None)}
     return {**EXAMPLES, "createSpecialEvent": event, "listSpecialEvents": [event],
+            "pairDevice": {**_DEVICE_KEY, "name": "door-north"},
+            "startDeviceSession": _DEVICE_KEY,
             "getOpenApiDescription": {"openapi": "3.1.0", "info": {
                 "title": "Museum API", "version": facts["INTERFACE_VERSION"]}}}
 
@@ -754,6 +780,30 @@ def _door_schemas():
                                       {"type": "string", "enum": list(TICKET_STATUSES)},
                                       {"type": "string", "format": "date-time"},
                                       {"type": "string"}]}}}),
+    }
+
+
+def _device_schemas(facts):
+    return {"PairingRequest": body_schema(facts["PAIRING_FIELDS"]),
+            "DeviceKey": facts["KEY_ANSWER"]}
+
+
+def _device_responses(facts):
+    """The refusals of pairing and of a door device's sign-in (museum_devices)."""
+    spent = facts["SPENT_CODE"]
+    return {
+        "UnknownPairingCode": problem(404, "No pairing code is this one, or its device was "
+                                      "revoked.", facts["UNKNOWN_CODE"]),
+        "PairingCodeSpent": named_problems(
+            "The pairing code paired a device before, or expired; nothing was changed.",
+            "Problem", {why: problem_body(410, spent[why]) for why in ("used", "expired")}),
+        "PairingLimited": problem(
+            429, "Too many unknown, used or expired pairing codes from this client "
+            "address: `Retry-After` says when it may try again.", facts["PAIRING_LIMITED"],
+            headers=_RETRY),
+        "NotAStoredDevice": problem(
+            409, "The credentials are a user's password or a device of `[users]`, not a "
+            "device of the database; nothing was revoked.", facts["NOT_A_STORED_DEVICE"]),
     }
 
 

@@ -42,10 +42,13 @@ def needs_role(role):
 def admitted_roles(resource, method):
     """The roles that may call `method` of `resource` (HEAD as GET), least powerful first:
     every role where the resource needs no credentials; else the role it declares in
-    `needed_roles` for the method and those above it (ROLES is in order of power); none for
-    a method it does not declare. The Authenticator enforces it, the OpenAPI description
-    states it."""
+    `needed_roles` for the method and those above it (ROLES is in order of power), or
+    exactly the roles it declares as a tuple (the door's sign-in: gates, not admins); none
+    for a method it does not declare. The Authenticator enforces it, the OpenAPI
+    description states it."""
     if not getattr(resource, "auth_required", True):
         return ROLES
     needed = getattr(resource, "needed_roles", {}).get("GET" if method == "HEAD" else method)
-    return () if needed is None else ROLES[ROLES.index(needed):]
+    if needed is None or isinstance(needed, tuple):
+        return needed or ()
+    return ROLES[ROLES.index(needed):]

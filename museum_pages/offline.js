@@ -37,7 +37,7 @@ const doorOffline = (() => {
   let byDigest = new Map(); // code digest -> row index in list.tickets
   let queue = []; // [{id, body, scannedAt}], oldest first
   let reachable = true; // false once a scan or a send found no service
-  let sending = false;
+  let sending = null; // the queue's sending under way (a promise), or null
   const timers = [];
   const state = document.getElementById("offline-state");
 
@@ -264,10 +264,16 @@ const doorOffline = (() => {
   }
 
   // Sends the queue, oldest first, until it is empty or the service is not reached; each
-  // answer goes to the scan's row in the strip (`synced`).
-  async function sendQueue() {
-    if (sending || !device || !queue.length) return;
-    sending = true;
+  // answer goes to the scan's row in the strip (`synced`). A call while a sending is under
+  // way gets that one's promise: signing out waits for the scans already on their way.
+  function sendQueue() {
+    if (!sending && device && queue.length) {
+      sending = sendEach().finally(() => { sending = null; });
+    }
+    return sending ?? Promise.resolve();
+  }
+
+  async function sendEach() {
     try {
       while (device && queue.length) {
         const entry = queue[0];
@@ -281,8 +287,6 @@ const doorOffline = (() => {
       }
     } catch {
       setReachable(false);
-    } finally {
-      sending = false;
     }
     if (!queue.length) refreshList();
   }
@@ -318,8 +322,9 @@ const doorOffline = (() => {
     timers.push(setInterval(refreshList, LIST_EVERY), setInterval(sendQueue, QUEUE_EVERY));
   }
 
-  // Signed out by a 401: the list goes; the queue stays for when this device is paired
-  // again (its scans are sent then, with the new key).
+  // Signed out by a 401 (the key revoked): the list goes; the queue stays for when this
+  // device signs in again under its name (its scans are sent then, with the new key). The
+  // attendant's sign-out sends or discards the queue first (signOut, discard).
   function stop() {
     timers.splice(0).forEach(clearInterval);
     if (device) localStorage.removeItem(LIST + device.name);

@@ -2,10 +2,11 @@
 // mode, by hand, or read by the camera) is sent to POST /v1.1/admissions, and the answer
 // fills the screen.
 //
-// The page signs in by itself: it asks once for a device's name and key (or a gate user's
-// name and password), or reads them from a pairing link (/scan#device=NAME&key=KEY, the key
-// in the fragment so that it never reaches a server or its log), keeps them in this
-// browser until "Sign out", and sends them as Basic credentials with every API call.
+// The page signs in by itself, gates only: by a pairing link (/scan#pair=CODE, a one-time
+// code exchanged for the device's key in a POST), or by a gate user's name and password
+// (exchanged once for a device session) or a gate device's name and key in its form. It
+// keeps the device's key only, in this browser until "Sign out" (which revokes it and
+// erases the scans kept here), and sends it as Basic credentials with every API call.
 //
 // For a queue at the door: every answer also goes into a strip of this device's last scans
 // (kept across reloads), so a refusal hidden by the next scan is still seen; the outcome
@@ -28,7 +29,7 @@ const nameField = document.getElementById("name");
 const secretField = document.getElementById("secret");
 const signInButton = document.getElementById("sign-in-button");
 const scanner = document.getElementById("scanner");
-const device = document.getElementById("device");
+const deviceName = document.getElementById("device");
 const signOutButton = document.getElementById("sign-out");
 const form = document.getElementById("entry");
 const field = document.getElementById("code");
@@ -64,7 +65,7 @@ const REQUEST_TIMEOUT = 10000; // ms; a hung network reads as no connection
 const BUSY_TRIES = 3; // sends of one request answered "busy" (429, Retry-After: 1)
 const COUNTERS_EVERY = 30000; // ms; other gates admit too
 const SAME_CODE_PAUSE = 3000; // ms a code must leave the camera's view to be sent again
-const STORED = "museum.scanner.signIn"; // localStorage: {name, secret} of this device
+const STORED = "museum.scanner.signIn"; // localStorage: {name, key} of this device
 const SETTINGS = "museum.scanner.settings"; // localStorage: {clearAfter, muted}
 const RECENT = "museum.scanner.recent."; // localStorage, + device name: its strip of scans
 const STRIP_LENGTH = 20; // scans kept in the strip
@@ -174,6 +175,8 @@ const FAILURES = {
 const SERVER_ERROR = ["Server error", "try again"];
 const NO_CONNECTION = ["Offline", "no connection — try again"];
 const KEY_REVOKED = "Signed out: this device's key is no longer valid";
+const GATES_ONLY = "Only a gate device or a gate user signs in here, not an admin or a " +
+  "visitor: nothing was kept";
 const RETRYING = "Checking… (retrying)";
 const LONG_HEADLINE = 16; // characters ("Already admitted"); longer ones are set smaller
 
@@ -320,38 +323,55 @@ function signal(admitted) {
 
 // --- Signing in ------------------------------------------------------------------------
 
-let signedIn = null; // {name, secret} of this device, or null while signed out
+// The page keeps one secret: a device's key, never a password and never in an address.
+// A pairing link carries a one-time code in its fragment, exchanged at once for the key in a
+// POST; a gate user's password typed in the form is exchanged once for a device session (a
+// device of its own, and its key); a gate device's key typed in the form is kept as it is.
+// Admins and visitors are refused here, and nothing of theirs is kept.
+let signedIn = null; // {name, key} of this device, or null while signed out
 
 function storedSignIn() {
   try {
     const stored = JSON.parse(localStorage.getItem(STORED));
-    return stored && stored.name && stored.secret ? stored : null;
+    if (stored && stored.name && stored.key) return stored;
   } catch {
-    return null;
+    // unreadable: signed out
   }
+  // Older versions of the page kept {name, secret}, which may be a password: gone.
+  localStorage.removeItem(STORED);
+  return null;
 }
 
 // Basic credentials, UTF-8 encoded as the service's challenge asks (btoa takes Latin-1).
-function basicAuthorization({ name, secret }) {
+function basicAuthorization(name, secret) {
   const bytes = new TextEncoder().encode(`${name}:${secret}`);
   return "Basic " + btoa(String.fromCharCode(...bytes));
 }
 
-function showScanner(credentials) {
-  signedIn = credentials;
-  device.textContent = `Signed in as ${credentials.name}`;
+function deviceAuthorization() {
+  return signedIn ? basicAuthorization(signedIn.name, signedIn.key) : null;
+}
+
+function showScanner(device) {
+  signedIn = device;
+  deviceName.textContent = `Signed in as ${device.name}`;
   deviceCount.textContent = "";
   signInForm.hidden = true;
   scanner.hidden = false;
   layoutNoted = false;
   loadRecent();
   doorOffline.start({
-    name: credentials.name, send: call, synced, revoked: () => signOut(KEY_REVOKED),
+    name: device.name, send: call, synced, revoked: () => signOut(KEY_REVOKED),
   });
   showMute();
   showReady();
   field.focus();
   refreshCounters();
+}
+
+function keepDevice(device) {
+  localStorage.setItem(STORED, JSON.stringify(device));
+  showScanner(device);
 }
 
 function showSignIn(message, isProblem) {
@@ -366,8 +386,12 @@ function showSignIn(message, isProblem) {
   (nameField.value ? secretField : nameField).focus();
 }
 
+// Forgets what this browser holds of the device: its key and its strip of scans, and the
+// day's list (offline.js), which keeps the queue of unsent admissions for when this device
+// signs in again. A 401 signs out so: the key is no longer valid.
 function signOut(message, isProblem = true) {
   if (isProblem) signal(false);
+  if (signedIn) eraseRecent();
   doorOffline.stop();
   localStorage.removeItem(STORED);
   secretField.value = "";
@@ -378,51 +402,80 @@ function signOut(message, isProblem = true) {
 function signInProblem(status, retryAfter) {
   if (status === null) return "Offline: no connection — try again";
   if (status === 401) return "Wrong name, key or password: check them and try again";
-  if (status === 403) return "This user may not admit tickets: sign in as a gate";
+  if (status === 403) return GATES_ONLY;
   if (status === 429) return tooManyAttempts(retryAfter);
   return "Server error: try again";
 }
 
-// Checks the credentials with a read only gates may make, and keeps them if they work.
-async function signIn(credentials) {
+// The form's name and key or password: a gate user's password becomes a device session
+// (201: a device and its key), a gate device's key signs in as it is (204). The password
+// leaves the page with this one request.
+async function signIn(name, secret) {
   showSignIn("Signing in…", false);
+  secretField.value = "";
   signInButton.disabled = true;
   let status = null;
+  let answer = {};
   let retryAfter = null;
   try {
-    [status, , retryAfter] = await call("/v1.1/admissions/summary", {}, credentials);
+    [status, answer, retryAfter] = await call("/v1.1/devices/session", { method: "POST" },
+      basicAuthorization(name, secret));
   } catch {
     // no answer: status stays null
   }
   signInButton.disabled = false;
-  if (status === 200) {
-    localStorage.setItem(STORED, JSON.stringify(credentials));
-    showScanner(credentials);
-    return;
-  }
-  if (status === 401 || status === 403) secretField.value = ""; // to type another
+  if (status === 201) return keepDevice({ name: answer.name, key: answer.key });
+  if (status === 204) return keepDevice({ name, key: secret });
   showSignIn(signInProblem(status, retryAfter), true);
 }
 
-// A pairing link's fragment fills the form and signs in; it is then removed from the
-// address, so that the key is not left in the history or shown on screen.
+// A pairing link (/scan#pair=CODE): the fragment leaves the address at once, then the code
+// is exchanged for the device's name and key. Any other fragment (an older link's key) is
+// removed unused.
 function pairFromLink() {
-  const link = new URLSearchParams(location.hash.slice(1));
-  if (!link.has("device") || !link.has("key")) return false;
+  if (!location.hash) return false;
+  const code = new URLSearchParams(location.hash.slice(1)).get("pair");
   history.replaceState(null, "", location.pathname + location.search);
-  nameField.value = link.get("device");
-  secretField.value = link.get("key");
-  signIn({ name: nameField.value, secret: secretField.value });
+  if (!code) {
+    showSignIn("This link is of an older kind, which pairs no more: have a new one made " +
+      "(museum add-device)", true);
+    return true;
+  }
+  pair(code);
   return true;
+}
+
+async function pair(code) {
+  showSignIn("Pairing…", false);
+  let status = null;
+  let answer = {};
+  let retryAfter = null;
+  try {
+    [status, answer, retryAfter] = await call("/v1.1/devices/pair", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ code }),
+    }, null);
+  } catch {
+    // no answer: status stays null
+  }
+  if (status === 200) {
+    nameField.value = answer.name;
+    return keepDevice({ name: answer.name, key: answer.key });
+  }
+  const problem = status === 404 || status === 410 ? answer.detail
+    : status === null ? "Offline: no connection — open the pairing link again"
+      : signInProblem(status, retryAfter);
+  showSignIn(problem, true);
 }
 
 signInForm.addEventListener("submit", (event) => {
   event.preventDefault();
-  signIn({ name: nameField.value.trim(), secret: secretField.value });
+  signIn(nameField.value.trim(), secretField.value);
 });
 
-// Admissions made offline are sent before signing out; if the service cannot be reached,
-// signing out loses them, which the attendant must confirm with a tap.
+// Signing out: the admissions made offline are sent first (if the service cannot be
+// reached, signing out loses them, which the attendant confirms with a tap); then the
+// device's key is revoked, and the strip, the day's list and the queue are erased.
 const signOutStatus = document.getElementById("sign-out-status");
 const signOutAnyway = document.getElementById("sign-out-anyway");
 const SIGNED_OUT = "Signed out. Sign in again to scan.";
@@ -430,16 +483,35 @@ const SIGNED_OUT = "Signed out. Sign in again to scan.";
 signOutButton.addEventListener("click", async () => {
   signOutStatus.textContent = "Sending the admissions made offline…";
   const unsent = await doorOffline.signOut();
-  if (!unsent) return signOut(SIGNED_OUT, false);
-  signOutStatus.textContent = `${unsent} admission${unsent === 1 ? "" : "s"} made offline ` +
-    "could not be sent: the service cannot be reached. Sign out when it answers, or lose them.";
+  if (!unsent) return endSession();
+  const these = unsent === 1 ? "1 admission made offline has" :
+    `${unsent} admissions made offline have`;
+  signOutStatus.textContent = `${these} not reached the service, which cannot be reached ` +
+    "now. Signing out now loses them: the visitors are in, but the service will not know. " +
+    "Wait until it answers, or sign out and lose them.";
   signOutAnyway.hidden = false;
 });
 
 signOutAnyway.addEventListener("click", () => {
   doorOffline.discard();
-  signOut(SIGNED_OUT, false);
+  endSession();
 });
+
+// The key is revoked before the browser forgets it; without an answer it is forgotten all
+// the same, and the attendant is told whom to ask to revoke it.
+async function endSession() {
+  const { name } = signedIn;
+  signOutStatus.textContent = "Signing out…";
+  let status = null;
+  try {
+    [status] = await call("/v1.1/devices/session", { method: "DELETE" });
+  } catch {
+    // no answer: status stays null
+  }
+  const revoked = [204, 401, 409].includes(status); // 409: a device of the config's [users]
+  signOut(revoked ? SIGNED_OUT : `Signed out, but the service could not be told: have ` +
+    `${name} revoked (museum revoke-device ${name})`, !revoked);
+}
 
 window.addEventListener("hashchange", pairFromLink);
 
@@ -465,6 +537,19 @@ function loadRecent() {
     if (scan.tone === "busy") Object.assign(scan, { tone: "error", word: "No answer" });
   }
   renderStrip();
+}
+
+// The strip's scans leave the screen and the browser.
+function eraseRecent() {
+  localStorage.removeItem(recentKey());
+  recent = [];
+  latestScan = null;
+  shownScan = null;
+  openedScan = null;
+  strip.replaceChildren();
+  details.replaceChildren();
+  scanFacts.replaceChildren();
+  found.replaceChildren();
 }
 
 function saveRecent() {
@@ -585,8 +670,9 @@ function answered(scan, status, answer, retryAfter) {
 
 // --- Admitting -------------------------------------------------------------------------
 
-// [status, parsed body or {}, Retry-After, headers] of one API call with `credentials`.
-async function call(path, options = {}, credentials = signedIn) {
+// [status, parsed body or {}, Retry-After, headers] of one API call, with the device's key
+// unless another `authorization` is given (null: none).
+async function call(path, options = {}, authorization = deviceAuthorization()) {
   for (let attempt = 1; ; attempt++) {
     // From the origin, not relative to the page: fetch() refuses a URL that carries
     // user:password@, as an old bookmark of the page might. Credentials "omit": the browser
@@ -595,7 +681,7 @@ async function call(path, options = {}, credentials = signedIn) {
     const response = await fetch(location.origin + path, {
       cache: "no-store", credentials: "omit", signal: AbortSignal.timeout(REQUEST_TIMEOUT),
       ...options,
-      headers: { ...options.headers, Authorization: basicAuthorization(credentials) },
+      headers: { ...options.headers, ...(authorization && { Authorization: authorization }) },
     });
     // A short Retry-After on 429 means another login's password was being checked: this
     // request was not handled at all, so sending it again is safe.
@@ -1004,7 +1090,7 @@ function pressedEnter(event) {
 
 function takeScan(text) {
   if (!signedIn) {
-    signInStatus.textContent = "Scan after signing in: first sign in with the device's key";
+    signInStatus.textContent = "Scan after signing in: first open the pairing link, or sign in";
     signInStatus.classList.add("problem");
     return;
   }

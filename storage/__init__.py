@@ -118,6 +118,15 @@ class DeviceExists(StorageError):
     """A device of that name is in use (added and not revoked)."""
 
 
+class PairingSpent(StorageError):
+    """A one-time pairing code can no longer pair: `why` is "used" (it paired a device
+    before) or "expired"."""
+
+    def __init__(self, why):
+        super().__init__(f"the pairing code was {why}")
+        self.why = why
+
+
 class LimitReached(StorageError):
     """A limit the caller set was reached (see `create_ticket`, `undo_admission`); nothing
     was written. `first` is when the earliest of the counted actions was done (RFC 3339 UTC
@@ -445,11 +454,22 @@ class Store(ABC):
         backend can. Return False when it could not finish now (try again later)."""
 
     @abstractmethod
-    def add_device(self, name, role, key_digest, created_at):
+    def add_device(self, name, role, key_digest, created_at, pairing=None):
         """Record the device `name` with its `role` and the digest of its key
         (museum_credentials.hash_key's `key$salt$digest`), added at `created_at` (RFC 3339 UTC
-        text); it signs in from the commit on, on every instance. `DeviceExists` while a
-        device of that name is in use; a revoked one's name may be taken again."""
+        text); it signs in from the commit on, on every instance. With `pairing`, a
+        `(code digest, expires at)` pair, its one-time pairing code is recorded in the
+        same transaction (see `pair_device`). `DeviceExists` while a device of that name
+        is in use; a revoked one's name may be taken again."""
+
+    @abstractmethod
+    def pair_device(self, code_digest, key_digest, now):
+        """Spend the one-time pairing code whose digest is `code_digest` at `now` (RFC 3339
+        UTC text): its device signs in with the key of `key_digest` from the commit on,
+        and with no key it had before. Returns the device's `{"name", "role"}`. Of two
+        exchanges of one code at once, one pairs. `NotFound` if no code has that digest or
+        its device was revoked; `PairingSpent` if the code was used before or expired
+        (`expires at` not after `now`); nothing is written then."""
 
     @abstractmethod
     def revoke_device(self, name, revoked_at):

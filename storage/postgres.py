@@ -302,6 +302,15 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN sold_at text",
         "CREATE INDEX tickets_by_seller ON tickets (sold_by, sold_at)",
     ],
+    [
+        # One-time pairing codes of the devices: as sqlite's step 18 says.
+        """CREATE TABLE device_pairings (
+            code_digest text PRIMARY KEY,
+            device_id bigint NOT NULL REFERENCES devices (id),
+            expires_at text NOT NULL,
+            used_at text
+        )""",
+    ],
 ]
 
 

@@ -35,6 +35,7 @@ from storage import (
     LimitReached,
     NotAllowed,
     NotFound,
+    PairingSpent,
     SchemaBehind,
     SchemaTooNew,
     SoldOut,
@@ -1123,16 +1124,44 @@ class SQLStore(Store):
 
     # -- devices --------------------------------------------------------------------------
 
-    def add_device(self, name, role, key_digest, created_at):
+    def add_device(self, name, role, key_digest, created_at, pairing=None):
         with self._writing() as conn:
             # The unique index of the devices in use refuses a second one of that name, on
             # any instance: of two adds at once, one inserts and the other does nothing.
             inserted = conn.execute(
                 "INSERT INTO devices (name, role, key_digest, created_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING",
-                (name, role, key_digest, created_at))
-            if inserted.rowcount == 0:
+                "ON CONFLICT (name) WHERE revoked_at IS NULL DO NOTHING RETURNING id",
+                (name, role, key_digest, created_at)).fetchone()
+            if inserted is None:
                 raise DeviceExists(name)
+            if pairing is not None:
+                conn.execute("INSERT INTO device_pairings (code_digest, device_id, expires_at) "
+                             "VALUES (?, ?, ?)", (pairing[0], inserted[0], pairing[1]))
+
+    def pair_device(self, code_digest, key_digest, now):
+        with self._writing() as conn:
+            # One statement spends the code: of two exchanges at once, one finds it unused.
+            spent = conn.execute(
+                "UPDATE device_pairings SET used_at = ? WHERE code_digest = ? AND "
+                "used_at IS NULL AND expires_at > ? RETURNING device_id",
+                (now, code_digest, now)).fetchone()
+            if spent is None:
+                raise self._unpaired(conn, code_digest)
+            device = conn.execute(
+                "UPDATE devices SET key_digest = ? WHERE id = ? AND revoked_at IS NULL "
+                "RETURNING name, role", (key_digest, spent[0])).fetchone()
+            if device is None:  # revoked since: the code is spent with nothing written
+                raise NotFound(code_digest)
+        return {"name": device[0], "role": device[1]}
+
+    @staticmethod
+    def _unpaired(conn, code_digest):
+        """Why the code of `code_digest` pairs nothing: the error to raise."""
+        row = conn.execute("SELECT used_at FROM device_pairings WHERE code_digest = ?",
+                           (code_digest,)).fetchone()
+        if row is None:
+            return NotFound(code_digest)
+        return PairingSpent("used" if row[0] else "expired")
 
     def revoke_device(self, name, revoked_at):
         with self._writing() as conn:

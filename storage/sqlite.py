@@ -305,6 +305,18 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN sold_at TEXT",
         "CREATE INDEX tickets_by_seller ON tickets (sold_by, sold_at)",
     ],
+    [
+        # One-time pairing codes of the devices (museum add-device): a digest of the code,
+        # never the code; the device whose key it fetches once, until when, and when it
+        # was used (NULL: not yet). A used or expired row stays, so that the page is told
+        # which of the two its code is.
+        """CREATE TABLE device_pairings (
+            code_digest TEXT PRIMARY KEY,
+            device_id INTEGER NOT NULL REFERENCES devices (id),
+            expires_at TEXT NOT NULL,
+            used_at TEXT
+        ) WITHOUT ROWID""",
+    ],
 ]
 
 

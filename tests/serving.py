@@ -20,13 +20,14 @@ LISTENING = re.compile(r"listening on (?:http://127\.0\.0\.1:(\d+)|unix:)")
 
 
 class Server:
-    """A started server: its process, port (None on a unix socket) and the log lines it
-    wrote so far."""
+    """A started server: its process, port (None on a unix socket), the log lines it
+    wrote so far and, for `museum serve`, its database (a sqlite file or a URL)."""
 
     def __init__(self, process, port, log_path):
         self.process = process
         self.port = port
         self.log_path = log_path
+        self.database = None
 
     def log(self):
         return self.log_path.read_text(encoding="utf-8", errors="replace")
@@ -111,9 +112,11 @@ def start_server(directory, config_text, *extra_args, db=None):
     config_path.write_text(config_text, encoding="utf-8")
     # --port would win over the config's socket.
     listen = [] if UNIX_SOCKET.search(config_text) else ["--port", "0"]
-    return start_process(directory, "server", "-m", "museum_cli", "serve", "--config",
-                         str(config_path), *listen,
-                         "--db", db or str(directory / "museum.sqlite3"), *extra_args)
+    database = db or str(directory / "museum.sqlite3")
+    server = start_process(directory, "server", "-m", "museum_cli", "serve", "--config",
+                           str(config_path), *listen, "--db", database, *extra_args)
+    server.database = database
+    return server
 
 
 def start_mock(directory, *extra_args):

@@ -3,6 +3,7 @@ revoke-device` write the database, and every instance on it accepts a new key or
 revoked one from its next request, with no restart and no other request refused meanwhile.
 And the same password sent many times at once is checked once, every request answered."""
 
+import json
 import re
 import threading
 import time
@@ -19,7 +20,7 @@ from serving import running_instances, running_server, wait_until
 
 SUMMARY = "/v1.1/admissions/summary"
 HOURS = "/v1.1/museum-hours"
-KEY_LINE = re.compile(r"^  ([A-Za-z0-9_-]{32})$", re.MULTILINE)
+PAIRING_LINK = re.compile(r"/scan#pair=([A-Za-z0-9_-]+)$", re.MULTILINE)
 
 
 def device_key(name, role="gate"):
@@ -108,9 +109,18 @@ def watching(servers, devices):
             running.result()
 
 
+def paired(server, name, added):
+    """The Authorization header of the device `museum add-device` said `added` of, paired
+    through `server` as the scanner page pairs: with the key made then."""
+    status, _, answer = server.request("POST", "/v1.1/devices/pair", {
+        "code": PAIRING_LINK.search(added)[1]})
+    assert status == 200, answer
+    return basic(name, json.loads(answer)["key"])
+
+
 def add_and_revoke_while_others_are_served(directory, config_text, db, servers, others):
-    """Add a device with `museum add-device` while `servers` run, see every one of them
-    accept its key within 5 s, revoke it, see each refuse it within 5 s; meanwhile
+    """Add a device with `museum add-device` while `servers` run, pair it, see every one of
+    them accept its key within 5 s, revoke it, see each refuse it within 5 s; meanwhile
     `others` (devices' headers by name) are answered 200 every time."""
     for server in servers:
         for headers in others.values():
@@ -119,7 +129,7 @@ def add_and_revoke_while_others_are_served(directory, config_text, db, servers, 
         added = museum_command(directory, config_text, "add-device", "door-north", "--role",
                                "gate", "--db", db)
         assert added.status == 0, added.err
-        north = basic("door-north", KEY_LINE.search(added.out)[1])
+        north = paired(servers[0], "door-north", added.out)
         for server in servers:
             wait_until(lambda: server.request("GET", SUMMARY, headers=north)[0] == 200, 5,
                        what="the new device let in")
@@ -144,8 +154,8 @@ def test_a_device_added_and_revoked_on_a_running_service(tmp_path, devices_confi
     added = museum_command(tmp_path / "ops", config_text, "add-device", "door-east", "--role",
                            "gate", "--db", db)
     assert added.status == 0, added.err
-    east = basic("door-east", KEY_LINE.search(added.out)[1])
     with running_server(tmp_path, config_text, db=db) as server:
+        east = paired(server, "door-east", added.out)
         add_and_revoke_while_others_are_served(
             tmp_path / "ops", config_text, db, [server],
             {"door-east": east, "door-west": west, "gate": basic("gate", "gate")})
@@ -159,7 +169,7 @@ def test_a_device_added_and_revoked_on_two_instances_over_postgres(tmp_path, dev
         added = museum_command(tmp_path / "ops", config_text, "add-device", "door-east",
                                "--role", "gate", "--db", postgres_url)
         assert added.status == 0, added.err
-        east = basic("door-east", KEY_LINE.search(added.out)[1])
+        east = paired(servers[1], "door-east", added.out)
         add_and_revoke_while_others_are_served(
             tmp_path / "ops", config_text, postgres_url, servers,
             {"door-east": east, "door-west": west})

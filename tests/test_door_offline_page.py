@@ -5,7 +5,8 @@ admission shown green; with the service stopped, scans are decided from the day'
 worker still shows the page) and sent once the service is back, none admitted twice; two
 gates that were both offline and admitted one ticket see one admission and one double
 entry, in the strip and in the counters; a scan made offline is still read as a scan first
-(whatever window is open, through another keyboard layout).
+(whatever window is open, through another keyboard layout); signing out sends the queue or
+loses it only once confirmed, revokes the device and leaves no scan in the browser.
 
 The network between a page and the service is a small loopback proxy in the test
 (`Network`): it forwards every request, or drops the answers to admissions after the
@@ -15,6 +16,7 @@ time for the page: each test waits on what the page shows, with a deadline.
 docs/door.md.
 """
 
+import json
 import re
 import socket
 import socketserver
@@ -28,7 +30,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import test_scan_page as scan_page
-from conftest import ADMIN
+from conftest import ADMIN, basic
 from serving import running_server, wait_until
 import test_door_page as door_page
 from test_door_page import SCREENS, fits_the_screen, outcome, strip_rows
@@ -50,19 +52,19 @@ NOT_IN_THE_LIST = {"ticketId": "5b0c1a3e-8f7d-4c2b-9a61-0d4e3f2a1b9c",
 
 @pytest.fixture(scope="module")
 def door_config():
-    """Two gates, as at two entrances, and an admin."""
-    return config_with_users({"admin": "admin", "visitor": "visitor", "gate2": "gate",
-                              "door-south": "gate"})
+    """An admin, a visitor and a gate user; the gates (gate2, door-south) are paired."""
+    return config_with_users({"admin": "admin", "visitor": "visitor", "gate": "gate"})
 
 
 class Network:
-    """A loopback proxy in front of the service at `port`, one request per connection
+    """A loopback proxy in front of `server`, one request per connection
     (`Connection: close`, so the browser never resends on a reused one). `lose_answers()`:
     admissions still reach the service, but their answers are dropped (the connection is
     closed unanswered); `cut()`: nothing gets through; `mend()`: everything does again."""
 
-    def __init__(self, port):
-        self.upstream = port
+    def __init__(self, server):
+        self.upstream = server.port
+        self.database = server.database  # where a device is paired (pairing_link)
         self.mode = "up"
         self.lost = 0  # answers to admissions dropped so far
         self.listener = socketserver.ThreadingTCPServer(("127.0.0.1", 0), self._handler())
@@ -131,7 +133,7 @@ def read_to_end(connection):
 
 @contextmanager
 def network_to(server):
-    network = Network(server.port)
+    network = Network(server)
     try:
         yield network
     finally:
@@ -342,3 +344,86 @@ def test_two_offline_gates_admitting_one_ticket_report_one_double_entry(server, 
     assert admissions_of(server, ticket) == 1
     status, summary = call(server, "GET", "/v1.1/admissions/summary", GATE_AUTH)
     assert summary["admitted"]["general"] == 1 and summary["doubleEntries"] == 1
+
+
+# -- signing out ------------------------------------------------------------------------------
+
+def kept_in_browser(driver):
+    """What the page's origin keeps: (localStorage as {key: value}, the names of its
+    IndexedDB databases, the paths its service worker's caches hold)."""
+    return driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        (async () => {
+          const databases = await indexedDB.databases();
+          const paths = [];
+          for (const name of await caches.keys()) {
+            const kept = await caches.open(name);
+            paths.push(...(await kept.keys()).map((request) => new URL(request.url).pathname));
+          }
+          return [Object.fromEntries(Object.entries(localStorage)),
+                  databases.map((database) => database.name), paths];
+        })().then(done, (error) => done(String(error)));""")
+
+
+def assert_nothing_of(tickets, driver):
+    """The browser keeps nothing of `tickets` (ids, codes, QR texts) and no scan at all:
+    only the scanner's settings, and the page's own files."""
+    storage_kept, databases, paths = kept_in_browser(driver)
+    text = " ".join([*storage_kept, *storage_kept.values(), *databases, *paths])
+    for ticket in tickets:
+        for part in (ticket["ticketId"], ticket["confirmationCode"], typed_part(ticket)):
+            assert part not in text
+    assert set(storage_kept) <= {"museum.scanner.settings"}, storage_kept
+    assert databases == []
+    assert set(paths) <= {"/scan", "/scan/scan.js", "/scan/scan.css", "/scan/offline.js"}
+
+
+def sign_out(driver):
+    driver.find_element(By.ID, "settings").click()
+    driver.find_element(By.ID, "sign-out").click()
+
+
+def test_signing_out_offline_loses_the_queue_only_once_confirmed_and_keeps_no_scan(
+        server, browser, tmp_path):
+    set_screen(browser, **scan_page.SMALL_PHONE)
+    today = today_at(server).isoformat()
+    online, offline = buy(server, today), buy(server, today)
+    with network_to(server) as network:
+        open_page_as(browser, network)
+        assert scan(browser, qr(online))[:2] == ("good", "Admitted")
+        network.cut()
+        assert scan(browser, typed_part(offline)) == ("good", "Admitted (offline)",
+                                                      OFFLINE_LINES)
+        sign_out(browser)
+        lose = browser.find_element(By.ID, "sign-out-anyway")
+        WebDriverWait(browser, 15).until(lambda d: lose.is_displayed())
+        assert shown(browser, "sign-out-status").startswith(
+            "1 admission made offline has not reached the service")
+        assert waiting(browser) == "Offline · 1 to send"  # nothing lost before the tap
+        screenshot(browser, tmp_path, "scan-sign-out-unsent.png")
+
+        lose.click()
+        assert scan_page.sign_in_status(browser) == (
+            "Signed out, but the service could not be told: have gate2 revoked (museum "
+            "revoke-device gate2)")
+        screenshot(browser, tmp_path, "scan-signed-out-offline.png")
+        assert_nothing_of([online, offline], browser)
+        network.mend()
+    assert admissions_of(server, offline) == 0  # lost, as the attendant confirmed
+
+
+def test_signing_out_sends_the_queue_revokes_the_device_and_keeps_no_scan(server, browser):
+    today = today_at(server).isoformat()
+    ticket = buy(server, today)
+    with network_to(server) as network:
+        open_page_as(browser, network)
+        key = json.loads(scan_page.stored_sign_in(browser))["key"]
+        network.cut()
+        assert scan(browser, qr(ticket)) == ("good", "Admitted (offline)", OFFLINE_LINES)
+        network.mend()
+        sign_out(browser)
+        assert scan_page.sign_in_status(browser) == "Signed out. Sign in again to scan."
+        assert_nothing_of([ticket], browser)
+    assert admissions_of(server, ticket) == 1
+    status, _ = call(server, "GET", "/v1.1/admissions/summary", basic("gate2", key))
+    assert status == 401  # revoked

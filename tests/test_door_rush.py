@@ -21,10 +21,9 @@ import test_scan_page as scan_page
 from conftest import ADMIN, VISITOR
 from test_door_page import (LONG_NAME, SIGNAL_WATCH, fits_the_screen, outcome, set_clear_after,
                             signals, strip_rows, wait_for_strip)
-from serving import running_server
-from test_scan_page import (GATE_AUTH, buy, call, config_with_users, csp_violations, open_page,
-                            qr, screenshot, shown, sign_in_status, stored_sign_in, today_at,
-                            type_as_a_person)
+from test_scan_page import (GATE_AUTH, buy, call, csp_violations, open_page, qr,
+                            revoke_device, screenshot, shown, sign_in_status,
+                            stored_sign_in, today_at, type_as_a_person)
 
 pytestmark = scan_page.pytestmark
 door_config, server, browser = scan_page.door_config, scan_page.server, scan_page.browser
@@ -309,26 +308,22 @@ def test_an_admins_undo_shows_in_the_strip_within_30_s(server, browser):
 
 
 def test_a_revoked_key_signs_out_with_the_refusal_tone_and_a_scan_is_no_password(
-        tmp_path, door_config, browser):
+        server, browser):
     browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SIGNAL_WATCH})
-    with running_server(tmp_path, door_config) as server:
-        port = server.port
-        ticket = buy(server, today_at(server).isoformat())
-        open_page(browser, server)
+    ticket = buy(server, today_at(server).isoformat())
+    open_page(browser, server)
     signals(browser)
-    # The same address, now without the gate user: its key was revoked.
-    revoked = config_with_users({"admin": "admin", "visitor": "visitor"})
-    with running_server(tmp_path, revoked, "--port", str(port)) as server:
-        scanner_types(browser, qr(ticket))
-        assert sign_in_status(browser) == "Signed out: this device's key is no longer valid"
-        assert signals(browser) == [220, 220, ["vibrate", [200, 100, 200]]]
-        assert browser.switch_to.active_element.get_attribute("id") == "secret"
+    revoke_device(server)
+    scanner_types(browser, qr(ticket))
+    assert sign_in_status(browser) == "Signed out: this device's key is no longer valid"
+    assert signals(browser) == [220, 220, ["vibrate", [200, 100, 200]]]
+    assert browser.switch_to.active_element.get_attribute("id") == "secret"
 
-        # The next visitor's scan lands on the form: said, and never sent as the password.
-        sign_ins = server.log().count("/v1.1/admissions/summary")
-        scanner_types(browser, qr(ticket))
-        WebDriverWait(browser, 10).until(
-            lambda d: shown(d, "sign-in-status").startswith("Scan after signing in"))
-        assert browser.find_element(By.ID, "secret").get_attribute("value") == ""
-        assert stored_sign_in(browser) is None
-        assert server.log().count("/v1.1/admissions/summary") == sign_ins
+    # The next visitor's scan lands on the form: said, and never sent as the password.
+    sign_ins = server.log().count("/v1.1/devices/session")
+    scanner_types(browser, qr(ticket))
+    WebDriverWait(browser, 10).until(
+        lambda d: shown(d, "sign-in-status").startswith("Scan after signing in"))
+    assert browser.find_element(By.ID, "secret").get_attribute("value") == ""
+    assert stored_sign_in(browser) is None
+    assert server.log().count("/v1.1/devices/session") == sign_ins

@@ -6,11 +6,14 @@ members naming it are compared by presence and checked against the schema."""
 import json
 import re
 import uuid
+from datetime import timedelta
 
 import pytest
 import webtest
 
 import museum
+import museum_credentials
+import museum_devices
 import museum_http
 import storage
 from conftest import ADMIN, GATE, NOW, PASSWORDS, TODAY, VISITOR, basic, quick_hash
@@ -241,6 +244,43 @@ def undo_limit(client, store):
     return client.delete(path, headers=GATE, status=429)
 
 
+PAIR = "/v1.1/devices/pair"
+SESSION = "/v1.1/devices/session"
+
+
+def paired_at(store, moment):
+    """The pairing code of a gate device added at `moment`."""
+    code, pairing = museum_devices.new_pairing(moment)
+    store.add_device("door-north", "gate", museum_credentials.hash_key("unused"),
+                     "2026-11-22T11:00:00Z", pairing)
+    return code
+
+
+def unknown_pairing_code(client, store):
+    return client.post_json(PAIR, {"code": "Xq3v9Jd0bq1mZr2Lw8Ya4g"}, status=404)
+
+
+def used_pairing_code(client, store):
+    code = paired_at(store, NOW)
+    client.post_json(PAIR, {"code": code}, status=200)
+    return client.post_json(PAIR, {"code": code}, status=410)
+
+
+def expired_pairing_code(client, store):
+    code = paired_at(store, NOW - timedelta(minutes=museum_devices.PAIRING_MINUTES))
+    return client.post_json(PAIR, {"code": code}, status=410)
+
+
+def pairing_limited(client, store):
+    for number in range(museum_devices.PAIRING_FAILURES):
+        client.post_json(PAIR, {"code": f"guess-{number}"}, status=404)
+    return client.post_json(PAIR, {"code": "Xq3v9Jd0bq1mZr2Lw8Ya4g"}, status=429)
+
+
+def not_a_stored_device(client, store):
+    return client.delete(SESSION, headers=GATE, status=409)
+
+
 def service_unavailable(client, store):
     def unavailable(event_id):
         raise storage.Unavailable("the database is down")
@@ -282,6 +322,11 @@ CASES = {
     "UndoLimitReached/too-many-logins": too_many_requests,
     "UndoLimitReached/undo-limit": undo_limit,
     "ServiceUnavailable": service_unavailable,
+    "UnknownPairingCode": unknown_pairing_code,
+    "PairingCodeSpent/used": used_pairing_code,
+    "PairingCodeSpent/expired": expired_pairing_code,
+    "PairingLimited": pairing_limited,
+    "NotAStoredDevice": not_a_stored_device,
 }
 
 

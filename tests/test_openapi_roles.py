@@ -11,7 +11,7 @@ import pytest
 from conftest import ADMIN, GATE, VISITOR
 from described import SERVER, operations
 from museum_vocabulary import needs_role
-from museum_config import ROLES
+from museum_vocabulary import ROLES
 
 CREDENTIALS = {"visitor": VISITOR, "gate": GATE, "admin": ADMIN}
 # A value for each path parameter: well formed, naming nothing stored.

@@ -16,10 +16,11 @@ rewrites those of docs/door.md.
 import json
 import os
 import re
-from contextlib import contextmanager
-from datetime import date, datetime, timedelta
+import shutil
+import sqlite3
+from contextlib import closing, contextmanager
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -32,9 +33,12 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import museum_credentials
+import museum_devices
 import museum_door
+import storage
 from commands import museum_command
-from conftest import ADMIN, PASSWORDS, VISITOR, basic
+from conftest import ADMIN, PASSWORDS, VISITOR, basic, quick_hash
+from museum_http import rfc3339
 from serving import running_server
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -48,7 +52,8 @@ CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-
                   "--disable-component-update", "--disable-sync")
 QR_SECRET = "scanner-page-test-secret-0123456789abcdef"
 GATE_PASSWORD = PASSWORDS["gate"]
-GATE_AUTH = basic("gate2", GATE_PASSWORD)  # a gate user named as staff would be
+GATE_AUTH = basic("gate", GATE_PASSWORD)  # the gate user of [users]
+SCANNER = "gate2"  # the device the pages' tests pair (museum add-device)
 # The browser's zone, which is not the museum's (UTC): the page shows the museum's times.
 BROWSER_ZONE = "Asia/Kolkata"
 PHONE = {"width": 400, "height": 800}
@@ -58,11 +63,13 @@ EVENT_NAME = "Night at the Museum"
 
 def config_with_users(users):
     """UTC, open every day (any day the test runs sells general tickets), a fixed QR key, and
-    `users` ({name: role}, each with its PASSWORDS entry or the gate's)."""
+    `users` ({name: role}, each with its PASSWORDS entry or the gate's). The hashes are cheap:
+    a revoked device's name is an unknown one, which pays a hash as costly as the configured
+    ones, and the page decides a scan offline when no answer comes within 2 s."""
     hours = "".join(f"{day} = 08:00-20:00\n" for day in
                     ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
     lines = "".join(
-        f"{name} = {role}:{museum_credentials.hash_password(PASSWORDS.get(name, GATE_PASSWORD))}\n"
+        f"{name} = {role}:{quick_hash(PASSWORDS.get(name, GATE_PASSWORD))}\n"
         for name, role in users.items())
     return ("[museum]\ntimezone = UTC\n"
             f"[tickets]\nqr_secret = {QR_SECRET}\n"
@@ -73,7 +80,7 @@ def config_with_users(users):
 @pytest.fixture(scope="module")
 def door_config():
     """An admin, a visitor and a gate user."""
-    return config_with_users({"admin": "admin", "visitor": "visitor", "gate2": "gate"})
+    return config_with_users({"admin": "admin", "visitor": "visitor", "gate": "gate"})
 
 
 @pytest.fixture
@@ -137,14 +144,42 @@ def qr(receipt, secret=QR_SECRET):
     return museum_door.qr_text(secret, receipt["ticketId"], receipt["confirmationCode"])
 
 
-def pairing_link(server, name="gate2", secret=GATE_PASSWORD):
-    """The address a QR code pairs a scanner with: the secret in the fragment."""
-    return (f"http://127.0.0.1:{server.port}/scan"
-            f"#device={quote(name, safe='')}&key={quote(secret, safe='')}")
+def add_device(database, name, pairing=None):
+    """The gate device `name` added to `database` as `museum add-device` adds it (one of
+    that name in use is revoked first): with `pairing`, its code's (digest, expiry)."""
+    store = storage.open_store(database, migrate=False)
+    try:
+        now = datetime.now(timezone.utc)
+        key_digest = museum_credentials.hash_key(museum_credentials.new_device_key())
+        try:
+            store.add_device(name, "gate", key_digest, rfc3339(now), pairing)
+        except storage.DeviceExists:
+            store.revoke_device(name, rfc3339(now))
+            store.add_device(name, "gate", key_digest, rfc3339(now), pairing)
+    finally:
+        store.close()
+
+
+def pairing_link(origin, name=SCANNER):
+    """The pairing link of a new gate device `name` of the service at `origin` (a server,
+    or a Network in front of one): its one-time code in the fragment."""
+    code, pairing = museum_devices.new_pairing(datetime.now(timezone.utc))
+    add_device(origin.database, name, pairing)
+    return f"http://127.0.0.1:{origin.port}/scan#pair={code}"
+
+
+def revoke_device(server, name=SCANNER):
+    """`museum revoke-device` of `name`, as it writes the database."""
+    store = storage.open_store(server.database, migrate=False)
+    try:
+        store.revoke_device(name, rfc3339(datetime.now(timezone.utc)))
+    finally:
+        store.close()
 
 
 def open_page(driver, server, userinfo=""):
-    """The page opened by its pairing link, once it is signed in and shows the counters."""
+    """The page opened by a new device's pairing link, once it is signed in and shows the
+    counters."""
     driver.get(pairing_link(server).replace("//", f"//{userinfo}", 1))
     WebDriverWait(driver, 10).until(lambda d: counter_rows(d).get("General entry"))
 
@@ -283,7 +318,7 @@ def test_page_fits_a_phone_without_a_camera_api_and_says_when_the_server_is_gone
                                                                                  browser):
     set_screen(browser, **SMALL_PHONE)
     # Opened as an old kiosk bookmark might be, with credentials in the address too.
-    open_page(browser, server, userinfo=f"gate2:{GATE_PASSWORD}@")
+    open_page(browser, server, userinfo=f"gate:{GATE_PASSWORD}@")
     assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
     assert browser.execute_script(
         "return document.documentElement.scrollWidth <= window.innerWidth")
@@ -315,66 +350,142 @@ def test_page_fits_a_phone_without_a_camera_api_and_says_when_the_server_is_gone
 
 # -- signing in and out ----------------------------------------------------------------------
 
-def test_a_pairing_link_signs_the_scanner_in_until_sign_out(server, browser, tmp_path):
+def history_cells(profile):
+    """Every value of every table of Chromium's History database in `profile`, as text,
+    read from a copy (a running Chromium holds a lock on the file)."""
+    copy = profile.parent / "History-copy"
+    shutil.copyfile(profile / "Default" / "History", copy)
+    with closing(sqlite3.connect(copy)) as history:
+        tables = [row[0] for row in history.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return [str(cell) for table in tables
+                for row in history.execute(f'SELECT * FROM "{table}"') for cell in row]
+
+
+def local_storage(driver):
+    """{key: value} of the page's localStorage."""
+    return driver.execute_script("return Object.fromEntries(Object.entries(localStorage))")
+
+
+def test_a_pairing_link_signs_in_and_leaves_no_key_in_the_history(server, tmp_path):
+    """The link's one-time code is in Chromium's History (a fragment is kept there whatever
+    the page does), the key it fetched nowhere in it."""
+    profile = tmp_path / "chromium-profile"
+    link = pairing_link(server)
+    with chromium(profile) as browser:
+        set_screen(browser, **SMALL_PHONE)
+        browser.get(link)
+        WebDriverWait(browser, 10).until(lambda d: shown(d, "device") == "Signed in as gate2")
+        assert browser.current_url == f"http://127.0.0.1:{server.port}/scan"
+        kept = json.loads(stored_sign_in(browser))
+        assert kept.keys() == {"name", "key"} and kept["name"] == "gate2"
+        key = kept["key"]
+        assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
+        # Opened again without the link, as after a restart of the phone: still signed in.
+        browser.get(f"http://127.0.0.1:{server.port}/scan")
+        WebDriverWait(browser, 10).until(lambda d: shown(d, "device") == "Signed in as gate2")
+        assert key not in browser.page_source
+        screenshot(browser, tmp_path, "scan-paired.png")
+    # Quit: Chromium has written its History.
+    cells = history_cells(profile)
+    assert link in cells  # the visit is there, fragment and all: the check below can fail
+    assert not [cell for cell in cells if key in cell]
+    assert set(re.findall(r"#pair=([A-Za-z0-9_-]+)", " ".join(cells))) == {
+        link.rpartition("#pair=")[2]}
+    assert key not in server.log()
+    status, used = call(server, "POST", "/v1.1/devices/pair", {},
+                        {"code": link.rpartition("#pair=")[2]})
+    assert (status, used["detail"]) == (410, museum_devices.SPENT_CODE["used"])
+
+
+def test_a_pairing_link_pairs_once(server, browser, tmp_path):
     set_screen(browser, **SMALL_PHONE)
-    open_page(browser, server)
-    assert shown(browser, "device") == "Signed in as gate2"
-    # The key left the address at once: not in the history, not on screen.
-    assert browser.current_url == f"http://127.0.0.1:{server.port}/scan"
-    assert GATE_PASSWORD not in browser.page_source and GATE_PASSWORD not in server.log()
-    assert json.loads(stored_sign_in(browser)) == {"name": "gate2", "secret": GATE_PASSWORD}
-    assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
-
-    # Opened again without the link, as after a restart of the phone: still signed in.
-    browser.get(f"http://127.0.0.1:{server.port}/scan")
+    link = pairing_link(server)
+    browser.get(link)
     WebDriverWait(browser, 10).until(lambda d: shown(d, "device") == "Signed in as gate2")
-    assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
+    browser.execute_script("localStorage.clear()")
+    browser.get(link)
+    assert sign_in_status(browser) == museum_devices.SPENT_CODE["used"]
+    assert browser.current_url == f"http://127.0.0.1:{server.port}/scan"
+    screenshot(browser, tmp_path, "scan-pairing-used.png")
+    browser.get(f"http://127.0.0.1:{server.port}/scan#pair=made-up-code")
+    assert sign_in_status(browser) == museum_devices.UNKNOWN_CODE
+    # A link of the kind older versions made, with a key in it, is refused and removed.
+    browser.get(f"http://127.0.0.1:{server.port}/scan#device=gate2&key=secret")
+    assert sign_in_status(browser).startswith("This link is of an older kind")
+    assert browser.current_url == f"http://127.0.0.1:{server.port}/scan"
+    assert stored_sign_in(browser) is None
+    # A password an older page kept is erased at the next load.
+    browser.execute_script("localStorage.setItem('museum.scanner.signIn', "
+                           "JSON.stringify({name: 'gate', secret: arguments[0]}))", GATE_PASSWORD)
+    browser.refresh()
+    assert sign_in_status(browser).startswith("Open the pairing link")
+    assert stored_sign_in(browser) is None
 
-    browser.find_element(By.ID, "settings").click()
-    browser.find_element(By.ID, "sign-out").click()
-    assert sign_in_status(browser) == "Signed out. Sign in again to scan."
-    assert stored_sign_in(browser) is None and shown(browser, "scanner") is None
+
+def test_the_form_signs_a_gate_user_in_with_a_session_and_refuses_an_admin(
+        server, browser, tmp_path, door_config):
+    set_screen(browser, **SMALL_PHONE)
+    (tmp_path / "ops").mkdir()
     browser.get(f"http://127.0.0.1:{server.port}/scan")
     assert sign_in_status(browser).startswith("Open the pairing link")
     screenshot(browser, tmp_path, "scan-sign-in.png")
-    assert csp_violations(browser) == []
-
-
-def test_the_form_signs_in_and_a_wrong_password_is_said_plainly(server, browser, tmp_path):
-    set_screen(browser, **SMALL_PHONE)
-    browser.get(f"http://127.0.0.1:{server.port}/scan")
-    sign_in_with_form(browser, "gate2", "not-the-password")
+    sign_in_with_form(browser, "gate", "not-the-password")
     message = sign_in_status(browser)
     assert message == "Wrong name, key or password: check them and try again"
     assert browser.find_element(By.ID, "secret").get_attribute("value") == ""
     assert "{" not in browser.find_element(By.TAG_NAME, "body").text
     screenshot(browser, tmp_path, "scan-wrong-password.png")
 
-    sign_in_with_form(browser, "visitor", PASSWORDS["visitor"])
-    assert sign_in_status(browser) == "This user may not admit tickets: sign in as a gate"
-    assert stored_sign_in(browser) is None
-    assert browser.find_element(By.ID, "secret").get_attribute("value") == ""
+    for name in ("admin", "visitor"):
+        sign_in_with_form(browser, name, PASSWORDS[name])
+        assert sign_in_status(browser) == ("Only a gate device or a gate user signs in here, "
+                                           "not an admin or a visitor: nothing was kept")
+        assert local_storage(browser) == {}
+        assert browser.find_element(By.ID, "secret").get_attribute("value") == ""
+    screenshot(browser, tmp_path, "scan-admin-refused.png")
 
-    sign_in_with_form(browser, "gate2", GATE_PASSWORD)
-    WebDriverWait(browser, 10).until(lambda d: shown(d, "device") == "Signed in as gate2")
+    sign_in_with_form(browser, "gate", GATE_PASSWORD)
+    WebDriverWait(browser, 10).until(
+        lambda d: (shown(d, "device") or "").startswith("Signed in as gate-"))
+    session = shown(browser, "device").removeprefix("Signed in as ")
+    assert re.fullmatch(r"gate-\d{8}-\d{6}(-[0-9a-f]{4})?", session)
+    assert json.loads(stored_sign_in(browser)).keys() == {"name", "key"}
+    assert not [value for value in local_storage(browser).values() if GATE_PASSWORD in value]
     assert scan(browser, "ticket-general-000000-00000")[:2] == ("bad", "Unknown")
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth")
+    screenshot(browser, tmp_path, "scan-session.png")
+    listed = museum_command(tmp_path / "ops", door_config, "devices",
+                            "--db", server.database)
+    assert re.search(rf"^{session} +gate +\S+ +-$", listed.out, re.MULTILINE), listed.out
+
+    browser.find_element(By.ID, "settings").click()
+    browser.find_element(By.ID, "sign-out").click()
+    assert sign_in_status(browser) == "Signed out. Sign in again to scan."
+    assert stored_sign_in(browser) is None and shown(browser, "scanner") is None
+    listed = museum_command(tmp_path / "ops", door_config, "devices",
+                            "--db", server.database)
+    assert not re.search(rf"^{session} +gate +\S+ +-$", listed.out, re.MULTILINE), listed.out
+    assert csp_violations(browser) == []
 
 
 def test_a_locked_out_sign_in_says_how_long_to_wait(server, browser):
     for number in range(10):  # [auth] max_failures wrong passwords for this name and address
         status, _ = call(server, "GET", "/v1.1/admissions/summary",
-                         basic("gate2", f"guess-{number}"))
+                         basic("gate", f"guess-{number}"))
         assert status == 401
-    browser.get(pairing_link(server))
+    browser.get(f"http://127.0.0.1:{server.port}/scan")
+    sign_in_with_form(browser, "gate", GATE_PASSWORD)
     assert re.fullmatch(r"Too many attempts, retry in \d+ s", sign_in_status(browser))
 
 
 def test_a_device_paired_by_its_link_admits_until_its_key_is_revoked(tmp_path, door_config,
                                                                      browser):
     """As a museum pairs a phone while the service runs: `museum add-device` adds the
-    device and prints the pairing link; the link signs the page in with the key, which
-    admits; once `museum revoke-device` has run, the page says the key is no longer valid.
-    No restart."""
+    device and prints the pairing link; the link signs the page in with a key of its own,
+    which admits; once `museum revoke-device` has run, the page says the key is no longer
+    valid. No restart."""
     set_screen(browser, **SMALL_PHONE)
     (tmp_path / "ops").mkdir()
     db = str(tmp_path / "museum.sqlite3")
@@ -385,14 +496,13 @@ def test_a_device_paired_by_its_link_admits_until_its_key_is_revoked(tmp_path, d
         assert added.status == 0, added.err
         lines = [line.strip() for line in added.out.splitlines()]
         link = next(line for line in lines
-                    if line.startswith(f"http://127.0.0.1:{server.port}/scan#"))
+                    if line.startswith(f"http://127.0.0.1:{server.port}/scan#pair="))
         ticket = buy(server, today_at(server).isoformat())
         browser.get(link)
         WebDriverWait(browser, 10).until(lambda d: shown(d, "device") == "Signed in as door-north")
         assert browser.current_url == f"http://127.0.0.1:{server.port}/scan"
         assert scan(browser, qr(ticket))[:2] == ("good", "Admitted")
-        key = link.rpartition("key=")[2]
-        assert key not in server.log()
+        assert json.loads(stored_sign_in(browser))["key"] not in server.log()
         revoked = museum_command(tmp_path / "ops", door_config, "revoke-device", "door-north",
                                  "--db", db)
         assert revoked.status == 0, revoked.err
@@ -400,16 +510,12 @@ def test_a_device_paired_by_its_link_admits_until_its_key_is_revoked(tmp_path, d
         assert sign_in_status(browser) == "Signed out: this device's key is no longer valid"
 
 
-def test_a_revoked_key_signs_the_scanner_out(tmp_path, door_config, browser):
+def test_a_revoked_key_signs_the_scanner_out(server, browser, tmp_path):
     set_screen(browser, **SMALL_PHONE)
-    with running_server(tmp_path, door_config) as server:
-        port = server.port
-        open_page(browser, server)
-    # The same address, now without the device: its key was revoked.
-    revoked = config_with_users({"admin": "admin", "visitor": "visitor"})
-    with running_server(tmp_path, revoked, "--port", str(port)):
-        browser.find_element(By.ID, "code").send_keys("ticket-general-000000-00000" + Keys.ENTER)
-        assert sign_in_status(browser) == "Signed out: this device's key is no longer valid"
-        assert stored_sign_in(browser) is None
-        assert browser.find_element(By.ID, "name").get_attribute("value") == "gate2"
-        screenshot(browser, tmp_path, "scan-signed-out.png")
+    open_page(browser, server)
+    revoke_device(server)
+    browser.find_element(By.ID, "code").send_keys("ticket-general-000000-00000" + Keys.ENTER)
+    assert sign_in_status(browser) == "Signed out: this device's key is no longer valid"
+    assert stored_sign_in(browser) is None
+    assert browser.find_element(By.ID, "name").get_attribute("value") == "gate2"
+    screenshot(browser, tmp_path, "scan-signed-out.png")
