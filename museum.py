@@ -30,6 +30,7 @@ import museum_privacy
 import museum_sales
 import storage
 from museum_access_log import AccessLog, SafeHeaders, exit_cleanly_on_sigterm, open_access_log
+from museum_codes import field_error
 from museum_config import (ADMIN_ROLE, CAPACITY_MAX, GATE_ROLE, PRICE_MAX, TICKET_LABELS,
                            TICKET_TYPES, TIME_OF_DAY, VISITOR_ROLE, LiveConfig, check_passwords,
                            load_config)
@@ -79,7 +80,7 @@ EVENT_DATES_MAX = 366
 
 def _event_dates(validator, name, value):
     if not isinstance(value, list) or not 1 <= len(value) <= EVENT_DATES_MAX:
-        validator.error(name, f"must be a list of 1 to {EVENT_DATES_MAX} dates")
+        validator.error(name, "not-a-date-list", f"must be a list of 1 to {EVENT_DATES_MAX} dates")
         return None
     days = [validator.date(f"{name}[{index}]", item) for index, item in enumerate(value)]
     return sorted({day.isoformat() for day in days if day})
@@ -305,7 +306,7 @@ class Tickets:
         """An event's tickets with their buyers' contacts, to tell them of a change."""
         validator = Validator()
         if req.params.get("eventId") is None:
-            validator.error("eventId", "is required")
+            validator.error("eventId", "required", "is required")
         event_id = parse_query(req, validator, "eventId", Validator.uuid, None)
         day = parse_query(req, validator, "date", Validator.date, None)
         page, limit = paging(req, validator)
@@ -336,14 +337,15 @@ class Tickets:
         ticket = check_fields(body, TICKET_FIELDS, validator)
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
         if day and day < now.date():
-            validator.error("ticketDate", "must not be in the past")
+            validator.error("ticketDate", "past", "must not be in the past")
         elif day and (day - now.date()).days > SALE_HORIZON_DAYS:
-            validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
+            validator.error("ticketDate", "beyond-horizon",
+                            f"must be at most {SALE_HORIZON_DAYS} days ahead")
         schedule, capacity = config.schedule, config.capacity
         if kind == "general" and day:  # the day as an admin may have changed it
             schedule, capacity = days_as_set(config, self.store, day, day)
         if kind == "general" and day and day >= now.date() and not schedule.hours_on(day):
-            validator.error("ticketDate", closed_on(day.isoformat()))
+            validator.error("ticketDate", "closed", closed_on(day.isoformat()))
         museum_sales.check_entry_time(validator, schedule, body, ticket, now)
         validator.raise_if_invalid()
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
@@ -380,7 +382,7 @@ def idempotency_key(req):
     key = req.get_header("Idempotency-Key")
     if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
         raise Problem(400, "Idempotency-Key must be 1 to 200 visible ASCII characters.",
-                      errors=[{"field": "Idempotency-Key", "message": "is malformed"}])
+                      errors=[field_error("Idempotency-Key", "malformed", "is malformed")])
     return key
 
 
@@ -529,9 +531,9 @@ OFFLINE_BEHIND = timedelta(hours=24)  # an offline scan sent later than this is 
 def exactly_one(body, first, second, validator, missing):
     """The body gives `first` or `second`, not both; `missing` says what to give."""
     if first in body and second in body:
-        validator.error(second, f"must not be given with {first}")
+        validator.error(second, "conflicts", f"must not be given with {first}")
     elif first not in body and second not in body:
-        validator.error(first, missing)
+        validator.error(first, "required", missing)
 
 
 def refuse_guessing(remaining):
@@ -608,7 +610,7 @@ class Admissions:
                     "is required, or confirmationCode typed from the ticket")
         scanned_at = values.get("scannedAt")
         if scanned_at and not now - OFFLINE_BEHIND <= scanned_at <= now + OFFLINE_AHEAD:
-            validator.error("scannedAt", "must be within the last 24 hours, and not more "
+            validator.error("scannedAt", "out-of-window", "must be within the last 24 hours, and not more "
                             "than a minute ahead")
         validator.raise_if_invalid()
         if "code" in values:
@@ -643,7 +645,8 @@ class AdmissionList:
                             None)
         if req.context.user.role != ADMIN_ROLE and day not in (now.date(),
                                                                now.date() + timedelta(days=1)):
-            validator.error("date", "must be today or tomorrow at the museum for a gate")
+            validator.error("date", "not-today-or-tomorrow",
+                            "must be today or tomorrow at the museum for a gate")
         validator.raise_if_invalid(BAD_QUERY)
         events_version = self.store.events_version()
         resp.etag = etag = falcon.ETag(list_etag(
@@ -755,11 +758,12 @@ class TicketLookup:
         exactly_one(body, "email", "code", validator, "is required, or code")
         if values.get("email") and user.role != ADMIN_ROLE and values.get("date") not in (
                 None, today, today + timedelta(days=1)):
-            validator.error("date", "must be today or tomorrow at the museum for a gate's "
+            validator.error("date", "not-today-or-tomorrow",
+                            "must be today or tomorrow at the museum for a gate's "
                             "email lookup")
         codes = typed_codes(values["code"]) if values.get("code") else []
         if values.get("code") and not codes:
-            validator.error("code", "must be a confirmation code like "
+            validator.error("code", "not-a-code", "must be a confirmation code like "
                             "ticket-event-792d82-891fc, or its last part 792d82-891fc")
         validator.raise_if_invalid()
         return values, codes

@@ -35,6 +35,7 @@ from museum_door import (
     TypedCodeLimit,
     UndoLimit,
 )
+from museum_codes import CONFLICT_REASONS, FIELD_CODES
 from museum_http import KEY_REUSED
 from museum_sales import (
     AVAILABILITY_DAYS_DEFAULT,
@@ -805,17 +806,27 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "status": {"type": "integer", "minimum": 400, "maximum": 599},
         "detail": {"type": "string"},
         "errors": {"type": "array", "minItems": 1, "items": ref("schemas", "FieldError"),
-                   "description": "Only when fields are at fault: one entry per field."}},
+                   "description": "Only when fields are at fault: one entry per field."},
+        "reason": {**ref("schemas", "Reason"), "description": "On every 409 but the "
+                   "door's (whose `result` says why): why the request conflicts."}},
         description="RFC 9457 problem details."),
     "PurchaseProblem": {
         "description": "Problem details; a sale refused for want of places has `reason` "
                        "`sold-out` and names what is full.",
         "allOf": [ref("schemas", "Problem"), {"type": "object", "properties": {
-            "reason": {"type": "string", "const": "sold-out"}, "date": ref("schemas", "Date"),
+            "date": ref("schemas", "Date"),
             "eventId": {**UUID_SCHEMA, "description": "Only when an event date is full."},
             "entryTime": {**ref("schemas", "Time"), "description": "Only when an entry slot is full."}}}]},
-    "FieldError": _object(["field", "message"], {"field": {"type": "string"},
-                                                 "message": {"type": "string"}}),
+    "FieldError": _object(["field", "code", "message"], {
+        "field": {"type": "string"},
+        "code": {"type": "string", "enum": list(FIELD_CODES), "description": (
+            "The rule that refused the field, stable for a client to translate:\n\n"
+            + "\n".join(f"- `{code}`: {meaning}" for code, meaning in FIELD_CODES.items()))},
+        "message": {"type": "string", "description": "The rule in English, for a person."}}),
+    "Reason": {"type": "string", "enum": list(CONFLICT_REASONS), "description": (
+        "Why a 409 refused the request, stable for a client to translate:\n\n"
+        + "\n".join(f"- `{reason}`: {meaning}"
+                     for reason, meaning in CONFLICT_REASONS.items()))},
 }
 
 
@@ -886,8 +897,7 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "PurchaseConflict": named_problems(
         "The `Idempotency-Key` was used before with a different body, or the ticket's day "
         "or event date is sold out; nothing was sold.", "PurchaseProblem", {
-            "key-reused": problem_body(409, "This Idempotency-Key was already used with "
-                                       "a different request."),
+            "key-reused": problem_body(409, KEY_REUSED, reason="key-reused"),
             "sold-out": problem_body(409, "Sold out: no places are left for this event "
                                      "on 2027-10-30.", reason="sold-out",
                                      date="2027-10-30", eventId=_EVENT_ID)}),
@@ -898,13 +908,15 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
             "dates-sold": problem_body(
                 409, "Tickets were sold for dates this change removes: 2027-10-31 (2 "
                 "sold). Keep those dates, or cancel the event.", errors=[{
-                    "field": "dates",
-                    "message": "must keep 2027-10-31: 2 ticket(s) sold for it"}]),
+                    "field": "dates", "code": "dates-sold",
+                    "message": "must keep 2027-10-31: 2 ticket(s) sold for it"}],
+                reason="dates-sold"),
             "capacity-below-sold": problem_body(
                 409, "More tickets were sold than this capacity allows: 2027-10-31 (2 "
                 "sold). Keep a capacity of at least the tickets sold.", errors=[{
-                    "field": "capacity",
-                    "message": "must be at least 2: 2 ticket(s) sold for 2027-10-31"}])}),
+                    "field": "capacity", "code": "below-sold",
+                    "message": "must be at least 2: 2 ticket(s) sold for 2027-10-31"}],
+                reason="capacity-below-sold")}),
 }
 
 
@@ -915,7 +927,8 @@ def _responses(facts):
         "BadRequest": problem(
             400, "The request is invalid; `errors` names every bad field. Malformed framing "
             "gets the HTTP server's text/plain answer instead.", facts["BAD_QUERY"],
-            errors=[{"field": "limit", "message": "must be a whole number from 1 to "
+            errors=[{"field": "limit", "code": "out-of-range",
+                     "message": "must be a whole number from 1 to "
                      f"{facts['PAGE_SIZE_MAX']}"}], server_text=True),
         "ContentTooLarge": problem(
             413, f"The body is larger than {facts['BODY_LIMIT']} bytes. Bodies over the HTTP "

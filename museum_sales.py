@@ -56,20 +56,22 @@ def check_entry_time(validator, schedule, body, ticket, now):
     ticket never names one, nor does any ticket with timed entry off."""
     given, kind, day = "entryTime" in body, ticket.get("ticketType"), ticket.get("ticketDate")
     if given and kind == "event":
-        validator.error("entryTime", "must not be given for an event ticket")
+        validator.error("entryTime", "not-allowed", "must not be given for an event ticket")
     elif given and schedule.slot_minutes is None:
-        validator.error("entryTime", "must not be given: this museum has no timed entry")
+        validator.error("entryTime", "not-allowed",
+                        "must not be given: this museum has no timed entry")
     elif kind == "general" and schedule.slot_minutes is not None and day:
         slots = schedule.slots_on(day)
         entry = ticket.get("entryTime")
         if not given:
-            validator.error("entryTime", "is required: general entry is by entry time, one "
+            validator.error("entryTime", "required", "is required: general entry is by entry time, one "
                             "of the day's slots (see the availability)")
         elif entry and slots and entry not in slots:
-            validator.error("entryTime", f"must be one of the entry times of {day}: "
+            validator.error("entryTime", "not-a-slot", f"must be one of the entry times of {day}: "
                             f"{', '.join(slots)}")
         elif entry and day == now.date() and _ended(entry, schedule.slot_minutes, now):
-            validator.error("entryTime", f"the entry slot {entry} of today has ended")
+            validator.error("entryTime", "slot-ended",
+                            f"the entry slot {entry} of today has ended")
 
 
 def _ended(entry_time, slot_minutes, now):
