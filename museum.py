@@ -24,6 +24,7 @@ import falcon
 import falcon.inspect
 
 import museum_auth
+import museum_categories
 import museum_listings
 import museum_openapi
 import museum_privacy
@@ -111,6 +112,7 @@ EVENT_FIELDS = {
         "description": "Places on each of the event's dates; without it, unlimited. Returned "
         "only when set; `null` in a change removes it (unlimited again)."}, 20,
         nullable_in_patch=True),
+    "prices": museum_categories.PRICES_FIELD,
 }
 TICKET_FIELDS = {
     "ticketType": Field(checked_by(Validator.choice, TICKET_TYPES),
@@ -125,6 +127,7 @@ TICKET_FIELDS = {
     "entryTime": Field(checked_by(Validator.time_of_day), {"type": "string", "pattern": anchored(
         TIME_OF_DAY), "description": "With timed entry, a general ticket's entry slot (one of "
         "the day's `slots` in the availability), required; otherwise refused."}, "10:30"),
+    "category": museum_categories.CATEGORY_FIELD,
 }
 
 
@@ -177,8 +180,9 @@ class SpecialEvents:
                          ("StartDate", "EndDate", "Page", "Limit"), {200: Answer(
                              "One page of events.", "SpecialEventList", PAGED)})}
 
-    def __init__(self, store, today, new_id, public_url):
+    def __init__(self, store, live, today, new_id, public_url):
         self.store = store
+        self.live = live  # museum_config.LiveConfig: the price categories
         self.today = today
         self.new_id = new_id
         self.public_url = public_url
@@ -187,6 +191,7 @@ class SpecialEvents:
     def on_post(self, req, resp):
         validator = Validator()
         event = check_fields(read_json(req), EVENT_FIELDS, validator)
+        museum_categories.check_event_prices(validator, self.live.config, event.get("prices"))
         validator.raise_if_invalid()
         event = self.store.create_event({"eventId": self.new_id(), **event})
         json_response(resp, event, 201)
@@ -214,8 +219,9 @@ class SpecialEvent:
                             ("EventId",), {204: Answer("The event was cancelled.", None),
                                            404: "NotFound"})}
 
-    def __init__(self, store):
+    def __init__(self, store, live):
         self.store = store
+        self.live = live  # museum_config.LiveConfig: the price categories
 
     def on_get(self, req, resp, event_id):
         json_response(resp, self.store.get_event(_path_uuid(event_id, "eventId")))
@@ -224,6 +230,7 @@ class SpecialEvent:
         event_id = _path_uuid(event_id, "eventId")
         validator = Validator()
         changes = check_fields(read_json(req), EVENT_FIELDS, validator, change=True)
+        museum_categories.check_event_prices(validator, self.live.config, changes.get("prices"))
         validator.raise_if_invalid()
         event = self.store.update_event(event_id, changes) if changes \
             else self.store.get_event(event_id)
@@ -347,10 +354,12 @@ class Tickets:
         if kind == "general" and day and day >= now.date() and not schedule.hours_on(day):
             validator.error("ticketDate", "closed", closed_on(day.isoformat()))
         museum_sales.check_entry_time(validator, schedule, body, ticket, now)
+        museum_categories.check_category(validator, config, ticket.get("category"))
         validator.raise_if_invalid()
+        category = museum_categories.sold_in(config, ticket.get("category"))
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
-                "eventId": ticket.get("eventId"),
-                "price": storage.price_value(config["tickets"]["general_price"]),
+                "eventId": ticket.get("eventId"), "category": category.name,
+                "price": storage.price_value(category.price),
                 "currency": config["museum"]["currency"]}, capacity
 
     def _receipt(self, ticket):
@@ -428,14 +437,15 @@ class Availability:
                                "type": "array", "maxItems": museum_sales.AVAILABILITY_DAYS_MAX,
                                "items": ref("schemas", "DayAvailability")})})}
 
-    def __init__(self, store, live, today):
+    def __init__(self, store, live, now):
         self.store = store
         self.live = live  # museum_config.LiveConfig
-        self.today = today
+        self.now = now  # the time at the museum: today's ended entry slots
 
     def on_get(self, req, resp):
         validator = Validator()
-        start, end = date_window(req, validator, self.today(),
+        now = self.now()
+        start, end = date_window(req, validator, now.date(),
                                  museum_sales.AVAILABILITY_DAYS_DEFAULT,
                                  museum_sales.AVAILABILITY_DAYS_MAX)
         validator.raise_if_invalid(BAD_QUERY)
@@ -444,7 +454,7 @@ class Availability:
         events = museum_sales.events_by_day(taken["events"])
         days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
         json_response(resp, [museum_sales.day_availability(day, schedule, capacity, taken,
-                                                           events) for day in days])
+                                                           events, now) for day in days])
 
 
 class SalesReport:
@@ -805,6 +815,7 @@ API_ROUTES = {
     "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
     "/availability": Availability, "/reports/sales": SalesReport,
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
+    "/price-categories": museum_categories.PriceCategories, "/museum": museum_categories.Museum,
     "/openapi.json": OpenAPIDocument}
 
 
@@ -893,14 +904,15 @@ def api_resources(live, store, clock, new_id):
     entry_times = EntryTimes(config["door"]["early_minutes"], now)
     return (OpenAPIDocument(), MuseumHours(store, live, today),
             MuseumDay(store, live, today, clock),
-            SpecialEvents(store, today, new_id, public_url), SpecialEvent(store),
+            SpecialEvents(store, live, today, new_id, public_url), SpecialEvent(store, live),
             Tickets(store, live, now, new_id, public_url), Ticket(store, clock),
-            Availability(store, live, today),
+            Availability(store, live, now),
             SalesReport(store, today), TicketImage(store, secret),
             Admissions(store, secret, now, clock, guesses, entry_times),
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
-            Admission(store, clock, now, public_url))
+            Admission(store, clock, now, public_url),
+            museum_categories.PriceCategories(live), museum_categories.Museum(live, clock))
 
 
 def set_log_level(config):

@@ -294,6 +294,7 @@ SCHEMA = {
                                   "the url or PGCONNECT_TIMEOUT win)"),
     },
     "museum": {
+        "name": Option("Museum", _text, "the museum's name, as a shop shows it (GET /museum)"),
         "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
                            "server's local zone)"),
         "currency": Option("EUR", _currency, "ISO 4217 code of the currency prices are in; "
@@ -352,7 +353,7 @@ SCHEMA = {
     },
 }
 # Sections whose keys are names or dates chosen by the museum.
-FREE_SECTIONS = ("users", "exceptions", "capacity_dates")
+FREE_SECTIONS = ("users", "exceptions", "capacity_dates", "categories")
 
 
 @dataclass(frozen=True)
@@ -444,6 +445,7 @@ class Config:
     # The file's relative [storage] url as versions before 1.2 read it, from the working
     # directory ("" when the file gives none, or an absolute one, or a flag overrides it).
     url_before_1_2: str = ""
+    categories: tuple = ()  # museum_categories.Category of [categories], the default first
 
     def __getitem__(self, section):
         return self.settings[section]
@@ -530,7 +532,20 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
                                _parse_dated(source, "capacity_dates", _places, parser),
                                settings["capacity"]["general_per_slot"])
     return Config(settings, users, schedule, source, capacity, url_before_1_2=(
-        os.path.abspath(sqlite_path(written)) if relative else ""))
+        os.path.abspath(sqlite_path(written)) if relative else ""),
+        categories=_parse_categories(source, parser, settings["tickets"]["general_price"]))
+
+
+def _parse_categories(source, parser, general_price):
+    # museum_categories serves them too, building on this module: imported when parsing.
+    from museum_categories import parse_categories
+
+    entries = parser["categories"] if parser.has_section("categories") else {}
+    try:
+        return parse_categories({name: value.strip() for name, value in entries.items()},
+                                _price, general_price)
+    except ValueError as error:
+        raise ConfigError(f"{source}: [categories] {error}") from None
 
 
 def _beside(directory, url):
@@ -647,7 +662,9 @@ def help_for_config():
               "hash-password', or a device key's digest (new devices: 'museum add-device')",
               "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]",
               "[capacity_dates]", "  YYYY-MM-DD = PLACES | unlimited  dated exceptions to "
-              "[capacity] general_per_day"]
+              "[capacity] general_per_day",
+              "[categories]", "  NAME = LABEL | PRICE | persons: N | note: TEXT  a price "
+              "category (price left out: general_price); none: one, adult"]
     return "\n".join(lines)
 
 

@@ -376,6 +376,14 @@ PROSE = {
     "`application/octet-stream` is listed too, for client generators that hand back the "
     "bytes of that type only.",
     "getOpenApiDescription": "Needs no credentials.",
+    "listPriceCategories": "Any role. The price categories a ticket is sold in (`category` "
+    "of a purchase), the first being the default, each with general entry's price in it, "
+    "the places a ticket of it takes and the note the door checks. An event's ticket costs "
+    "the event's `prices` entry for its category, or else the event's `price`.",
+    "getMuseum": "Any role. What a shop shows beside its prices: the museum's name, its "
+    "time zone and clock (dates and entry times are the museum's), its currency, how many "
+    "minutes before its entry slot a timed ticket is admitted, the entry slots' length "
+    "(`null` without timed entry) and the price categories.",
     "changeMuseumDay": f"{_ADMIN_ONLY} Closes one day (a storm, a strike), or gives it "
     "other opening hours or another general entry capacity, over the configured ones; "
     "the day must be today or later. Stored in the database: the opening hours, the "
@@ -424,6 +432,13 @@ _DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)
                          "too-early": "too early: entry at 14:30, admitted from 14:15"}
 
 
+_CATEGORIES = [
+    {"name": "adult", "label": "Adult", "price": 12, "currency": "EUR", "persons": 1,
+     "note": ""},
+    {"name": "reduced", "label": "Reduced", "price": 8.5, "currency": "EUR", "persons": 1,
+     "note": "Check student or senior ID"},
+    {"name": "child", "label": "Child under 14", "price": 0, "currency": "EUR",
+     "persons": 1, "note": ""}]
 # The example of each operation's answer with a body.
 EXAMPLES = {
     "getMuseumHours": [{"date": "2027-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
@@ -470,7 +485,12 @@ EXAMPLES = {
         "changedAt": "2027-10-28T16:02:11Z", "changedBy": "admin", "affectedTickets": [
             {**_DOOR_TICKET, "price": 12, "currency": "EUR", "status": "valid",
              "email": "visitor@example.com", "phone": "+1 555-0100"}]},
-    "getTicket": {**_EVENT_TICKET, "status": "admitted", "eventId": _EVENT_ID,
+    "listPriceCategories": _CATEGORIES,
+    "getMuseum": {"name": "City Museum", "timeZone": "Europe/Berlin",
+                  "now": "2027-10-29T10:00:00+02:00", "currency": "EUR", "earlyMinutes": 15,
+                  "slotMinutes": 30, "categories": _CATEGORIES},
+    "getTicket": {**_EVENT_TICKET, "category": "adult", "status": "admitted",
+                  "eventId": _EVENT_ID,
                   "eventName": _WORKSHOP, **_ADMITTED, "email": "visitor@example.com",
                   "phone": "+1 555-0100"},
 }
@@ -652,6 +672,9 @@ def _ticket_schemas(facts):
             "status": {"type": "string", "enum": statuses, "description": (
                 "`void` once voided, whatever else happened; `cancelled` when its event "
                 "was; `admitted` once admitted at the door.")},
+            "category": {"type": "string", "description": "The price category it was sold "
+                         "in (`GET /price-categories`); absent on tickets sold before "
+                         "categories were kept."},
             "eventId": _EVENT_ONLY, **_ADMISSION,
             "email": {"type": "string", "format": "email",
                       "description": f"Only for the {ADMIN_ROLE} role, until erased (then "
@@ -733,6 +756,32 @@ def _door_schemas():
 _NULL_WHEN_GENERAL = "`null` for general entry."
 _UNLIMITED = "`null`: unlimited."
 SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
+    "PriceCategory": _object(["name", "label", "price", "currency", "persons", "note"], {
+        "name": {"type": "string", "description": "What a sale's `category` names."},
+        "label": {"type": "string", "description": "What a person reads."},
+        "price": {"type": "number", "minimum": 0, "maximum": PRICE_MAX,
+                  "description": "General entry's price in this category (an event's "
+                  "ticket costs the event's `price`, or its `prices` entry)."},
+        "currency": {"type": "string", "pattern": anchored(CURRENCY)},
+        "persons": {"type": "integer", "minimum": 1,
+                    "description": "The places one ticket of it takes."},
+        "note": {"type": "string", "description": "What the door checks (such as a "
+                 "student card); empty for none."}}),
+    "Museum": _object(["name", "timeZone", "now", "currency", "earlyMinutes", "slotMinutes",
+                       "categories"], {
+        "name": {"type": "string"},
+        "timeZone": {"type": "string", "description": "IANA name of the museum's zone, "
+                     "which its dates and times are in."},
+        "now": {"type": "string", "format": "date-time",
+                "description": "The museum's clock, in its zone."},
+        "currency": {"type": "string", "pattern": anchored(CURRENCY)},
+        "earlyMinutes": {"type": "integer", "minimum": 0, "description": "Minutes before its "
+                         "entry slot that a timed ticket is admitted."},
+        "slotMinutes": {"type": ["integer", "null"], "minimum": 1, "description": (
+            "Length of an entry slot; `null` without timed entry.")},
+        "categories": {"type": "array", "minItems": 1, "items": ref(
+            "schemas", "PriceCategory"), "description": "As `GET /price-categories` "
+            "lists them, the default first."}}),
     "Time": {"type": "string", "description": "Local time in the museum's time zone, 24-hour "
              "clock.", "pattern": r"^\d{2}:\d{2}$", "examples": ["09:00"]},
     "MuseumDailyHours": _object(["date", "timeOpen", "timeClose"], {
@@ -740,8 +789,9 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "timeClose": ref("schemas", "Time")}),
     "TicketPrice": {"type": ["number", "null"], "minimum": 0, "maximum": PRICE_MAX,
                     "examples": [25], "description": (
-                        "What the ticket was sold at: the event's price then, or the museum's "
-                        "general entry price; null for tickets sold before prices were kept.")},
+                        "What the ticket was sold at: the event's price then (for its price "
+                        "category, if the event has one), or general entry's price in its "
+                        "category; null for tickets sold before prices were kept.")},
     "Currency": {"type": ["string", "null"], "pattern": anchored(CURRENCY), "examples": ["EUR"],
                  "description": "ISO 4217 code of the currency of `price`; null when `price` is."},
     "Places": _object(["capacity", "sold", "available"], {
@@ -755,7 +805,9 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "slots": {"type": "array", "description": "Only with timed entry: the day's entry "
                   "slots in order (none when closed), each with its places.",
                   "items": {"allOf": [ref("schemas", "Places"), _object(["time"], {
-                      "time": ref("schemas", "Time")})]}},
+                      "time": ref("schemas", "Time"), "ended": {
+                          "type": "boolean", "const": True, "description": "Only on a "
+                          "slot of today that has ended: no longer sold, `available` 0."}})]}},
         "events": {"type": "array", "description": "The events taking place that day, by name.",
                    "items": {"allOf": [ref("schemas", "Places"), _object(["eventId", "name"], {
                        "eventId": UUID_SCHEMA, "name": {"type": "string"}})]}}}),

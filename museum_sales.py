@@ -35,6 +35,8 @@ def ticket_view(ticket, status, contacts=False):
     view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
     if ticket["entryTime"]:
         view["entryTime"] = ticket["entryTime"]
+    if ticket["category"]:  # none on tickets sold before categories were kept
+        view["category"] = ticket["category"]
     view["status"] = status
     if ticket["eventId"]:
         view.update(eventId=ticket["eventId"], eventName=ticket["eventName"])
@@ -96,9 +98,10 @@ def events_by_day(taken_events):
     return events
 
 
-def day_availability(day, schedule, capacity, taken, events):
+def day_availability(day, schedule, capacity, taken, events, now):
     """One day's entry of the availability: open when the `schedule` has hours, the general
-    entry's places (None when closed), each entry slot's when timed entry is on, and its
+    entry's places (None when closed), each entry slot's when timed entry is on (those of
+    today that have ended by `now`, the museum's time, with none available), and its
     `events`' places; `taken` is what the store's places_taken gave."""
     key = day.isoformat()
     is_open = schedule.hours_on(day) is not None
@@ -106,9 +109,17 @@ def day_availability(day, schedule, capacity, taken, events):
     entry = {"date": key, "open": is_open, "general": general}
     if schedule.slot_minutes is not None:
         sold = taken["slots"].get(key, {})
-        entry["slots"] = [{"time": slot, **places(capacity.per_slot, sold.get(slot, 0))}
+        entry["slots"] = [_slot(slot, capacity.per_slot, sold.get(slot, 0), day == now.date()
+                                and _ended(slot, schedule.slot_minutes, now))
                           for slot in schedule.slots_on(day)]
     return {**entry, "events": events.get(key, [])}
+
+
+def _slot(time, capacity, sold, ended):
+    slot = {"time": time, **places(capacity, sold)}
+    if ended:  # no longer sold (check_entry_time)
+        slot.update(available=0, ended=True)
+    return slot
 
 
 # -- the sales report ---------------------------------------------------------------------

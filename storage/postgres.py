@@ -302,6 +302,11 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN sold_at text",
         "CREATE INDEX tickets_by_seller ON tickets (sold_by, sold_at)",
     ],
+    [
+        # Price categories: as sqlite's step 18 says.
+        "ALTER TABLE events ADD COLUMN prices text",
+        "ALTER TABLE tickets ADD COLUMN category text",
+    ],
 ]
 
 

@@ -305,6 +305,13 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN sold_at TEXT",
         "CREATE INDEX tickets_by_seller ON tickets (sold_by, sold_at)",
     ],
+    [
+        # Price categories: an event's prices by category (JSON of hundredths by name; NULL:
+        # its `price` for every category), and the category each ticket was sold in (NULL
+        # for tickets sold before).
+        "ALTER TABLE events ADD COLUMN prices TEXT",
+        "ALTER TABLE tickets ADD COLUMN category TEXT",
+    ],
 ]
 
 

@@ -77,6 +77,8 @@ def walk_every_operation(walk, today):
     walk("getMuseumHours", "GET", "/museum-hours?limit=3")
     walk("getMuseumHours", "GET", "/museum-hours?limit=31")
     walk("getMuseumHours", "GET", "/museum-hours", auth=False)
+    walk("listPriceCategories", "GET", "/price-categories")
+    walk("getMuseum", "GET", "/museum")
     event, _ = walk("createSpecialEvent", "POST", "/special-events",
                     {**EVENT, "dates": [today.isoformat(), *EVENT["dates"]]})
     walk("createSpecialEvent", "POST", "/special-events", {**EVENT, "eventId": str(uuid.uuid4())})
@@ -98,6 +100,7 @@ def walk_every_operation(walk, today):
                              headers={"Idempotency-Key": "walk-1"})
     walk("buyMuseumTickets", "POST", "/tickets", {**general, "email": "bob@example.org"},
          headers={"Idempotency-Key": "walk-1"})
+    walk("buyMuseumTickets", "POST", "/tickets", {**general, "category": "nobody"})
     tonight, _ = walk("buyMuseumTickets", "POST", "/tickets", {
         "ticketType": "event", "eventId": event["eventId"], "ticketDate": today.isoformat(),
         "email": "ada@example.org"})

@@ -31,6 +31,7 @@ API_OPERATIONS = {
     "lookupTickets", "listAdmissions",
     "getTicket", "voidTicket",
     "getAvailability", "listEventTickets", "getSalesReport",
+    "listPriceCategories", "getMuseum",
 }
 PROBLEM_REF = "#/components/schemas/Problem"
 DOOR_PROBLEM_REF = "#/components/schemas/DoorProblem"
