@@ -59,7 +59,7 @@ from museum_validation import (EMAIL_MAX, PHONE, Field, Validator, When, check_f
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
 # info.version states and which changes only when the API does.
 __version__ = "1.4.0"
-INTERFACE_VERSION = "1.2.0"
+INTERFACE_VERSION = "1.3.0"
 API = "/v1.1"
 log = logging.getLogger("museum")
 # waitress-serve leaves SIGTERM to its default, which kills the process before the access
