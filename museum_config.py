@@ -452,9 +452,10 @@ class Config:
 
 
 # What a reload applies (every option of a section named alone); the other options keep
-# their value until a restart. [users], [exceptions] and [capacity_dates] are reloaded too.
+# their value until a restart. [users], [exceptions], [capacity_dates] and [categories] are
+# reloaded too.
 RELOADABLE = ("hours", "capacity", ("tickets", "general_price"), ("museum", "currency"),
-              ("log", "level"))
+              ("museum", "name"), ("log", "level"))
 
 
 def needs_restart(old, new):

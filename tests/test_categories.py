@@ -99,8 +99,10 @@ def test_the_museum_without_timed_entry_has_no_slot_length(client):
 def test_a_reload_serves_the_new_categories_at_once(store, config_text):
     live = museum_config.LiveConfig(museum.parse_config(config_text))
     client = webtest.TestApp(museum.create_app(live, store=store, clock=lambda: NOW), lint=True)
-    live.replace(museum.parse_config(config_text + CATEGORIES), None)
+    named = config_text.replace("[museum]\n", "[museum]\nname = City Museum\n")
+    assert live.replace(museum.parse_config(named + CATEGORIES), None) == []
     assert client.get("/v1.1/price-categories", headers=VISITOR, status=200).json == LISTED
+    assert client.get("/v1.1/museum", headers=VISITOR, status=200).json["name"] == "City Museum"
     assert buy(client, body(category="reduced")).json["price"] == 8.5
 
 
