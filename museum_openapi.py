@@ -296,7 +296,10 @@ PROSE = {
     "the availability), and a full slot (`[capacity] general_per_slot`) is sold out naming "
     "the `entryTime`. With `[auth] visitor_tickets_per_hour` set, a credential of the "
     f"{VISITOR_ROLE} role buys at most that many tickets within any hour, on all "
-    "instances together (then 429 with `Retry-After`; a replayed key is no new purchase).",
+    "instances together (then 429 with `Retry-After`; a replayed key is no new purchase). "
+    "An optional `category` (`GET /price-categories`; default: the first) sets the price: "
+    "general entry's in that category, or the event's `prices` entry for it, else the "
+    "event's `price`.",
     "listEventTickets": f"{_ADMIN_ONLY} The tickets of one event (a cancelled one too), "
     "with their buyers' email and phone, to tell them of a cancellation or a change: by "
     "date, then in the order they were sold, in pages like the event listing.",
