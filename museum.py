@@ -620,8 +620,8 @@ class Admissions:
                     "is required, or confirmationCode typed from the ticket")
         scanned_at = values.get("scannedAt")
         if scanned_at and not now - OFFLINE_BEHIND <= scanned_at <= now + OFFLINE_AHEAD:
-            validator.error("scannedAt", "out-of-window", "must be within the last 24 hours, and not more "
-                            "than a minute ahead")
+            validator.error("scannedAt", "out-of-window", "must be within the last 24 hours, "
+                            "and not more than a minute ahead")
         validator.raise_if_invalid()
         if "code" in values:
             return {"qr_text": values["code"]}, scanned_at

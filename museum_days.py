@@ -148,8 +148,8 @@ class MuseumDay:
             for name in given:
                 validator.error(name, "conflicts", "must not be given when closed is true")
         elif not given and values.get("closed", False) is False:  # not already refused
-            validator.error("closed", "no-change", "must be true, unless timeOpen and timeClose or "
-                            "capacity are given")
+            validator.error("closed", "no-change", "must be true, unless timeOpen and "
+                            "timeClose or capacity are given")
         elif "timeOpen" in values and "timeClose" not in values:
             validator.error("timeClose", "required", "is required with timeOpen")
         elif "timeClose" in values and "timeOpen" not in values:

@@ -66,8 +66,8 @@ def check_entry_time(validator, schedule, body, ticket, now):
         slots = schedule.slots_on(day)
         entry = ticket.get("entryTime")
         if not given:
-            validator.error("entryTime", "required", "is required: general entry is by entry time, one "
-                            "of the day's slots (see the availability)")
+            validator.error("entryTime", "required", "is required: general entry is by entry "
+                            "time, one of the day's slots (see the availability)")
         elif entry and slots and entry not in slots:
             validator.error("entryTime", "not-a-slot", f"must be one of the entry times of {day}: "
                             f"{', '.join(slots)}")

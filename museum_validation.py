@@ -72,7 +72,8 @@ class Validator:
             self.error(name, "too-long" if value else "empty",
                        f"must be 1 to {max_length} characters long")
         elif not _printable(value, multiline):
-            self.error(name, "control-characters", "must not contain control characters or invalid Unicode")
+            self.error(name, "control-characters",
+                       "must not contain control characters or invalid Unicode")
         else:
             return value
         return None
@@ -134,7 +135,8 @@ class Validator:
         if isinstance(value, str) and PHONE.fullmatch(value) \
                 and sum(c.isdigit() for c in value) >= 7:
             return value
-        self.error(name, "not-a-phone", "must be 7 to 20 digits, spaces or +-() with at least 7 digits")
+        self.error(name, "not-a-phone",
+                   "must be 7 to 20 digits, spaces or +-() with at least 7 digits")
         return None
 
 
@@ -217,4 +219,5 @@ def _check_condition(name, when, holds, given, validator):
     if holds and not given:
         validator.error(name, "required", f"is required when {when.field} is {when.value}")
     elif given and not holds:
-        validator.error(name, "not-allowed", f"must not be given unless {when.field} is {when.value}")
+        validator.error(name, "not-allowed",
+                        f"must not be given unless {when.field} is {when.value}")

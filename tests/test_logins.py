@@ -244,6 +244,8 @@ ROLE_TABLE = {
     "/v1.1/admissions/summary": {"GET": "gate", "HEAD": "gate"},
     "/v1.1/admissions/lookup": {"POST": "gate"},
     "/v1.1/admissions/{ticket_id}": {"GET": "gate", "HEAD": "gate", "DELETE": "gate"},
+    "/v1.1/price-categories": {"GET": "visitor", "HEAD": "visitor"},
+    "/v1.1/museum": {"GET": "visitor", "HEAD": "visitor"},
     "/scan": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/scan.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/scan.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
