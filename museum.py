@@ -23,6 +23,7 @@ import museum_auth
 import museum_openapi
 import museum_privacy
 import storage
+from museum_about import Museum, PriceCategories
 from museum_access_log import AccessLog, SafeHeaders, open_access_log
 from museum_admissions import (ADMISSION_FIELDS, LOOKUP_FIELDS, LOOKUP_LIMIT, Admission,
                                AdmissionList, Admissions, AdmissionSummary, TicketLookup)
@@ -48,7 +49,7 @@ from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Tick
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
 # info.version states and which changes only when the API does.
 __version__ = "1.4.0"
-INTERFACE_VERSION = "1.2.0"
+INTERFACE_VERSION = "1.3.0"
 log = logging.getLogger("museum")
 
 
@@ -95,6 +96,7 @@ API_ROUTES = {
     "/availability": Availability, "/reports/sales": SalesReport,
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
     "/devices/pair": DevicePairing, "/devices/session": DeviceSession,
+    "/price-categories": PriceCategories, "/museum": Museum,
     "/openapi.json": OpenAPIDocument}
 
 
@@ -185,15 +187,15 @@ def api_resources(live, store, clock, new_id):
     entry_times = EntryTimes(config["door"]["early_minutes"], now)
     return (OpenAPIDocument(), MuseumHours(store, live, today),
             MuseumDay(store, live, today, clock),
-            SpecialEvents(store, today, new_id, public_url), SpecialEvent(store),
+            SpecialEvents(store, live, today, new_id, public_url), SpecialEvent(store, live),
             Tickets(store, live, now, new_id, public_url), Ticket(store, clock),
-            Availability(store, live, today),
+            Availability(store, live, now),
             SalesReport(store, today), TicketImage(store, secret),
             Admissions(store, secret, now, clock, guesses, entry_times),
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
             Admission(store, clock, now, public_url), DevicePairing(store, clock),
-            DeviceSession(store, clock))
+            DeviceSession(store, clock), PriceCategories(live), Museum(live, clock))
 
 
 def set_log_level(config):

@@ -118,8 +118,8 @@ class Admissions:
                     "is required, or confirmationCode typed from the ticket")
         scanned_at = values.get("scannedAt")
         if scanned_at and not now - OFFLINE_BEHIND <= scanned_at <= now + OFFLINE_AHEAD:
-            validator.error("scannedAt", "must be within the last 24 hours, and not more "
-                            "than a minute ahead")
+            validator.error("scannedAt", "out-of-window", "must be within the last 24 hours, "
+                            "and not more than a minute ahead")
         validator.raise_if_invalid()
         if "code" in values:
             return {"qr_text": values["code"]}, scanned_at
@@ -153,7 +153,8 @@ class AdmissionList:
                             None)
         if req.context.user.role != ADMIN_ROLE and day not in (now.date(),
                                                                now.date() + timedelta(days=1)):
-            validator.error("date", "must be today or tomorrow at the museum for a gate")
+            validator.error("date", "not-today-or-tomorrow",
+                            "must be today or tomorrow at the museum for a gate")
         validator.raise_if_invalid(BAD_QUERY)
         events_version = self.store.events_version()
         resp.etag = etag = falcon.ETag(list_etag(
@@ -265,11 +266,12 @@ class TicketLookup:
         exactly_one(body, "email", "code", validator, "is required, or code")
         if values.get("email") and user.role != ADMIN_ROLE and values.get("date") not in (
                 None, today, today + timedelta(days=1)):
-            validator.error("date", "must be today or tomorrow at the museum for a gate's "
+            validator.error("date", "not-today-or-tomorrow",
+                            "must be today or tomorrow at the museum for a gate's "
                             "email lookup")
         codes = typed_codes(values["code"]) if values.get("code") else []
         if values.get("code") and not codes:
-            validator.error("code", "must be a confirmation code like "
+            validator.error("code", "not-a-code", "must be a confirmation code like "
                             "ticket-event-792d82-891fc, or its last part 792d82-891fc")
         validator.raise_if_invalid()
         return values, codes

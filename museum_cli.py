@@ -220,7 +220,8 @@ def command_mock(args):
     import museum_mock
 
     overrides = {("server", "host"): args.host, ("server", "port"): args.port}
-    config = parse_config("", "mock defaults", overrides={k: v for k, v in overrides.items() if v})
+    config = parse_config(museum_mock.DEMO_CONFIG, "mock defaults",
+                          overrides={k: v for k, v in overrides.items() if v})
     exposed = where_exposed(config["server"])
     if exposed:  # any credentials are an admin here, as good as a demo password: same rule
         raise ConfigError(f"the mock accepts any credentials; refusing to listen {exposed} "

@@ -19,6 +19,7 @@ from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from museum_categories import parse_categories
 from museum_credentials import (DEMO_PASSWORD, DEMO_PASSWORD_HASHES, User, check_password,
                                 hash_is_readable, is_weak)
 from museum_vocabulary import (CAPACITY_MAX, CURRENCY, DATE, PRICE_MAX, ROLES, minute_of_day,
@@ -278,6 +279,7 @@ SCHEMA = {
                                   "the url or PGCONNECT_TIMEOUT win)"),
     },
     "museum": {
+        "name": Option("Museum", _text, "the museum's name, as a shop shows it (GET /museum)"),
         "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
                            "server's local zone)"),
         "currency": Option("EUR", _currency, "ISO 4217 code of the currency prices are in; "
@@ -336,7 +338,7 @@ SCHEMA = {
     },
 }
 # Sections whose keys are names or dates chosen by the museum.
-FREE_SECTIONS = ("users", "exceptions", "capacity_dates")
+FREE_SECTIONS = ("users", "exceptions", "capacity_dates", "categories")
 
 
 @dataclass(frozen=True)
@@ -411,15 +413,17 @@ class Config:
     # The file's relative [storage] url as versions before 1.2 read it, from the working
     # directory ("" when the file gives none, or an absolute one, or a flag overrides it).
     url_before_1_2: str = ""
+    categories: tuple = ()  # museum_categories.Category of [categories], the default first
 
     def __getitem__(self, section):
         return self.settings[section]
 
 
 # What a reload applies (every option of a section named alone); the other options keep
-# their value until a restart. [users], [exceptions] and [capacity_dates] are reloaded too.
+# their value until a restart. [users], [exceptions], [capacity_dates] and [categories] are
+# reloaded too.
 RELOADABLE = ("hours", "capacity", ("tickets", "general_price"), ("museum", "currency"),
-              ("log", "level"))
+              ("museum", "name"), ("log", "level"))
 
 
 def needs_restart(old, new):
@@ -497,7 +501,17 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
                                _parse_dated(source, "capacity_dates", _places, parser),
                                settings["capacity"]["general_per_slot"])
     return Config(settings, users, schedule, source, capacity, url_before_1_2=(
-        os.path.abspath(sqlite_path(written)) if relative else ""))
+        os.path.abspath(sqlite_path(written)) if relative else ""),
+        categories=_parse_categories(source, parser, settings["tickets"]["general_price"]))
+
+
+def _parse_categories(source, parser, general_price):
+    entries = parser["categories"] if parser.has_section("categories") else {}
+    try:
+        return parse_categories({name: value.strip() for name, value in entries.items()},
+                                _price, general_price)
+    except ValueError as error:
+        raise ConfigError(f"{source}: [categories] {error}") from None
 
 
 def _beside(directory, url):
@@ -614,7 +628,9 @@ def help_for_config():
               "hash-password', or a device key's digest (new devices: 'museum add-device')",
               "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]",
               "[capacity_dates]", "  YYYY-MM-DD = PLACES | unlimited  dated exceptions to "
-              "[capacity] general_per_day"]
+              "[capacity] general_per_day",
+              "[categories]", "  NAME = LABEL | PRICE | persons: N | note: TEXT  a price "
+              "category (price left out: general_price); none: one, adult"]
     return "\n".join(lines)
 
 

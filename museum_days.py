@@ -129,7 +129,7 @@ class MuseumDay:
     def _day(self, validator, text):
         day = validator.date("date", text)
         if day and day < self.today():
-            validator.error("date", "must not be in the past")
+            validator.error("date", "past", "must not be in the past")
         return day
 
     @staticmethod
@@ -139,17 +139,17 @@ class MuseumDay:
         given = [name for name in NOT_WITH_CLOSED if name in values]
         if closed:
             for name in given:
-                validator.error(name, "must not be given when closed is true")
+                validator.error(name, "conflicts", "must not be given when closed is true")
         elif not given and values.get("closed", False) is False:  # not already refused
-            validator.error("closed", "must be true, unless timeOpen and timeClose or "
-                            "capacity are given")
+            validator.error("closed", "no-change", "must be true, unless timeOpen and "
+                            "timeClose or capacity are given")
         elif "timeOpen" in values and "timeClose" not in values:
-            validator.error("timeClose", "is required with timeOpen")
+            validator.error("timeClose", "required", "is required with timeOpen")
         elif "timeClose" in values and "timeOpen" not in values:
-            validator.error("timeOpen", "is required with timeClose")
+            validator.error("timeOpen", "required", "is required with timeClose")
         opens, closes = values.get("timeOpen"), values.get("timeClose")
         if opens and closes and minute_of_day(opens) >= minute_of_day(closes):
-            validator.error("timeClose", "must be after timeOpen")
+            validator.error("timeClose", "hours-order", "must be after timeOpen")
         return closed
 
 

@@ -321,7 +321,8 @@ def read_cursor(validator, name, text, day):
     one."""
     shaped = CURSOR.fullmatch(text)
     if shaped is None or shaped.group(1) != day.isoformat():
-        validator.error(name, f"must be a cursor of an earlier answer for {day.isoformat()}")
+        validator.error(name, "not-a-cursor",
+                        f"must be a cursor of an earlier answer for {day.isoformat()}")
         return None
     return int(shaped.group(2))
 

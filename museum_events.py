@@ -7,9 +7,10 @@ The listing is the service's most asked read, and a page is the same for everyon
 
 import threading
 
+import museum_categories
 from museum_http import (API, BAD_QUERY, date_window, json_response, paging, read_json,
                          set_paging_headers, to_json)
-from museum_openapi import DATE_SCHEMA, PAGED, Answer, Operation, trimmed_text
+from museum_openapi import DATE_SCHEMA, PAGED, Answer, Operation, anchored, trimmed_text
 from museum_validation import Field, Validator, check_fields, checked_by, path_uuid
 from museum_vocabulary import ADMIN_ROLE, CAPACITY_MAX, PRICE_MAX, VISITOR_ROLE
 
@@ -21,7 +22,7 @@ EVENT_DATES_MAX = 366
 
 def _event_dates(validator, name, value):
     if not isinstance(value, list) or not 1 <= len(value) <= EVENT_DATES_MAX:
-        validator.error(name, f"must be a list of 1 to {EVENT_DATES_MAX} dates")
+        validator.error(name, "not-a-date-list", f"must be a list of 1 to {EVENT_DATES_MAX} dates")
         return None
     days = [validator.date(f"{name}[{index}]", item) for index, item in enumerate(value)]
     return sorted({day.isoformat() for day in days if day})
@@ -51,6 +52,16 @@ EVENT_FIELDS = {
         "description": "Places on each of the event's dates; without it, unlimited. Returned "
         "only when set; `null` in a change removes it (unlimited again)."}, 20,
         nullable_in_patch=True),
+    # The configured category names are checked apart (check_event_prices), as a reload may
+    # change them.
+    "prices": Field(museum_categories.event_prices, {
+        "type": "object", "maxProperties": museum_categories.CATEGORIES_MAX,
+        "propertyNames": {"pattern": anchored(museum_categories.NAME)},
+        "additionalProperties": {"type": "number", "minimum": 0, "maximum": PRICE_MAX},
+        "description": "The event's price for some price categories (`GET /price-categories`), "
+        "each as `price`: a category not named pays `price`. Returned only when set; a change "
+        "replaces the whole object, and `{}` or `null` removes it."}, {"child": 10},
+        nullable_in_patch=True),
 }
 
 
@@ -64,8 +75,9 @@ class SpecialEvents:
                          ("StartDate", "EndDate", "Page", "Limit"), {200: Answer(
                              "One page of events.", "SpecialEventList", PAGED)})}
 
-    def __init__(self, store, today, new_id, public_url):
+    def __init__(self, store, live, today, new_id, public_url):
         self.store = store
+        self.live = live  # museum_config.LiveConfig: the price categories
         self.today = today
         self.new_id = new_id
         self.public_url = public_url
@@ -74,6 +86,7 @@ class SpecialEvents:
     def on_post(self, req, resp):
         validator = Validator()
         event = check_fields(read_json(req), EVENT_FIELDS, validator)
+        museum_categories.check_event_prices(validator, self.live.config, event.get("prices"))
         validator.raise_if_invalid()
         event = self.store.create_event({"eventId": self.new_id(), **event})
         json_response(resp, event, 201)
@@ -101,8 +114,9 @@ class SpecialEvent:
                             ("EventId",), {204: Answer("The event was cancelled.", None),
                                            404: "NotFound"})}
 
-    def __init__(self, store):
+    def __init__(self, store, live):
         self.store = store
+        self.live = live  # museum_config.LiveConfig: the price categories
 
     def on_get(self, req, resp, event_id):
         json_response(resp, self.store.get_event(path_uuid(event_id, "eventId")))
@@ -111,6 +125,7 @@ class SpecialEvent:
         event_id = path_uuid(event_id, "eventId")
         validator = Validator()
         changes = check_fields(read_json(req), EVENT_FIELDS, validator, change=True)
+        museum_categories.check_event_prices(validator, self.live.config, changes.get("prices"))
         validator.raise_if_invalid()
         event = self.store.update_event(event_id, changes) if changes \
             else self.store.get_event(event_id)

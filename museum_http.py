@@ -24,6 +24,7 @@ import falcon
 import falcon.inspect
 
 import storage
+from museum_codes import field_error
 from museum_vocabulary import UUID_TEXT
 
 log = logging.getLogger("museum")
@@ -86,17 +87,19 @@ def storage_error_as_problem(req, resp, error, params):
     if isinstance(error, storage.DateNotOffered):
         raise Problem(400, f"The event does not take place on that date; valid dates: "
                       f"{', '.join(error.dates)}.",
-                      errors=[{"field": "ticketDate",
-                               "message": f"must be one of {', '.join(error.dates)}"}])
+                      errors=[field_error("ticketDate", "not-an-event-date",
+                                          f"must be one of {', '.join(error.dates)}")])
     if isinstance(error, storage.DayClosed):  # closed while the sale was checked
         raise Problem(400, INVALID_BODY, errors=[
-            {"field": "ticketDate", "message": closed_on(error.date)}])
+            field_error("ticketDate", "closed", closed_on(error.date))])
     if isinstance(error, storage.DatesSold):
         sold = [f"{day} ({count} sold)" for day, count in error.sold.items()]
         raise Problem(409, f"Tickets were sold for dates this change removes: "
                       f"{', '.join(sold)}. Keep those dates, or cancel the event.",
-                      errors=[{"field": "dates", "message": f"must keep {day}: {count} "
-                               f"ticket(s) sold for it"} for day, count in error.sold.items()])
+                      errors=[field_error("dates", "dates-sold", f"must keep {day}: {count} "
+                                          f"ticket(s) sold for it")
+                              for day, count in error.sold.items()],
+                      members={"reason": "dates-sold"})
     if isinstance(error, storage.SoldOut):
         what = "this event" if error.event_id else "general entry"
         if error.entry_time:
@@ -109,11 +112,12 @@ def storage_error_as_problem(req, resp, error, params):
         sold = [f"{day} ({count} sold)" for day, count in error.sold.items()]
         raise Problem(409, f"More tickets were sold than this capacity allows: "
                       f"{', '.join(sold)}. Keep a capacity of at least the tickets sold.",
-                      errors=[{"field": "capacity", "message": f"must be at least {count}: "
-                               f"{count} ticket(s) sold for {day}"}
-                              for day, count in error.sold.items()])
+                      errors=[field_error("capacity", "below-sold", f"must be at least "
+                                          f"{count}: {count} ticket(s) sold for {day}")
+                              for day, count in error.sold.items()],
+                      members={"reason": "capacity-below-sold"})
     if isinstance(error, storage.IdempotencyConflict):
-        raise Problem(409, KEY_REUSED)
+        raise Problem(409, KEY_REUSED, members={"reason": "key-reused"})
     # Not logged per request: the store logs the outage once, with its reason.
     raise Problem(503, "The database is unavailable; try again shortly.",
                   headers={"Retry-After": "5"})
@@ -207,7 +211,7 @@ def idempotency_key(req):
     key = req.get_header("Idempotency-Key")
     if key is not None and not IDEMPOTENCY_KEY.fullmatch(key):
         raise Problem(400, "Idempotency-Key must be 1 to 200 visible ASCII characters.",
-                      errors=[{"field": "Idempotency-Key", "message": "is malformed"}])
+                      errors=[field_error("Idempotency-Key", "malformed", "is malformed")])
     return key
 
 
@@ -233,7 +237,7 @@ def parse_query(req, validator, name, parse, default):
     if value is None:
         return default
     if isinstance(value, list):
-        validator.error(name, "must be given once")
+        validator.error(name, "given-twice", "must be given once")
         return None
     return parse(validator, name, value)
 
@@ -251,9 +255,10 @@ def date_window(req, validator, today, default_days=None, max_days=None):
     if end is None and default_days:
         end = start + timedelta(days=default_days - 1)
     if end and end < start:
-        validator.error("endDate", "must not be before startDate")
+        validator.error("endDate", "before-start", "must not be before startDate")
     elif end and max_days and (end - start).days >= max_days:
-        validator.error("endDate", f"must be at most {max_days} days from startDate, "
+        validator.error("endDate", "window-too-long",
+                        f"must be at most {max_days} days from startDate, "
                                    f"counting both")
     return start, end
 

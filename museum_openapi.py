@@ -28,6 +28,7 @@ from museum_door import (
     TypedCodeLimit,
     UndoLimit,
 )
+from museum_codes import CONFLICT_REASONS, FIELD_CODES
 from museum_http import KEY_REUSED
 from museum_sales import (
     AVAILABILITY_DAYS_DEFAULT,
@@ -326,7 +327,10 @@ PROSE = {
     "the availability), and a full slot (`[capacity] general_per_slot`) is sold out naming "
     "the `entryTime`. With `[auth] visitor_tickets_per_hour` set, a credential of the "
     "{VISITOR_ROLE} role buys at most that many tickets within any hour, on all "
-    "instances together (then 429 with `Retry-After`; a replayed key is no new purchase).",
+    "instances together (then 429 with `Retry-After`; a replayed key is no new purchase). "
+    "An optional `category` (`GET /price-categories`; default: the first) sets the price: "
+    "general entry's in that category, or the event's `prices` entry for it, else the "
+    "event's `price`.",
     "listEventTickets": "The tickets of one event (a cancelled one too), "
     "with their buyers' email and phone, to tell them of a cancellation or a change: by "
     "date, then in the order they were sold, in pages like the event listing.",
@@ -414,14 +418,22 @@ PROSE = {
     "or expired codes from one client address within {PAIRING_WINDOW} s make it wait "
     "(429).",
     "startDeviceSession": "A gate device's key or a gate user's password; not an admin's, "
-    "as the door's page signs in gates only. A gate user's password is exchanged for a device session: a "
-    "new device named for the user and the moment (listed by `museum devices`, revoked like "
-    "any device), and its key, which the page keeps instead of the password. A device's key "
-    "answers 204: it signs in as it is.",
+    "as the door's page signs in gates only. A gate user's password is exchanged for a "
+    "device session: a new device named for the user and the moment (listed by `museum "
+    "devices`, revoked like any device), and its key, which the page keeps instead of the "
+    "password. A device's key answers 204: it signs in as it is.",
     "endDeviceSession": "The credentials of a device of the database (a device session, "
-    "or a paired device): the page's sign-out revokes the device it signed "
-    "in as, so its key signs in nowhere from then on. A user's password, or a device of "
-    "`[users]`, revokes nothing (409).",
+    "or a paired device): the page's sign-out revokes the device it signed in as, so its "
+    "key signs in nowhere from then on. A user's password, or a device of `[users]`, "
+    "revokes nothing (409).",
+    "listPriceCategories": "The price categories a ticket is sold in (`category` "
+    "of a purchase), the first being the default, each with general entry's price in it, "
+    "the places a ticket of it takes and the note the door checks. An event's ticket costs "
+    "the event's `prices` entry for its category, or else the event's `price`.",
+    "getMuseum": "What a shop shows beside its prices: the museum's name, its "
+    "time zone and clock (dates and entry times are the museum's), its currency, how many "
+    "minutes before its entry slot a timed ticket is admitted, the entry slots' length "
+    "(`null` without timed entry) and the price categories.",
     "changeMuseumDay": "Closes one day (a storm, a strike), or gives it "
     "other opening hours or another general entry capacity, over the configured ones; "
     "the day must be today or later. Stored in the database: the opening hours, the "
@@ -470,6 +482,13 @@ _DOOR_REFUSAL_DETAILS = {"wrong-date": "early: ticket for 2027-10-31 (in 2 days)
                          "too-early": "too early: entry at 14:30, admitted from 14:15"}
 
 
+_CATEGORIES = [
+    {"name": "adult", "label": "Adult", "price": 12, "currency": "EUR", "persons": 1,
+     "note": ""},
+    {"name": "reduced", "label": "Reduced", "price": 8.5, "currency": "EUR", "persons": 1,
+     "note": "Check student or senior ID"},
+    {"name": "child", "label": "Child under 14", "price": 0, "currency": "EUR",
+     "persons": 1, "note": ""}]
 # The example of each operation's answer with a body.
 EXAMPLES = {
     "getMuseumHours": [{"date": "2027-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
@@ -516,7 +535,12 @@ EXAMPLES = {
         "changedAt": "2027-10-28T16:02:11Z", "changedBy": "admin", "affectedTickets": [
             {**_DOOR_TICKET, "price": 12, "currency": "EUR", "status": "valid",
              "email": "visitor@example.com", "phone": "+1 555-0100"}]},
-    "getTicket": {**_EVENT_TICKET, "status": "admitted", "eventId": _EVENT_ID,
+    "listPriceCategories": _CATEGORIES,
+    "getMuseum": {"name": "City Museum", "timeZone": "Europe/Berlin",
+                  "now": "2027-10-29T10:00:00+02:00", "currency": "EUR", "earlyMinutes": 15,
+                  "slotMinutes": 30, "categories": _CATEGORIES},
+    "getTicket": {**_EVENT_TICKET, "category": "adult", "status": "admitted",
+                  "eventId": _EVENT_ID,
                   "eventName": _WORKSHOP, **_ADMITTED, "email": "visitor@example.com",
                   "phone": "+1 555-0100"},
 }
@@ -705,6 +729,9 @@ def _ticket_schemas(facts):
             "status": {"type": "string", "enum": statuses, "description": (
                 "`void` once voided, whatever else happened; `cancelled` when its event "
                 "was; `admitted` once admitted at the door.")},
+            "category": {"type": "string", "description": "The price category it was sold "
+                         "in (`GET /price-categories`); absent on tickets sold before "
+                         "categories were kept."},
             "eventId": _EVENT_ONLY, **_ADMISSION,
             "email": {"type": "string", "format": "email",
                       "description": f"Only for the {ADMIN_ROLE} role, until erased (then "
@@ -810,6 +837,32 @@ def _device_responses(facts):
 _NULL_WHEN_GENERAL = "`null` for general entry."
 _UNLIMITED = "`null`: unlimited."
 SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
+    "PriceCategory": _object(["name", "label", "price", "currency", "persons", "note"], {
+        "name": {"type": "string", "description": "What a sale's `category` names."},
+        "label": {"type": "string", "description": "What a person reads."},
+        "price": {"type": "number", "minimum": 0, "maximum": PRICE_MAX,
+                  "description": "General entry's price in this category (an event's "
+                  "ticket costs the event's `price`, or its `prices` entry)."},
+        "currency": {"type": "string", "pattern": anchored(CURRENCY)},
+        "persons": {"type": "integer", "minimum": 1,
+                    "description": "The places one ticket of it takes."},
+        "note": {"type": "string", "description": "What the door checks (such as a "
+                 "student card); empty for none."}}),
+    "Museum": _object(["name", "timeZone", "now", "currency", "earlyMinutes", "slotMinutes",
+                       "categories"], {
+        "name": {"type": "string"},
+        "timeZone": {"type": "string", "description": "IANA name of the museum's zone, "
+                     "which its dates and times are in."},
+        "now": {"type": "string", "format": "date-time",
+                "description": "The museum's clock, in its zone."},
+        "currency": {"type": "string", "pattern": anchored(CURRENCY)},
+        "earlyMinutes": {"type": "integer", "minimum": 0, "description": "Minutes before its "
+                         "entry slot that a timed ticket is admitted."},
+        "slotMinutes": {"type": ["integer", "null"], "minimum": 1, "description": (
+            "Length of an entry slot; `null` without timed entry.")},
+        "categories": {"type": "array", "minItems": 1, "items": ref(
+            "schemas", "PriceCategory"), "description": "As `GET /price-categories` "
+            "lists them, the default first."}}),
     "Time": {"type": "string", "description": "Local time in the museum's time zone, 24-hour "
              "clock.", "pattern": r"^\d{2}:\d{2}$", "examples": ["09:00"]},
     "MuseumDailyHours": _object(["date", "timeOpen", "timeClose"], {
@@ -817,8 +870,9 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "timeClose": ref("schemas", "Time")}),
     "TicketPrice": {"type": ["number", "null"], "minimum": 0, "maximum": PRICE_MAX,
                     "examples": [25], "description": (
-                        "What the ticket was sold at: the event's price then, or the museum's "
-                        "general entry price; null for tickets sold before prices were kept.")},
+                        "What the ticket was sold at: the event's price then (for its price "
+                        "category, if the event has one), or general entry's price in its "
+                        "category; null for tickets sold before prices were kept.")},
     "Currency": {"type": ["string", "null"], "pattern": anchored(CURRENCY), "examples": ["EUR"],
                  "description": "ISO 4217 code of the currency of `price`; null when `price` is."},
     "Places": _object(["capacity", "sold", "available"], {
@@ -832,7 +886,9 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "slots": {"type": "array", "description": "Only with timed entry: the day's entry "
                   "slots in order (none when closed), each with its places.",
                   "items": {"allOf": [ref("schemas", "Places"), _object(["time"], {
-                      "time": ref("schemas", "Time")})]}},
+                      "time": ref("schemas", "Time"), "ended": {
+                          "type": "boolean", "const": True, "description": "Only on a "
+                          "slot of today that has ended: no longer sold, `available` 0."}})]}},
         "events": {"type": "array", "description": "The events taking place that day, by name.",
                    "items": {"allOf": [ref("schemas", "Places"), _object(["eventId", "name"], {
                        "eventId": UUID_SCHEMA, "name": {"type": "string"}})]}}}),
@@ -883,17 +939,27 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "status": {"type": "integer", "minimum": 400, "maximum": 599},
         "detail": {"type": "string"},
         "errors": {"type": "array", "minItems": 1, "items": ref("schemas", "FieldError"),
-                   "description": "Only when fields are at fault: one entry per field."}},
+                   "description": "Only when fields are at fault: one entry per field."},
+        "reason": {**ref("schemas", "Reason"), "description": "On every 409 but the "
+                   "door's (whose `result` says why): why the request conflicts."}},
         description="RFC 9457 problem details."),
     "PurchaseProblem": {
         "description": "Problem details; a sale refused for want of places has `reason` "
                        "`sold-out` and names what is full.",
         "allOf": [ref("schemas", "Problem"), {"type": "object", "properties": {
-            "reason": {"type": "string", "const": "sold-out"}, "date": ref("schemas", "Date"),
+            "date": ref("schemas", "Date"),
             "eventId": {**UUID_SCHEMA, "description": "Only when an event date is full."},
             "entryTime": {**ref("schemas", "Time"), "description": "Only when an entry slot is full."}}}]},
-    "FieldError": _object(["field", "message"], {"field": {"type": "string"},
-                                                 "message": {"type": "string"}}),
+    "FieldError": _object(["field", "code", "message"], {
+        "field": {"type": "string"},
+        "code": {"type": "string", "enum": list(FIELD_CODES), "description": (
+            "The rule that refused the field, stable for a client to translate:\n\n"
+            + "\n".join(f"- `{code}`: {meaning}" for code, meaning in FIELD_CODES.items()))},
+        "message": {"type": "string", "description": "The rule in English, for a person."}}),
+    "Reason": {"type": "string", "enum": list(CONFLICT_REASONS), "description": (
+        "Why a 409 refused the request, stable for a client to translate:\n\n"
+        + "\n".join(f"- `{reason}`: {meaning}"
+                     for reason, meaning in CONFLICT_REASONS.items()))},
 }
 
 
@@ -965,7 +1031,7 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "PurchaseConflict": named_problems(
         "The `Idempotency-Key` was used before with a different body, or the ticket's day "
         "or event date is sold out; nothing was sold.", "PurchaseProblem", {
-            "key-reused": problem_body(409, KEY_REUSED),
+            "key-reused": problem_body(409, KEY_REUSED, reason="key-reused"),
             "sold-out": problem_body(409, "Sold out: no places are left for this event "
                                      "on 2027-10-30.", reason="sold-out",
                                      date="2027-10-30", eventId=_EVENT_ID)}),
@@ -976,13 +1042,15 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
             "dates-sold": problem_body(
                 409, "Tickets were sold for dates this change removes: 2027-10-31 (2 "
                 "sold). Keep those dates, or cancel the event.", errors=[{
-                    "field": "dates",
-                    "message": "must keep 2027-10-31: 2 ticket(s) sold for it"}]),
+                    "field": "dates", "code": "dates-sold",
+                    "message": "must keep 2027-10-31: 2 ticket(s) sold for it"}],
+                reason="dates-sold"),
             "capacity-below-sold": problem_body(
                 409, "More tickets were sold than this capacity allows: 2027-10-31 (2 "
                 "sold). Keep a capacity of at least the tickets sold.", errors=[{
-                    "field": "capacity",
-                    "message": "must be at least 2: 2 ticket(s) sold for 2027-10-31"}])}),
+                    "field": "capacity", "code": "below-sold",
+                    "message": "must be at least 2: 2 ticket(s) sold for 2027-10-31"}],
+                reason="capacity-below-sold")}),
 }
 
 
@@ -993,7 +1061,8 @@ def _responses(facts):
         "BadRequest": problem(
             400, "The request is invalid; `errors` names every bad field. Malformed framing "
             "gets the HTTP server's text/plain answer instead.", facts["BAD_QUERY"],
-            errors=[{"field": "limit", "message": "must be a whole number from 1 to "
+            errors=[{"field": "limit", "code": "out-of-range",
+                     "message": "must be a whole number from 1 to "
                      f"{facts['PAGE_SIZE_MAX']}"}], server_text=True),
         "ContentTooLarge": problem(
             413, f"The body is larger than {facts['BODY_LIMIT']} bytes. Bodies over the HTTP "

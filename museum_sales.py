@@ -43,6 +43,8 @@ def ticket_view(ticket, status, contacts=False):
     view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
     if ticket["entryTime"]:
         view["entryTime"] = ticket["entryTime"]
+    if ticket["category"]:  # none on tickets sold before categories were kept
+        view["category"] = ticket["category"]
     view["status"] = status
     if ticket["eventId"]:
         view.update(eventId=ticket["eventId"], eventName=ticket["eventName"])
@@ -64,20 +66,22 @@ def check_entry_time(validator, schedule, body, ticket, now):
     ticket never names one, nor does any ticket with timed entry off."""
     given, kind, day = "entryTime" in body, ticket.get("ticketType"), ticket.get("ticketDate")
     if given and kind == "event":
-        validator.error("entryTime", "must not be given for an event ticket")
+        validator.error("entryTime", "not-allowed", "must not be given for an event ticket")
     elif given and schedule.slot_minutes is None:
-        validator.error("entryTime", "must not be given: this museum has no timed entry")
+        validator.error("entryTime", "not-allowed",
+                        "must not be given: this museum has no timed entry")
     elif kind == "general" and schedule.slot_minutes is not None and day:
         slots = schedule.slots_on(day)
         entry = ticket.get("entryTime")
         if not given:
-            validator.error("entryTime", "is required: general entry is by entry time, one "
-                            "of the day's slots (see the availability)")
+            validator.error("entryTime", "required", "is required: general entry is by entry "
+                            "time, one of the day's slots (see the availability)")
         elif entry and slots and entry not in slots:
-            validator.error("entryTime", f"must be one of the entry times of {day}: "
+            validator.error("entryTime", "not-a-slot", f"must be one of the entry times of {day}: "
                             f"{', '.join(slots)}")
         elif entry and day == now.date() and _ended(entry, schedule.slot_minutes, now):
-            validator.error("entryTime", f"the entry slot {entry} of today has ended")
+            validator.error("entryTime", "slot-ended",
+                            f"the entry slot {entry} of today has ended")
 
 
 def _ended(entry_time, slot_minutes, now):
@@ -102,9 +106,10 @@ def events_by_day(taken_events):
     return events
 
 
-def day_availability(day, schedule, capacity, taken, events):
+def day_availability(day, schedule, capacity, taken, events, now):
     """One day's entry of the availability: open when the `schedule` has hours, the general
-    entry's places (None when closed), each entry slot's when timed entry is on, and its
+    entry's places (None when closed), each entry slot's when timed entry is on (those of
+    today that have ended by `now`, the museum's time, with none available), and its
     `events`' places; `taken` is what the store's places_taken gave."""
     key = day.isoformat()
     is_open = schedule.hours_on(day) is not None
@@ -112,9 +117,17 @@ def day_availability(day, schedule, capacity, taken, events):
     entry = {"date": key, "open": is_open, "general": general}
     if schedule.slot_minutes is not None:
         sold = taken["slots"].get(key, {})
-        entry["slots"] = [{"time": slot, **places(capacity.per_slot, sold.get(slot, 0))}
+        entry["slots"] = [_slot(slot, capacity.per_slot, sold.get(slot, 0), day == now.date()
+                                and _ended(slot, schedule.slot_minutes, now))
                           for slot in schedule.slots_on(day)]
     return {**entry, "events": events.get(key, [])}
+
+
+def _slot(time, capacity, sold, ended):
+    slot = {"time": time, **places(capacity, sold)}
+    if ended:  # no longer sold (check_entry_time)
+        slot.update(available=0, ended=True)
+    return slot
 
 
 # -- the sales report ---------------------------------------------------------------------

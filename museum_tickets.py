@@ -12,6 +12,7 @@ from datetime import date, datetime, timedelta
 
 import falcon
 
+import museum_categories
 import museum_sales
 import storage
 from museum_door import DOOR_OUTCOMES, new_confirmation_code, ticket_status
@@ -44,6 +45,12 @@ TICKET_FIELDS = {
     "entryTime": Field(checked_by(Validator.time_of_day), {"type": "string", "pattern": anchored(
         TIME_OF_DAY), "description": "With timed entry, a general ticket's entry slot (one of "
         "the day's `slots` in the availability), required; otherwise refused."}, "10:30"),
+    # The configured category names are checked apart (check_category), as a reload may
+    # change them.
+    "category": Field(museum_categories.category_name, {
+        "type": "string", "pattern": anchored(museum_categories.NAME), "description": "The "
+        "ticket's price category, one of `GET /price-categories`; without it, the first of "
+        "them."}, "adult"),
 }
 
 
@@ -107,7 +114,7 @@ class Tickets:
         """An event's tickets with their buyers' contacts, to tell them of a change."""
         validator = Validator()
         if req.params.get("eventId") is None:
-            validator.error("eventId", "is required")
+            validator.error("eventId", "required", "is required")
         event_id = parse_query(req, validator, "eventId", Validator.uuid, None)
         day = parse_query(req, validator, "date", Validator.date, None)
         page, limit = paging(req, validator)
@@ -138,19 +145,22 @@ class Tickets:
         ticket = check_fields(body, TICKET_FIELDS, validator)
         kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
         if day and day < now.date():
-            validator.error("ticketDate", "must not be in the past")
+            validator.error("ticketDate", "past", "must not be in the past")
         elif day and (day - now.date()).days > SALE_HORIZON_DAYS:
-            validator.error("ticketDate", f"must be at most {SALE_HORIZON_DAYS} days ahead")
+            validator.error("ticketDate", "beyond-horizon",
+                            f"must be at most {SALE_HORIZON_DAYS} days ahead")
         schedule, capacity = config.schedule, config.capacity
         if kind == "general" and day:  # the day as an admin may have changed it
             schedule, capacity = museum_sales.days_as_set(config, self.store, day, day)
         if kind == "general" and day and day >= now.date() and not schedule.hours_on(day):
-            validator.error("ticketDate", closed_on(day.isoformat()))
+            validator.error("ticketDate", "closed", closed_on(day.isoformat()))
         museum_sales.check_entry_time(validator, schedule, body, ticket, now)
+        museum_categories.check_category(validator, config, ticket.get("category"))
         validator.raise_if_invalid()
+        category = museum_categories.sold_in(config, ticket.get("category"))
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
-                "eventId": ticket.get("eventId"),
-                "price": storage.price_value(config["tickets"]["general_price"]),
+                "eventId": ticket.get("eventId"), "category": category.name,
+                "price": storage.price_value(category.price),
                 "currency": config["museum"]["currency"]}, capacity
 
     def _receipt(self, ticket):
@@ -209,14 +219,15 @@ class Availability:
                                "type": "array", "maxItems": museum_sales.AVAILABILITY_DAYS_MAX,
                                "items": ref("schemas", "DayAvailability")})})}
 
-    def __init__(self, store, live, today):
+    def __init__(self, store, live, now):
         self.store = store
         self.live = live  # museum_config.LiveConfig
-        self.today = today
+        self.now = now  # the time at the museum: today's ended entry slots
 
     def on_get(self, req, resp):
         validator = Validator()
-        start, end = date_window(req, validator, self.today(),
+        now = self.now()
+        start, end = date_window(req, validator, now.date(),
                                  museum_sales.AVAILABILITY_DAYS_DEFAULT,
                                  museum_sales.AVAILABILITY_DAYS_MAX)
         validator.raise_if_invalid(BAD_QUERY)
@@ -225,7 +236,7 @@ class Availability:
         events = museum_sales.events_by_day(taken["events"])
         days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
         json_response(resp, [museum_sales.day_availability(day, schedule, capacity, taken,
-                                                           events) for day in days])
+                                                           events, now) for day in days])
 
 
 class TicketImage:

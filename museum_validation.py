@@ -11,6 +11,7 @@ import unicodedata
 from datetime import date, datetime
 
 import storage
+from museum_codes import field_error
 from museum_http import INVALID_BODY, Problem
 from museum_vocabulary import DATE, EMAIL_MAX, PRICE_MAX, TIME_OF_DAY, UUID_TEXT
 
@@ -19,13 +20,15 @@ MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+
 
 
 class Validator:
-    """Collects every (field, message) of one input and raises them together."""
+    """Collects every (field, code, message) of one input and raises them together."""
 
     def __init__(self):
         self.errors = []
 
-    def error(self, name, message):
-        self.errors.append({"field": name, "message": message})
+    def error(self, name, code, message):
+        """Refuse field `name` by the rule `code` (museum_codes.FIELD_CODES), saying
+        `message` to a person."""
+        self.errors.append(field_error(name, code, message))
 
     def raise_if_invalid(self, detail=INVALID_BODY):
         if self.errors:
@@ -37,7 +40,7 @@ class Validator:
                 return date.fromisoformat(value)
             except ValueError:
                 pass
-        self.error(name, "must be a real calendar date YYYY-MM-DD")
+        self.error(name, "not-a-date", "must be a real calendar date YYYY-MM-DD")
         return None
 
     def moment(self, name, value):
@@ -47,27 +50,29 @@ class Validator:
                 return datetime.fromisoformat(value.upper())
             except ValueError:
                 pass
-        self.error(name, "must be an RFC 3339 date-time with offset, such as "
+        self.error(name, "not-a-moment", "must be an RFC 3339 date-time with offset, such as "
                          "2027-10-29T09:14:05+01:00")
         return None
 
     def uuid(self, name, value):
         if isinstance(value, str) and UUID_TEXT.fullmatch(value):
             return value.lower()
-        self.error(name, "must be a UUID like 3fa85f64-5717-4562-b3fc-2c963f66afa6")
+        self.error(name, "not-a-uuid", "must be a UUID like 3fa85f64-5717-4562-b3fc-2c963f66afa6")
         return None
 
     def text(self, name, value, max_length, multiline=False):
         """A trimmed string of 1..max_length characters: valid Unicode, no control characters
         (but tabs and line breaks where `multiline`)."""
         if not isinstance(value, str):
-            self.error(name, "must be a string")
+            self.error(name, "not-a-string", "must be a string")
             return None
         value = value.strip()
         if not 1 <= len(value) <= max_length:
-            self.error(name, f"must be 1 to {max_length} characters long")
+            self.error(name, "too-long" if value else "empty",
+                       f"must be 1 to {max_length} characters long")
         elif not _printable(value, multiline):
-            self.error(name, "must not contain control characters or invalid Unicode")
+            self.error(name, "control-characters",
+                       "must not contain control characters or invalid Unicode")
         else:
             return value
         return None
@@ -77,7 +82,7 @@ class Validator:
             number = int(value)
             if low <= number <= high:
                 return number
-        self.error(name, f"must be a whole number from {low} to {high}")
+        self.error(name, "out-of-range", f"must be a whole number from {low} to {high}")
         return None
 
     def whole_number(self, name, value, low, high):
@@ -85,7 +90,7 @@ class Validator:
         if isinstance(value, (int, float)) and not isinstance(value, bool) \
                 and low <= value <= high and value == int(value):
             return int(value)
-        self.error(name, f"must be a whole number from {low} to {high}")
+        self.error(name, "out-of-range", f"must be a whole number from {low} to {high}")
         return None
 
     def price(self, name, value):
@@ -93,43 +98,44 @@ class Validator:
         # The range test comes first: isfinite() of a huge JSON integer raises OverflowError.
         if not (isinstance(value, (int, float)) and not isinstance(value, bool)
                 and 0 <= value <= PRICE_MAX and math.isfinite(value)):
-            self.error(name, f"must be a number from 0 to {PRICE_MAX}")
+            self.error(name, "not-a-price", f"must be a number from 0 to {PRICE_MAX}")
             return None
         minor = storage.minor_units(value)
         if minor / 100 != value:  # 9.999: kept in hundredths, it would change
-            self.error(name, "must have at most 2 decimals")
+            self.error(name, "too-many-decimals", "must have at most 2 decimals")
             return None
         return storage.price_value(minor)
 
     def boolean(self, name, value):
         if isinstance(value, bool):
             return value
-        self.error(name, "must be true or false")
+        self.error(name, "not-a-boolean", "must be true or false")
         return None
 
     def time_of_day(self, name, value):
         if isinstance(value, str) and TIME_OF_DAY.fullmatch(value):
             return value
-        self.error(name, "must be a time of day HH:MM, such as 10:30")
+        self.error(name, "not-a-time", "must be a time of day HH:MM, such as 10:30")
         return None
 
     def choice(self, name, value, choices):
         if value in choices:
             return value
-        self.error(name, f"must be one of {', '.join(choices)}")
+        self.error(name, "not-one-of", f"must be one of {', '.join(choices)}")
         return None
 
     def email(self, name, value):
         if isinstance(value, str) and _plausible_email(value):
             return value
-        self.error(name, "must be an email address like visitor@example.org")
+        self.error(name, "not-an-email", "must be an email address like visitor@example.org")
         return None
 
     def phone(self, name, value):
         if isinstance(value, str) and PHONE.fullmatch(value) \
                 and sum(c.isdigit() for c in value) >= 7:
             return value
-        self.error(name, "must be 7 to 20 digits, spaces or +-() with at least 7 digits")
+        self.error(name, "not-a-phone",
+                   "must be 7 to 20 digits, spaces or +-() with at least 7 digits")
         return None
 
 
@@ -185,18 +191,20 @@ def check_fields(body, fields, validator, change=False):
         raise Problem(400, "The request body must be a JSON object.")
     for name in body:
         if name not in fields:
-            validator.error(name, "is assigned by the service" if name in SERVICE_FIELDS
-                            else "is not a known field")
+            if name in SERVICE_FIELDS:
+                validator.error(name, "assigned-by-service", "is assigned by the service")
+            else:
+                validator.error(name, "unknown-field", "is not a known field")
     values = {}
     for name, field in fields.items():
         if name not in body:
             if field.required is True and not change:
-                validator.error(name, "is required")
+                validator.error(name, "required", "is required")
         elif body[name] is None:
             if change and field.nullable_in_patch:
                 values[name] = None  # cleared
             else:
-                validator.error(name, "must not be null")
+                validator.error(name, "null", "must not be null")
         else:
             values[name] = field.check(validator, name, body[name])
     for name, field in fields.items():
@@ -208,17 +216,18 @@ def check_fields(body, fields, validator, change=False):
 
 def _check_condition(name, when, holds, given, validator):
     if holds and not given:
-        validator.error(name, f"is required when {when.field} is {when.value}")
+        validator.error(name, "required", f"is required when {when.field} is {when.value}")
     elif given and not holds:
-        validator.error(name, f"must not be given unless {when.field} is {when.value}")
+        validator.error(name, "not-allowed",
+                        f"must not be given unless {when.field} is {when.value}")
 
 
 def exactly_one(body, first, second, validator, missing):
     """The body gives `first` or `second`, not both; `missing` says what to give."""
     if first in body and second in body:
-        validator.error(second, f"must not be given with {first}")
+        validator.error(second, "conflicts", f"must not be given with {first}")
     elif first not in body and second not in body:
-        validator.error(first, missing)
+        validator.error(first, "required", missing)
 
 
 def path_uuid(value, name):

@@ -27,6 +27,11 @@ FREE_SECTION_ROWS = {
                    "of [hours]"),
     "capacity_dates": ("*YYYY-MM-DD*", "places of general entry that date only, or "
                        "`unlimited`, instead of [capacity] general_per_day"),
+    "categories": ("*NAME*", "a price category, one line each, the default first: `LABEL | "
+                   "PRICE | persons: N | note: TEXT`, all but the label optional (the price "
+                   "left out: [tickets] general_price; persons: the places a ticket takes, "
+                   "default 1; note: what the door checks). Without the section: one, "
+                   "`adult`, at general_price"),
 }
 
 

@@ -4,12 +4,15 @@ The app module talks only to `Store`; it holds no SQL, and storage knows no HTTP
 Records cross the interface as plain dicts shaped like the API's JSON:
 
 event:  {"eventId", "name", "location", "eventDescription", "dates": [YYYY-MM-DD, ...], "price"}
-        and "capacity" (places on each of its dates) when it has one: absent is unlimited
+        and "capacity" (places on each of its dates) when it has one: absent is unlimited;
+        "prices" ({price category: price}) when it has some: absent or empty is none
 ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmationCode",
          "email", "phone" (or None), "price", "currency", "entryTime" (HH:MM, the entry slot
          of a timed general ticket; absent or None: none), "soldBy" and "soldAt" (the user
          who bought it and when, RFC 3339 UTC text; absent or None: not recorded, as for
-         tickets sold before schema 17; never read back)}; as read back also "eventName"
+         tickets sold before schema 17; never read back), "category" (the price category
+         it was sold in; absent or None: none, as for tickets sold before schema 19)}; as
+         read back also "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
@@ -271,7 +274,9 @@ class Store(ABC):
 
         For an event ticket the event must be listed (`NotFound`) and the date one of its
         dates (`DateNotOffered`), checked in the same transaction as the insert; it is sold
-        at the event's price of that moment, a general ticket at the ticket's "price".
+        at the event's price of that moment (its "prices" entry for the ticket's
+        "category", if it has one, else its "price"), a general ticket at the ticket's
+        "price".
         `idempotency` is `(user, key, fingerprint)` or None: when that user's key was used
         before with the same fingerprint, nothing is written and the stored ticket is
         returned with `created` False; with another fingerprint, `IdempotencyConflict`.

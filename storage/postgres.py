@@ -311,6 +311,11 @@ MIGRATIONS = [
             used_at text
         )""",
     ],
+    [
+        # Price categories: as sqlite's step 19 says.
+        "ALTER TABLE events ADD COLUMN prices text",
+        "ALTER TABLE tickets ADD COLUMN category text",
+    ],
 ]
 
 

@@ -66,12 +66,13 @@ OUTAGE_LOCK = threading.Lock()
 FIRST_DATE = "0001-01-01"
 LAST_DATE = "9999-12-31"
 
-EVENT_COLUMNS = "e.id, e.name, e.location, e.description, e.dates, e.price_minor, e.capacity"
+EVENT_COLUMNS = ("e.id, e.name, e.location, e.description, e.dates, e.price_minor, e.capacity, "
+                 "e.prices")
 
 TICKETS_READ_BACK = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
            t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
-           a.admitted_by, t.voided_at, t.entry_time
+           a.admitted_by, t.voided_at, t.entry_time, t.category
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
                    LEFT JOIN admissions a ON a.ticket_id = t.id"""
 TICKET_BY_ID = TICKETS_READ_BACK + " WHERE t.id = ?"
@@ -287,13 +288,21 @@ FREE_SLOT_PLACE = "UPDATE slot_places SET taken = taken - 1 WHERE date = ? AND e
 
 
 def event_record(row):
-    event_id, name, location, description, dates, price, capacity = row[:7]
+    event_id, name, location, description, dates, price, capacity, prices = row[:8]
     event = {"eventId": event_id, "name": name, "location": location,
              "eventDescription": description, "dates": json.loads(dates),
              "price": price_value(price)}
     if capacity is not None:
         event["capacity"] = capacity
+    if prices:
+        event["prices"] = {name: price_value(minor) for name, minor in json.loads(prices).items()}
     return event
+
+
+def prices_text(prices):
+    """An event's category prices as stored: JSON of hundredths; None when it has none."""
+    return json.dumps({name: minor_units(price) for name, price in prices.items()}) \
+        if prices else None
 
 
 def day_record(row):
@@ -305,13 +314,13 @@ def day_record(row):
 
 def ticket_record(row):
     (ticket_id, kind, date, event_id, code, email, phone, price, currency, event_name,
-     cancelled, admitted_at, admitted_by, voided_at, entry_time) = row
+     cancelled, admitted_at, admitted_by, voided_at, entry_time, category) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
             "price": None if price is None else price_value(price), "currency": currency,
             "eventName": event_name, "cancelled": bool(cancelled),
             "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at,
-            "entryTime": entry_time}
+            "entryTime": entry_time, "category": category}
 
 
 def _prices_to_round(conn):
@@ -599,10 +608,11 @@ class SQLStore(Store):
             for event in events:
                 conn.execute(
                     "INSERT INTO events (id, name, location, description, dates, price_minor, "
-                    "capacity) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "capacity, prices) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (event["eventId"], event["name"], event["location"],
                      event["eventDescription"], json.dumps(event["dates"]),
-                     minor_units(event["price"]), event.get("capacity")))
+                     minor_units(event["price"]), event.get("capacity"),
+                     prices_text(event.get("prices"))))
                 self._index_dates(conn, event)
 
     def get_event(self, event_id):
@@ -641,12 +651,14 @@ class SQLStore(Store):
             event.update(changes)
             conn.execute(
                 "UPDATE events SET name = ?, location = ?, description = ?, dates = ?, "
-                "price_minor = ?, capacity = ? WHERE id = ?",
+                "price_minor = ?, capacity = ?, prices = ? WHERE id = ?",
                 (event["name"], event["location"], event["eventDescription"],
                  json.dumps(event["dates"]), minor_units(event["price"]),
-                 event.get("capacity"), event_id))
+                 event.get("capacity"), prices_text(event.get("prices")), event_id))
         if event.get("capacity") is None:  # unlimited: absent, as events read back show it
             event.pop("capacity", None)
+        if not event.get("prices"):  # none: absent, as events read back show it
+            event.pop("prices", None)
         return event
 
     def cancel_event(self, event_id):
@@ -730,13 +742,14 @@ class SQLStore(Store):
                 self._take_general_place(conn, ticket, general_capacity, slot_capacity)
             inserted = conn.execute(
                 "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
-                "phone, price_minor, currency, entry_time, sold_by, sold_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "phone, price_minor, currency, entry_time, sold_by, sold_at, category) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (confirmation_code) DO NOTHING",
                 (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
                  ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
                  ticket.get("phone"), minor_units(price), ticket["currency"],
-                 ticket.get("entryTime"), ticket.get("soldBy"), ticket.get("soldAt")))
+                 ticket.get("entryTime"), ticket.get("soldBy"), ticket.get("soldAt"),
+                 ticket.get("category")))
             if inserted.rowcount == 0:
                 raise DuplicateCode(ticket["confirmationCode"])
             conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
@@ -747,7 +760,7 @@ class SQLStore(Store):
                               ticket.get("eventId"), ticket["confirmationCode"],
                               ticket["email"], ticket.get("phone"), minor_units(price),
                               ticket["currency"], event_name, False, None, None, None,
-                              ticket.get("entryTime"))), True
+                              ticket.get("entryTime"), ticket.get("category"))), True
 
     def _refuse_past_purchase_limit(self, conn, user, most, since):
         """`LimitReached` when `user` bought `most` tickets after `since`; the user's sales
@@ -769,7 +782,8 @@ class SQLStore(Store):
                              (event["eventId"], ticket["ticketDate"])).fetchone()[0]
         if event.get("capacity") is not None and taken > event["capacity"]:
             raise SoldOut(ticket["ticketDate"], event["eventId"])
-        return event["name"], event["price"]
+        return event["name"], event.get("prices", {}).get(ticket.get("category"),
+                                                          event["price"])
 
     @staticmethod
     def _take_general_place(conn, ticket, general_capacity, slot_capacity):

@@ -317,6 +317,13 @@ MIGRATIONS = [
             used_at TEXT
         ) WITHOUT ROWID""",
     ],
+    [
+        # Price categories: an event's prices by category (JSON of hundredths by name; NULL:
+        # its `price` for every category), and the category each ticket was sold in (NULL
+        # for tickets sold before).
+        "ALTER TABLE events ADD COLUMN prices TEXT",
+        "ALTER TABLE tickets ADD COLUMN category TEXT",
+    ],
 ]
 
 

@@ -14,6 +14,7 @@ import museum
 import museum_credentials
 import museum_door
 import storage
+from museum_codes import FIELD_CODES
 
 pytest_plugins = ["postgres"]  # the postgres_server and postgres_url fixtures
 
@@ -142,6 +143,8 @@ def assert_problem(res, status, field=None):
     assert body["title"] and body["detail"]
     if field is not None:
         assert field in [error["field"] for error in body["errors"]], body
+    # Every field error has the code of its rule, for a client to translate.
+    assert all(error["code"] in FIELD_CODES for error in body.get("errors", [])), body
     return body
 
 

@@ -640,4 +640,5 @@ def test_a_price_is_answered_as_sent_not_as_a_float(client):
 
 def test_more_than_two_decimals_are_refused_naming_price(client):
     problem = assert_problem(post(client, event_body(price=9.999), 400), 400, "price")
-    assert {"field": "price", "message": "must have at most 2 decimals"} in problem["errors"]
+    assert {"field": "price", "code": "too-many-decimals",
+            "message": "must have at most 2 decimals"} in problem["errors"]

@@ -250,3 +250,23 @@ def test_oversized_headers_come_back_as_the_servers_text(connect):
     response = get_museum_hours.sync_detailed(client=client)
     assert response.status_code == 431
     assert isinstance(response.parsed, str) and "Request Header Fields Too Large" in response.parsed
+
+
+def test_a_shop_reads_the_categories_and_the_museum_through_the_generated_client(
+        connect, config_text):
+    from museum_api_client.api.operations import get_museum
+    from museum_api_client.api.tickets import buy_museum_tickets, list_price_categories
+    from museum_api_client.models import BuyTicketRequest, TicketType
+
+    visitor = connect("visitor")
+    categories = list_price_categories.sync_detailed(client=visitor)
+    assert categories.status_code == 200
+    assert [(each.name, each.persons) for each in categories.parsed] == [("adult", 1)]
+    museum = get_museum.sync_detailed(client=visitor)
+    assert museum.status_code == 200
+    assert (museum.parsed.time_zone, museum.parsed.categories[0].name) == ("UTC", "adult")
+    day = datetime.date.fromisoformat(open_days(config_text, 1, skip=2)[0])
+    bought = buy_museum_tickets.sync_detailed(client=visitor, body=BuyTicketRequest(
+        ticket_type=TicketType.GENERAL, ticket_date=day, email="ada@example.org",
+        category="adult"))
+    assert (bought.status_code, bought.parsed.price) == (201, 0)

@@ -234,6 +234,8 @@ ROLE_TABLE = {
     "/v1.1/admissions/{ticket_id}": {"GET": "gate", "HEAD": "gate", "DELETE": "gate"},
     "/v1.1/devices/pair": {"POST": PUBLIC, "OPTIONS": PUBLIC},
     "/v1.1/devices/session": {"POST": GATE_ONLY, "DELETE": GATE_ONLY},
+    "/v1.1/price-categories": {"GET": "visitor", "HEAD": "visitor"},
+    "/v1.1/museum": {"GET": "visitor", "HEAD": "visitor"},
     "/scan": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/scan.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/scan.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},

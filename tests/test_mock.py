@@ -10,6 +10,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
+import museum_mock
 from conftest import ADMIN, basic
 from described import SERVER, assert_described
 from serving import ROOT, running_mock, running_server
@@ -77,6 +78,8 @@ def walk_every_operation(walk, today):
     walk("getMuseumHours", "GET", "/museum-hours?limit=3")
     walk("getMuseumHours", "GET", "/museum-hours?limit=31")
     walk("getMuseumHours", "GET", "/museum-hours", auth=False)
+    walk("listPriceCategories", "GET", "/price-categories")
+    walk("getMuseum", "GET", "/museum")
     event, _ = walk("createSpecialEvent", "POST", "/special-events",
                     {**EVENT, "dates": [today.isoformat(), *EVENT["dates"]]})
     walk("createSpecialEvent", "POST", "/special-events", {**EVENT, "eventId": str(uuid.uuid4())})
@@ -98,6 +101,7 @@ def walk_every_operation(walk, today):
                              headers={"Idempotency-Key": "walk-1"})
     walk("buyMuseumTickets", "POST", "/tickets", {**general, "email": "bob@example.org"},
          headers={"Idempotency-Key": "walk-1"})
+    walk("buyMuseumTickets", "POST", "/tickets", {**general, "category": "nobody"})
     tonight, _ = walk("buyMuseumTickets", "POST", "/tickets", {
         "ticketType": "event", "eventId": event["eventId"], "ticketDate": today.isoformat(),
         "email": "ada@example.org"})
@@ -150,7 +154,7 @@ def test_mock_answers_every_operation_with_the_shapes_of_the_real_service(
     """The same requests get the same statuses, headers and body shapes from both, and every
     answer is one the description lists; only the mock marks its answers."""
     (tmp_path / "real").mkdir()
-    with running_server(tmp_path / "real", config_text) as real:
+    with running_server(tmp_path / "real", config_text + museum_mock.DEMO_CONFIG) as real:
         real_walk = Walk(real, ADMIN)
         walk_every_operation(real_walk, datetime.now(timezone.utc).date())  # its zone: UTC
     mock_walk = Walk(mock, ANYONE)
@@ -242,3 +246,15 @@ def test_mock_refuses_a_public_address(tmp_path):
     assert result.returncode == 2
     assert "refusing to listen on 0.0.0.0" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_mock_sells_in_demo_price_categories_and_says_what_a_shop_shows(mock):
+    """A shop tried against the mock meets categories, an event's prices and the museum."""
+    status, _, categories = call(mock, "GET", "/price-categories")
+    assert status == 200
+    assert [(each["name"], each["price"]) for each in categories] == [
+        ("adult", 14), ("reduced", 9.5), ("child", 0)]
+    status, _, museum = call(mock, "GET", "/museum")
+    assert (status, museum["categories"]) == (200, categories)
+    status, _, events = call(mock, "GET", "/special-events?limit=30")
+    assert {"child": 4} in [event.get("prices") for event in events]

@@ -50,7 +50,7 @@ def test_a_closed_day_leaves_the_hours_and_sells_no_general_ticket(client):
                                                  "general": None, "events": []}
     refused = assert_problem(buy(client, body(ticketDate=TUESDAY), status=400), 400,
                              "ticketDate")
-    assert refused["errors"] == [{"field": "ticketDate",
+    assert refused["errors"] == [{"field": "ticketDate", "code": "closed",
                                   "message": f"the museum is closed on {TUESDAY}"}]
 
 

@@ -34,6 +34,7 @@ API_OPERATIONS = {
     "getTicket", "voidTicket",
     "getAvailability", "listEventTickets", "getSalesReport",
     "pairDevice", "startDeviceSession", "endDeviceSession",
+    "listPriceCategories", "getMuseum",
 }
 # Operations that need no credentials: the description, and pairing (its code is one).
 PUBLIC_OPERATIONS = {"getOpenApiDescription", "pairDevice"}
@@ -256,7 +257,8 @@ def test_a_field_declared_nullable_in_a_change_is_cleared_and_described_so():
     assert validator.errors == []
     museum_validation.check_fields({**museum_openapi.example_of(fields), "capacity": None}, fields,
                         validator)
-    assert validator.errors == [{"field": "capacity", "message": "must not be null"}]
+    assert validator.errors == [{"field": "capacity", "code": "null",
+                                  "message": "must not be null"}]
     change = museum_openapi.body_schema(fields, change=True)["properties"]["capacity"]
     assert change["type"] == ["integer", "null"]
     assert museum_openapi.body_schema(fields)["properties"]["capacity"]["type"] == "integer"

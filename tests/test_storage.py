@@ -1373,3 +1373,57 @@ def test_postgres_reads_only_real_placeholders(postgres_url):
         unbound = conn.execute("SELECT '50%?'").fetchone()
     assert row == ("why?", "100%", "half%", 2)
     assert unbound == ("50%?",)
+
+
+# -- price categories ----------------------------------------------------------------------
+
+def test_an_event_keeps_its_prices_by_category_exactly_and_a_change_replaces_them(store):
+    created = store.create_event(event(prices={"child": 6.5, "reduced": 10}))
+    assert store.get_event(created["eventId"])["prices"] == {"child": 6.5, "reduced": 10}
+    listed = store.list_events("2026-01-01", None, 0, 10)[0][0]
+    assert listed["prices"] == {"child": 6.5, "reduced": 10}
+    changed = store.update_event(created["eventId"], {"prices": {"child": 0.1}})
+    assert changed["prices"] == store.get_event(created["eventId"])["prices"] == {"child": 0.1}
+    for cleared in (None, {}):
+        assert "prices" not in store.update_event(created["eventId"], {"prices": cleared})
+        assert "prices" not in store.get_event(created["eventId"])
+
+
+def test_an_event_ticket_costs_its_categorys_price_or_the_events(store):
+    night = store.create_event(event(prices={"child": 6.5}))
+    child, _ = store.create_ticket(event_ticket(night["eventId"], category="child"))
+    adult, _ = store.create_ticket(event_ticket(night["eventId"], category="adult"))
+    assert (child["price"], child["category"]) == (6.5, "child")
+    assert (adult["price"], adult["category"]) == (12.5, "adult")
+    store.update_event(night["eventId"], {"prices": {"child": 3}})
+    assert store.get_ticket(child["ticketId"])["price"] == 6.5  # as sold
+    assert store.get_ticket(adult["ticketId"])["category"] == "adult"
+
+
+def test_a_general_ticket_keeps_its_category_and_price(store):
+    sold, _ = store.create_ticket(ticket(category="reduced", price=8.5))
+    assert (sold["category"], sold["price"]) == ("reduced", 8.5)
+    read = store.get_ticket(sold["ticketId"])
+    assert (read["category"], read["price"]) == ("reduced", 8.5)
+    assert store.get_ticket_by_code(sold["confirmationCode"])["category"] == "reduced"
+
+
+def test_events_and_tickets_from_before_categories_read_without_them(backend, monkeypatch):
+    every_step = backend.store_class.MIGRATIONS
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step[:-1])
+    backend.open()
+    night, old = event(), ticket()
+    backend.rows(f"INSERT INTO events (id, name, location, description, dates, price_minor) "
+                 f"VALUES ('{night['eventId']}', 'Old', 'Hall', 'Sold before', "
+                 f"'[\"2026-12-01\"]', 1250)")
+    backend.rows(f"INSERT INTO tickets (id, type, date, confirmation_code, email, price_minor, "
+                 f"currency) VALUES ('{old['ticketId']}', 'general', '2026-12-01', "
+                 f"'{old['confirmationCode']}', 'ada@example.org', 0, 'EUR')")
+    monkeypatch.setattr(backend.store_class, "MIGRATIONS", every_step)
+    after = backend.open()
+    assert "prices" not in after.get_event(night["eventId"])
+    assert after.get_ticket(old["ticketId"])["category"] is None
+    after.update_event(night["eventId"], {"prices": {"child": 5}})
+    child, _ = after.create_ticket(event_ticket(night["eventId"], category="child",
+                                                ticketDate="2026-12-01"))
+    assert child["price"] == 5

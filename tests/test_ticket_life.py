@@ -29,7 +29,8 @@ def present(client, ticket, status):
 def test_the_gate_reads_a_ticket_without_its_buyers_contacts(client):
     sold = buy(client, body(phone="+44 20 7946 0958")).json
     read = client.get(path(sold), headers=GATE, status=200).json
-    assert read == {**{name: sold[name] for name in RECEIPT_FIELDS}, "status": "valid"}
+    assert read == {**{name: sold[name] for name in RECEIPT_FIELDS}, "category": "adult",
+                    "status": "valid"}
 
 
 def test_an_admin_also_sees_the_email_and_phone(client):

@@ -151,8 +151,9 @@ def test_every_error_is_collected_and_raised_once():
     with pytest.raises(museum_http.Problem) as raised:
         validator.raise_if_invalid()
     assert raised.value.status_code == 400
-    assert raised.value.errors == [{"field": "ticketDate", "message": DATE_MESSAGE},
-                                   {"field": "email", "message": EMAIL_MESSAGE}]
+    assert raised.value.errors == [
+        {"field": "ticketDate", "code": "not-a-date", "message": DATE_MESSAGE},
+        {"field": "email", "code": "not-an-email", "message": EMAIL_MESSAGE}]
 
 
 # -- check_fields: which fields a body may have ----------------------------------------------
