@@ -507,8 +507,10 @@ class SQLiteStore(SQLStore):
         conn.execute(f"PRAGMA user_version = {version}")
 
     def close(self):
-        """Close every connection; the next call opens fresh ones."""
-        with self._lock:
+        """Close every connection; the next call opens fresh ones. Waits for a write under
+        way on another thread (the daily erasure of contacts, say): sqlite must not have a
+        connection closed under a running statement."""
+        with self._write_lock, self._lock:
             connections, self._connections = self._connections, []
             self._local = threading.local()
         for conn in connections:
