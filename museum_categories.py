@@ -11,9 +11,9 @@ A museum lists its categories in museum.ini's [categories], one line each:
 The line's name is the category's (what clients send); its value is the label, then the
 price of general entry (left out: [tickets] general_price), then optional `persons: N`
 (the places it takes: 1 for now, the only value the capacity counts) and `note: TEXT`
-(shown at the door), parted by `|`. The
-first category is the default of a sale. Without the section there is one, `adult`, at
-the general price, so an older config sells as before. An event's tickets cost the
+(shown at the door), parted by `|`. The first category is the default of a sale. Without
+the section there is one, `adult`, at the general price, so an older config sells as
+before. An event's tickets cost the
 event's price, or its `prices` entry for the ticket's category.
 
 Here: parsing the section (museum_config calls `parse_categories`), and the rules a
