@@ -208,8 +208,8 @@ class Target:
     def __init__(self, config, db_path):
         self.db_path = db_path
         self.store = storage.open_store(db_path)
-        self.client = webtest.TestApp(cookiejar=NoCookies(), app=museum.create_app(config, store=self.store,
-                                                        clock=lambda: NOW))
+        app = museum.create_app(config, store=self.store, clock=lambda: NOW)
+        self.client = webtest.TestApp(app, cookiejar=NoCookies())
         self.ids = {"event": [], "ticket": []}
         for number in range(5):
             self.remember(self.request("POST", "/v1.1/special-events", "", json_bytes({
