@@ -23,7 +23,7 @@ from museum_categories import parse_categories
 from museum_credentials import (DEMO_PASSWORD, DEMO_PASSWORD_HASHES, User, check_password,
                                 hash_is_readable, is_weak)
 from museum_vocabulary import (CAPACITY_MAX, CURRENCY, DATE, PRICE_MAX, ROLES, minute_of_day,
-                               time_of_day)
+                               number_of_places, price_in_hundredths, time_of_day)
 from storage import Limits, sqlite_path
 
 log = logging.getLogger("museum")
@@ -165,26 +165,26 @@ def _currency(value):
 
 
 def _price(value):
-    """A price of at most 2 decimals -> whole hundredths, kept exact (never a float)."""
+    """A price (museum_vocabulary.price_in_hundredths) -> whole hundredths, read as a
+    Decimal so that it stays exact (never a float)."""
     try:
-        amount = Decimal(value)
-    except InvalidOperation:
-        amount = None
-    if amount is None or not amount.is_finite() or not 0 <= amount <= PRICE_MAX \
-            or amount.as_tuple().exponent < -2 and amount != round(amount, 2):
+        return price_in_hundredths(Decimal(value))
+    except (InvalidOperation, ValueError):
         raise ValueError(f"must be a price from 0 to {PRICE_MAX} with at most 2 decimals, "
-                         f"not {value!r}")
-    return int(amount * 100)
+                         f"not {value!r}") from None
 
 
 def _places(value):
-    """A number of places, 1 to CAPACITY_MAX; empty or `unlimited`: None."""
+    """A number of places (museum_vocabulary.number_of_places) in digits; empty or
+    `unlimited`: None."""
     if value in ("", "unlimited"):
         return None
-    if not (value.isascii() and value.isdigit() and 1 <= int(value) <= CAPACITY_MAX):
+    digits = value.isascii() and value.isdigit()  # int() would take "+5", " 5" or "5_000"
+    try:
+        return number_of_places(int(value) if digits else value)  # text is no number
+    except ValueError:
         raise ValueError(f"must be a number of places from 1 to {CAPACITY_MAX}, or "
-                         f"'unlimited', not {value!r}")
-    return int(value)
+                         f"'unlimited', not {value!r}") from None
 
 
 SLOT_MINUTES_MIN, SLOT_MINUTES_MAX = 5, 1440

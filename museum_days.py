@@ -32,7 +32,7 @@ DAY_FIELDS = {
     "timeClose": Field(checked_by(Validator.time_of_day), {
         "type": "string", "pattern": anchored(TIME_OF_DAY), "description": "The day's "
         "closing time, after `timeOpen`."}, "16:00"),
-    "capacity": Field(checked_by(Validator.whole_number, 1, CAPACITY_MAX), {
+    "capacity": Field(checked_by(Validator.places), {
         "type": "integer", "minimum": 1, "maximum": CAPACITY_MAX, "description": "Places of "
         "general entry that day; left out: the configured capacity. Below the places "
         "already sold, it stops sales; the tickets sold stay valid."}, 200),

@@ -47,7 +47,7 @@ EVENT_FIELDS = {
         "description": "Price of one event ticket in the museum's currency, with at most 2 "
         "decimals (more is refused, 400); kept exactly. A ticket keeps the price it was sold "
         "at when the event's price changes later."}, 25, True),
-    "capacity": Field(checked_by(Validator.whole_number, 1, CAPACITY_MAX), {
+    "capacity": Field(checked_by(Validator.places), {
         "type": "integer", "minimum": 1, "maximum": CAPACITY_MAX,
         "description": "Places on each of the event's dates; without it, unlimited. Returned "
         "only when set; `null` in a change removes it (unlimited again)."}, 20,

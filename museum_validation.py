@@ -4,7 +4,6 @@ checked by `check_fields` (the OpenAPI description is made from the same declara
 Knows HTTP only through museum_http's `Problem`.
 """
 
-import math
 import re
 import typing
 import unicodedata
@@ -13,7 +12,8 @@ from datetime import date, datetime
 import storage
 from museum_codes import field_error
 from museum_http import INVALID_BODY, Problem
-from museum_vocabulary import DATE, EMAIL_MAX, PRICE_MAX, TIME_OF_DAY, UUID_TEXT
+from museum_vocabulary import (CAPACITY_MAX, DATE, EMAIL_MAX, PRICE_MAX, TIME_OF_DAY, UUID_TEXT,
+                               TooManyDecimals, number_of_places, price_in_hundredths)
 
 PHONE = re.compile(r"[0-9 +\-().]{7,20}")
 MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})")
@@ -85,26 +85,23 @@ class Validator:
         self.error(name, "out-of-range", f"must be a whole number from {low} to {high}")
         return None
 
-    def whole_number(self, name, value, low, high):
-        """A JSON integer from low to high (an integral float such as 5.0 is one too)."""
-        if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and low <= value <= high and value == int(value):
-            return int(value)
-        self.error(name, "out-of-range", f"must be a whole number from {low} to {high}")
-        return None
+    def places(self, name, value):
+        """A number of places, such as a capacity (museum_vocabulary.number_of_places)."""
+        try:
+            return number_of_places(value)
+        except ValueError:
+            self.error(name, "out-of-range", f"must be a whole number from 1 to {CAPACITY_MAX}")
+            return None
 
     def price(self, name, value):
-        """A number from 0 to PRICE_MAX of at most 2 decimals, as the store gives it back."""
-        # The range test comes first: isfinite() of a huge JSON integer raises OverflowError.
-        if not (isinstance(value, (int, float)) and not isinstance(value, bool)
-                and 0 <= value <= PRICE_MAX and math.isfinite(value)):
-            self.error(name, "not-a-price", f"must be a number from 0 to {PRICE_MAX}")
-            return None
-        minor = storage.minor_units(value)
-        if minor / 100 != value:  # 9.999: kept in hundredths, it would change
+        """A price (museum_vocabulary.price_in_hundredths), as the store gives it back."""
+        try:
+            return storage.price_value(price_in_hundredths(value))
+        except TooManyDecimals:  # 9.999: kept in hundredths, it would change
             self.error(name, "too-many-decimals", "must have at most 2 decimals")
-            return None
-        return storage.price_value(minor)
+        except ValueError:
+            self.error(name, "not-a-price", f"must be a number from 0 to {PRICE_MAX}")
+        return None
 
     def boolean(self, name, value):
         if isinstance(value, bool):

@@ -1,12 +1,14 @@
 """The words the museum service's modules share: the roles (and which of them a resource's
-method admits), the ticket types, the patterns of dates, ids and times of day, and the
-limits of prices, places and emails.
+method admits), the ticket types, the patterns of dates, ids and times of day, the limits
+of prices, places and emails, and the rules of a price and of a number of places, which
+the settings (from museum.ini's text) and the validator (from JSON) both apply.
 
 Imports nothing of the service, so any module may use it: a module that needs only one of
 these words takes it from here rather than from the module that uses it most.
 """
 
 import re
+from decimal import Decimal
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 TICKET_TYPES = ("general", "event")
@@ -22,6 +24,44 @@ CURRENCY = re.compile(r"[A-Z]{3}")
 PRICE_MAX = 1_000_000
 CAPACITY_MAX = 1_000_000
 EMAIL_MAX = 254
+
+
+class TooManyDecimals(ValueError):
+    """A price refused only for having more than 2 decimals."""
+
+
+def price_in_hundredths(number):
+    """A price -> its whole hundredths, exact (8.5 is 850). `number` is a Decimal (read
+    from text) or a JSON number (int or float). Raises TooManyDecimals for one of more than
+    2 decimals, ValueError for anything else that is no number from 0 to PRICE_MAX."""
+    amount = _decimal(number)
+    if amount is None or not amount.is_finite() or not 0 <= amount <= PRICE_MAX:
+        raise ValueError(f"not a number from 0 to {PRICE_MAX}")
+    if amount != round(amount, 2):
+        raise TooManyDecimals("more than 2 decimals")
+    return int(amount * 100)
+
+
+def _decimal(number):
+    """A Decimal or JSON number as a Decimal, a float by its shortest text (0.1, not the
+    binary fraction nearest it, so that a client's 19.99 keeps 2 decimals); None for any
+    other value (True is no number)."""
+    if isinstance(number, float):
+        return Decimal(repr(number))
+    if isinstance(number, (int, Decimal)) and not isinstance(number, bool):
+        return Decimal(number)
+    return None
+
+
+def number_of_places(number):
+    """A number of places (a capacity) -> the int: a whole number from 1 to CAPACITY_MAX,
+    written as an int or, as JSON may write it, a float with no fraction such as 5.0.
+    Raises ValueError for anything else."""
+    # The range test comes before int(): int() of an infinite float raises OverflowError.
+    if isinstance(number, bool) or not isinstance(number, (int, float)) \
+            or not 1 <= number <= CAPACITY_MAX or number != int(number):
+        raise ValueError(f"not a whole number from 1 to {CAPACITY_MAX}")
+    return int(number)
 
 
 def minute_of_day(text):

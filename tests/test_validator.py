@@ -5,6 +5,8 @@ client; these show every edge of every check."""
 
 from datetime import date
 
+import json
+
 import pytest
 
 import museum
@@ -17,6 +19,7 @@ DATE_MESSAGE = "must be a real calendar date YYYY-MM-DD"
 EMAIL_MESSAGE = "must be an email address like visitor@example.org"
 PHONE_MESSAGE = "must be 7 to 20 digits, spaces or +-() with at least 7 digits"
 PRICE_MESSAGE = "must be a number from 0 to 1000000"
+PLACES_MESSAGE = "must be a whole number from 1 to 1000000"
 
 
 def check(method, value, *args, **kwargs):
@@ -39,9 +42,9 @@ GOOD = [
     ("integer", "1", (1, 30), 1),
     ("integer", "30", (1, 30), 30),
     ("integer", "007", (1, 30), 7),
-    ("whole_number", 1, (1, 10), 1),
-    ("whole_number", 5.0, (1, 10), 5),
-    ("whole_number", 10, (1, 10), 10),
+    ("places", 1, (), 1),
+    ("places", 5.0, (), 5),
+    ("places", 1_000_000, (), 1_000_000),
     ("price", 0, (), 0),
     ("price", 25, (), 25),
     ("price", 12.5, (), 12.5),
@@ -87,11 +90,13 @@ BAD = [
     ("integer", "", (1, 30), "must be a whole number from 1 to 30"),
     ("integer", "٣", (1, 30), "must be a whole number from 1 to 30"),  # an Arabic-Indic 3
     ("integer", "9" * 10, (1, 10**12), "must be a whole number from 1 to 1000000000000"),
-    ("whole_number", 0, (1, 10), "must be a whole number from 1 to 10"),
-    ("whole_number", 11, (1, 10), "must be a whole number from 1 to 10"),
-    ("whole_number", 2.5, (1, 10), "must be a whole number from 1 to 10"),
-    ("whole_number", True, (1, 10), "must be a whole number from 1 to 10"),
-    ("whole_number", "5", (1, 10), "must be a whole number from 1 to 10"),
+    ("places", 0, (), PLACES_MESSAGE),
+    ("places", 1_000_001, (), PLACES_MESSAGE),
+    ("places", 2.5, (), PLACES_MESSAGE),
+    ("places", float("inf"), (), PLACES_MESSAGE),
+    ("places", float("nan"), (), PLACES_MESSAGE),
+    ("places", True, (), PLACES_MESSAGE),
+    ("places", "5", (), PLACES_MESSAGE),
     ("price", -0.01, (), PRICE_MESSAGE),
     ("price", 1_000_000.01, (), PRICE_MESSAGE),
     ("price", 10**400, (), PRICE_MESSAGE),
@@ -135,6 +140,35 @@ def test_a_good_value_is_given_back_checked(method, value, args, expected):
 @pytest.mark.parametrize("method, value, args, message", BAD, ids=map(case_id, BAD))
 def test_a_bad_value_records_one_message(method, value, args, message):
     assert check(method, value, *args) == (None, [message])
+
+
+# The same number as museum.ini's text and as a client's JSON: one rule answers both.
+PRICES = ["0", "25", "12.5", "0.1", "19.99", "25.00", "1000000", "9.999", "0.001", "-0.01",
+          "1000000.01", "1e3"]
+PLACES = ["1", "250", "1000000", "0", "1000001"]
+
+
+@pytest.mark.parametrize("text", PRICES)
+def test_the_settings_and_the_validator_take_the_same_prices(text):
+    given, messages = check("price", json.loads(text))
+    try:
+        hundredths = museum.parse_config(f"[tickets]\ngeneral_price = {text}\n")[
+            "tickets"]["general_price"]
+    except museum.ConfigError:
+        hundredths = None
+    assert (hundredths is None) == bool(messages)
+    assert given is None or hundredths == round(given * 100)
+
+
+@pytest.mark.parametrize("text", PLACES)
+def test_the_settings_and_the_validator_take_the_same_numbers_of_places(text):
+    given, _ = check("places", json.loads(text))
+    try:
+        places = museum.parse_config(f"[capacity]\ngeneral_per_day = {text}\n")[
+            "capacity"]["general_per_day"]
+    except museum.ConfigError:
+        places = None
+    assert places == given
 
 
 def test_multiline_text_keeps_tabs_and_line_breaks_inside():
