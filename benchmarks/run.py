@@ -34,7 +34,8 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the checkout's code and its test helpers
+# The checkout's code, its test helpers and seed.py.
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(BENCH)]
 
 import museum_credentials  # noqa: E402
 import museum_door  # noqa: E402
@@ -42,8 +43,8 @@ import psycopg  # noqa: E402
 import pg_cluster  # noqa: E402
 import storage  # noqa: E402
 from conftest import basic  # noqa: E402
-from storage.sqlite import SQLiteStore  # noqa: E402
 from password_flood import FLOOD_THREADS, p50_p99, password_flood  # noqa: E402
+from seed import seed  # noqa: E402
 from serving import start_process, start_server  # noqa: E402
 
 CONNECTIONS = 16  # wrk's connections in all, split evenly over a setup's instances
@@ -154,6 +155,15 @@ CASES = {
         f"(capacity {GENERAL_CAPACITY:,} a day), half for {SALES_EVENTS} events taking place "
         f"once a week (capacity 1,000 each date).",
         p50_targets={"availability-31": 10, "sales-report-year": 100}),
+    "before-after": Case(
+        "before", "after", lambda bench: bench.before_and_after(LARGE),
+        {"healthz": None, "get-event": None, "list-events": None, "hours": None,
+         "availability-31": None, "sales-report-year": None, "buy-ticket": None},
+        f"sqlite. Before: the service of the checkout `--before` names; after: this one, on "
+        f"a copy of before's database migrated by this checkout. Both hold the ceiling "
+        f"case's {WINDOW} events and the sales case's {LARGE:,} tickets (seeded by before's "
+        f"store). A CPU ratio below 1 is a scenario that costs more CPU per request after.",
+        p50_targets={"availability-31": 10, "sales-report-year": 100}),
     "scale-out": Case(
         "1 instance", "2 instances", lambda bench: (bench.postgres(1), bench.postgres(2)),
         {"buy-ticket": None},
@@ -164,11 +174,18 @@ CASES = {
 
 # -- servers and data --------------------------------------------------------------------------
 
+# `python -c` this, then a checkout's path, then museum's arguments: runs that checkout's
+# `museum` (its directory first on sys.path, before this checkout's).
+RUN_OTHER_CHECKOUT = ("import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+                      "runpy.run_module('museum_cli', run_name='__main__', alter_sys=True)")
+
+
 class Bench:
     """One case's fixtures, and every process it started (stopped by `close`)."""
 
-    def __init__(self, workdir, server_core, client_core, admit_seconds):
+    def __init__(self, workdir, server_core, client_core, admit_seconds, before=None):
         self.workdir = workdir
+        self.before = before  # another checkout, for the before-after case
         self.server_core, self.client_core = server_core, client_core
         self.admit_seconds = admit_seconds  # of every admit run on B, warm-up included
         self.servers = []
@@ -219,8 +236,15 @@ class Bench:
         return path
 
     def sqlite_sales(self, count):
-        """A fresh sqlite file with `count` tickets sold over the year that ends 30 days from
-        today: every other one general entry, the others for SALES_EVENTS weekly events."""
+        """A fresh sqlite file with the sales case's `count` tickets (see `sales`)."""
+        events, tickets = self.sales(count)
+        path = str(self.directory(f"sales-{count}") / "museum.sqlite3")
+        seed(path, events, tickets, general_capacity=GENERAL_CAPACITY)
+        return path
+
+    def sales(self, count):
+        """(events, tickets): `count` tickets sold over the year that ends 30 days from
+        today, every other one general entry, the others for SALES_EVENTS weekly events."""
         first = self.today - timedelta(days=334)
         events = [{"eventId": str(uuid.uuid4()), "name": f"Weekly tour {number:03d}",
                    "location": "Gallery 1", "eventDescription": "Every week.", "price": 15,
@@ -239,8 +263,38 @@ class Bench:
                               ticketDate=event["dates"][n // 200 % 52],
                               confirmationCode=f"ticket-event-{n:06x}-{n % 2**20:05x}")
             tickets.append(ticket)
-        path = str(self.directory(f"sales-{count}") / "museum.sqlite3")
-        seed(path, events, tickets, general_capacity=GENERAL_CAPACITY)
+        return events, tickets
+
+    def before_and_after(self, count):
+        """([before's service], [this checkout's]) on the same records: the window's events
+        and the sales case's `count` tickets, seeded by before's own store; after runs on a
+        copy that this checkout migrates (the time it took is printed)."""
+        if self.before is None:
+            raise RuntimeError("the before-after case needs --before CHECKOUT")
+        events, tickets = self.sales(count)
+        directory = self.directory("before-after")
+        records = directory / "records.json"
+        records.write_text(json.dumps({"events": [*self.window, *events], "tickets": tickets,
+                                       "general_capacity": GENERAL_CAPACITY}))
+        before, after = directory / "before.sqlite3", directory / "after.sqlite3"
+        subprocess.run([sys.executable, str(BENCH / "seed.py"), str(before), str(records)],
+                       check=True, env={**os.environ, "PYTHONPATH": str(self.before)})
+        shutil.copy(before, after)  # with its owner-only mode
+        started = time.perf_counter()
+        storage.open_store(str(after)).close()
+        print(f"before-after: {count:,} tickets migrated in "
+              f"{time.perf_counter() - started:.1f} s", flush=True)
+        server = self.directory("server-before")
+        return [self.warm(self.spawn(start_process, server, "server", "-c",
+                                     RUN_OTHER_CHECKOUT, str(self.before), "serve",
+                                     "--config", str(self.config_file(server)),
+                                     "--port", "0", "--db", str(before)))], \
+            [self.service(str(after))]
+
+    def config_file(self, directory):
+        """The benchmark's museum.ini, written in `directory`."""
+        path = directory / "museum.ini"
+        path.write_text(self.config, encoding="utf-8")
         return path
 
     def postgres_db(self, name, events):
@@ -274,11 +328,10 @@ class Bench:
         directory = self.directory(f"server-{len(self.servers)}")
         if not uncached:
             return self.warm(self.spawn(start_server, directory, self.config, db=db))
-        config = directory / "museum.ini"
-        config.write_text(self.config, encoding="utf-8")
         return self.warm(self.spawn(start_process, directory, "server",
                                     str(BENCH / "uncached.py"), "serve", "--config",
-                                    str(config), "--port", "0", "--db", db))
+                                    str(self.config_file(directory)), "--port", "0",
+                                    "--db", db))
 
     def postgres(self, instances):
         """`instances` servers on one durable PostgreSQL database (fsync on, as sqlite's)."""
@@ -308,22 +361,6 @@ class Bench:
             server.stop()
         if self.pg_dir:
             pg_cluster.stop(self.pg_dir)
-
-
-def seed(url, events, tickets, general_capacity=None):
-    """Store `events` in one transaction (one fsynced transaction each would take minutes
-    for 100,000), then `tickets`, each its own sale; on sqlite without waiting for the disk
-    at each sale (a seed is made again if the machine fails)."""
-    store = storage.open_store(url)
-    try:
-        store.create_events(list(events))
-        if tickets and isinstance(store, SQLiteStore):
-            with store._connection() as conn:
-                conn.execute("PRAGMA synchronous = OFF")
-        for ticket in tickets:
-            store.create_ticket(ticket, general_capacity=general_capacity)
-    finally:
-        store.close()
 
 
 def past_event(number, today):
@@ -1180,8 +1217,13 @@ def main(argv=None):
                         help="1 round of 2 s after 1 s: a smoke check; writes no file")
     parser.add_argument("--output", type=Path, help="default: benchmarks/RESULTS.md, "
                                                     "none with --quick")
+    parser.add_argument("--before", type=Path, metavar="CHECKOUT",
+                        help="the before-after case's other checkout (a git worktree of an "
+                             "earlier commit); that case runs only when named")
     args = parser.parse_args(argv)
-    args.cases = args.cases or list(CASES)
+    args.cases = args.cases or [name for name in CASES if name != "before-after"]
+    if "before-after" in args.cases and args.before is None:
+        parser.error("the before-after case needs --before CHECKOUT")
     if args.cases == ["login"]:
         return main_login(args)
     if args.cases == ["password-flood"]:
@@ -1209,7 +1251,8 @@ def main(argv=None):
         results = {}
         for name in args.cases:
             bench = Bench(Path(workdir) / name, cores[0], cores[1],
-                          admit_seconds=args.warmup + args.rounds * args.seconds)
+                          admit_seconds=args.warmup + args.rounds * args.seconds,
+                          before=args.before and args.before.resolve())
             bench.workdir.mkdir()
             try:
                 results[name] = run_case(bench, name, args)

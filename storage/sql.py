@@ -174,7 +174,18 @@ COUNT_LAST_DATE = """
 
 # A sale takes a place: the counter row of its day (and event) is created or counted up, and
 # read back, in the sale's transaction. On PostgreSQL the row stays locked until the commit,
-# so sales of one day, on any instances, count in turn.
+# so sales of one day, on any instances, count in turn: the counter row is the capacity
+# rule's lock point (sqlite's is its one writer). The places are kept, not counted from the
+# tickets, because the availability reads 31 days of them at once (docs/performance.md,
+# "Which tables are kept, and why").
+# Holds (orders awaiting payment, issue 30) count only until they expire, with no job to
+# give their places back, so no kept count can follow them. A sale (and the availability)
+# will count the kept places sold plus, live, the held tickets whose hold ends after its
+# clock, read on a small partial index of the held tickets (date, event, entry time, hold
+# end; WHERE a hold end is set), under the same counter row's lock, which a hold takes too
+# without counting up (as LOCK_GENERAL_PLACES does). A paid hold joins the kept count in its
+# payment's transaction; an expired one just stops counting. Few tickets are held at any
+# moment, so the live part stays small whatever a year has sold.
 TAKE_GENERAL_PLACE = """
     INSERT INTO general_places (date, taken) VALUES (?, 1)
     ON CONFLICT (date) DO UPDATE SET taken = general_places.taken + 1

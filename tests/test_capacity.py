@@ -1,8 +1,9 @@
 """Capacity: no day and no event date is sold past its places, on every backend.
 
 First the storage contract, over sqlite and PostgreSQL (the `backend` fixture
-of test_storage), with a property test that the kept counts always equal the tickets
-counted one by one; then the same rules read as HTTP exchanges under WebTest.
+of test_storage), with a property test that the kept counts (general_places, event_places,
+slot_places, daily_sales), and the places as the availability reads them, always equal the
+tickets counted one by one; then the same rules read as HTTP exchanges under WebTest.
 """
 
 import uuid
@@ -37,11 +38,28 @@ def kept_counts(backend):
             **{(f"slot {entry_time}", str(day)): taken for entry_time, day, taken in slots}}
 
 
-def counted_tickets(backend):
-    """The same counts, brute force: every ticket that holds a place (not void), one by one."""
+def available_counts(store):
+    """The same counts as the availability reads them (`places_taken`), zeros left out: an
+    event's only while it is listed."""
+    taken = store.places_taken("2026-01-01", "2026-12-31")
+    counts = {(None, day): count for day, count in taken["general"].items() if count}
+    counts.update({(f"slot {entry_time}", day): count
+                   for day, slots in taken["slots"].items()
+                   for entry_time, count in slots.items() if count})
+    counts.update({(place["eventId"], place["date"]): place["sold"]
+                   for place in taken["events"] if place["sold"]})
+    return counts
+
+
+def counted_tickets(backend, listed_only=False):
+    """The same counts, brute force: every ticket that holds a place (not void), one by one;
+    with `listed_only`, those of cancelled events left out (the availability lists them no
+    more)."""
     counts = {}
     for event_id, day, entry_time in backend.rows(
-            "SELECT event_id, date, entry_time FROM tickets WHERE voided_at IS NULL"):
+            "SELECT t.event_id, t.date, t.entry_time FROM tickets t "
+            "LEFT JOIN events e ON e.id = t.event_id WHERE t.voided_at IS NULL"
+            + (" AND e.cancelled IS NOT TRUE" if listed_only else "")):
         keys = [(event_id and str(event_id), str(day))]
         if entry_time is not None:
             keys.append((f"slot {entry_time}", str(day)))
@@ -135,7 +153,7 @@ def test_a_voided_timed_ticket_gives_its_slot_place_back(seller, backend):
     assert seller.void_ticket(sold["ticketId"], "2026-11-30T10:00:00Z") is True
     assert seller.void_ticket(sold["ticketId"], "2026-11-30T10:01:00Z") is False
     seller.create_ticket(ticket(entryTime="10:00"), slot_capacity=1)
-    assert kept_counts(backend) == counted_tickets(backend) == {
+    assert kept_counts(backend) == counted_tickets(backend) == available_counts(seller) == {
         (None, "2026-12-01"): 1, ("slot 10:00", "2026-12-01"): 1}
 
 
@@ -213,8 +231,8 @@ def test_the_last_places_are_sold_once_across_instances(backend):
 
     for sale_of in (lambda _: ticket(), lambda _: event_ticket(created["eventId"])):
         assert sum(at_once(16, sell)) == 5
-    assert kept_counts(backend) == counted_tickets(backend) == {
-        (None, "2026-12-01"): 10, (created["eventId"], "2026-12-01"): 10}
+    assert kept_counts(backend) == counted_tickets(backend) == available_counts(
+        instances[1]) == {(None, "2026-12-01"): 10, (created["eventId"], "2026-12-01"): 10}
 
 
 def test_a_voided_ticket_gives_its_place_back_once(seller, backend):
@@ -229,7 +247,7 @@ def test_a_voided_ticket_gives_its_place_back_once(seller, backend):
     seller.void_ticket(entry["ticketId"], "2026-11-30T10:00:00Z")
     seller.create_ticket(ticket(), general_capacity=1)
     seller.create_ticket(event_ticket(created["eventId"]))
-    assert kept_counts(backend) == counted_tickets(backend) == {
+    assert kept_counts(backend) == counted_tickets(backend) == available_counts(seller) == {
         (None, "2026-12-01"): 1, (created["eventId"], "2026-12-01"): 1}
     assert backend.rows("SELECT count(*) FROM tickets") == [(4,)]  # the void ones stay
     with pytest.raises(storage.NotFound):
@@ -370,6 +388,7 @@ def test_the_kept_counts_equal_the_tickets_after_any_mix_of_changes(backend, ste
                 storage.CapacityBelowSold):
             pass
     assert kept_counts(backend) == counted_tickets(backend)
+    assert available_counts(opened) == counted_tickets(backend, listed_only=True)
     assert kept_sales(opened) == counted_sales(backend)
     for each in events:
         capacity = backend.rows(f"SELECT capacity FROM events WHERE id = '{each['eventId']}'")

@@ -1,7 +1,8 @@
 """Capacity held by real `museum serve` processes: sixteen buyers at once for the last five
 places (of a day, an event date or an entry slot) get exactly five tickets, on one sqlite
 instance and on two instances sharing one PostgreSQL database; a service killed with
-SIGKILL in the middle of sales leaves counts that still equal its tickets."""
+SIGKILL in the middle of sales leaves counts (places and the sales report's) that still
+equal its tickets."""
 
 import http.client
 import json
@@ -151,7 +152,7 @@ def test_the_last_places_of_an_entry_slot_go_to_five_across_two_instances(
 
 def test_counts_equal_the_tickets_after_a_kill_during_sales(tmp_path, config_text):
     """Buyers keep buying while the service is killed with SIGKILL: whatever was committed,
-    each day's count is its tickets."""
+    each day's count of places, and of sales in the report, is its tickets."""
     config_text += "[server]\nthreads = 8\n[capacity]\ngeneral_per_day = 100000\n"
     days = open_days(config_text, 3)
     server = start_server(tmp_path, config_text)
@@ -183,5 +184,6 @@ def test_counts_equal_the_tickets_after_a_kill_during_sales(tmp_path, config_tex
     db_path = str(tmp_path / "museum.sqlite3")
     tickets = dict(query(db_path, "SELECT date, count(*) FROM tickets GROUP BY date"))
     counts = dict(query(db_path, "SELECT date, taken FROM general_places"))
+    report = dict(query(db_path, "SELECT date, sum(sold) FROM daily_sales GROUP BY date"))
     assert sum(tickets.values()) >= 60
-    assert counts == tickets
+    assert counts == report == tickets
