@@ -815,18 +815,7 @@ def password_flood_section(results, seconds, loadavg):
 
 def main_password_flood(args):
     """The password-flood case alone: its section of RESULTS.md is replaced, the rest kept."""
-    cores = sorted(os.sched_getaffinity(0))
-    seconds = 4 if args.quick else args.seconds
-    loadavg = Path("/proc/loadavg").read_text().strip()
-    os.sched_setaffinity(0, {cores[-1]})
-    with tempfile.TemporaryDirectory(prefix="museum-bench-") as workdir:
-        results = run_password_flood(Path(workdir), cores[0], cores[-1], seconds)
-    section = password_flood_section(results, seconds, loadavg)
-    print("\n" + section)
-    output = args.output or (None if args.quick else BENCH / "RESULTS.md")
-    if output:
-        write_section(output, section)
-    return 0
+    return run_one_section(args, 4, run_password_flood, password_flood_section)
 
 
 # -- the lookup case: a lost ticket found among a busy day's ----------------------------------
@@ -1268,13 +1257,19 @@ def main(argv=None):
 
 def main_login(args):
     """The login case alone: its section of RESULTS.md is replaced, the rest kept."""
+    return run_one_section(args, 6, run_login, login_section)
+
+
+def run_one_section(args, quick_seconds, run, section_of):
+    """Run one case (`run`, server on the first core, clients on the last) and replace its
+    section of RESULTS.md (or --output; --quick writes none) with `section_of` its results."""
     cores = sorted(os.sched_getaffinity(0))
-    seconds = 6 if args.quick else args.seconds
+    seconds = quick_seconds if args.quick else args.seconds
     loadavg = Path("/proc/loadavg").read_text().strip()
     os.sched_setaffinity(0, {cores[-1]})
     with tempfile.TemporaryDirectory(prefix="museum-bench-") as workdir:
-        results = run_login(Path(workdir), cores[0], cores[-1], seconds)
-    section = login_section(results, seconds, loadavg)
+        results = run(Path(workdir), cores[0], cores[-1], seconds)
+    section = section_of(results, seconds, loadavg)
     print("\n" + section)
     output = args.output or (None if args.quick else BENCH / "RESULTS.md")
     if output:

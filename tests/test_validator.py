@@ -148,14 +148,18 @@ PRICES = ["0", "25", "12.5", "0.1", "19.99", "25.00", "1000000", "9.999", "0.001
 PLACES = ["1", "250", "1000000", "0", "1000001"]
 
 
+def configured(section, option, text):
+    """museum.ini's `option` of `section` read from `text`; None when the config refuses it."""
+    try:
+        return museum.parse_config(f"[{section}]\n{option} = {text}\n")[section][option]
+    except museum.ConfigError:
+        return None
+
+
 @pytest.mark.parametrize("text", PRICES)
 def test_the_settings_and_the_validator_take_the_same_prices(text):
     given, messages = check("price", json.loads(text))
-    try:
-        hundredths = museum.parse_config(f"[tickets]\ngeneral_price = {text}\n")[
-            "tickets"]["general_price"]
-    except museum.ConfigError:
-        hundredths = None
+    hundredths = configured("tickets", "general_price", text)
     assert (hundredths is None) == bool(messages)
     assert given is None or hundredths == round(given * 100)
 
@@ -163,12 +167,7 @@ def test_the_settings_and_the_validator_take_the_same_prices(text):
 @pytest.mark.parametrize("text", PLACES)
 def test_the_settings_and_the_validator_take_the_same_numbers_of_places(text):
     given, _ = check("places", json.loads(text))
-    try:
-        places = museum.parse_config(f"[capacity]\ngeneral_per_day = {text}\n")[
-            "capacity"]["general_per_day"]
-    except museum.ConfigError:
-        places = None
-    assert places == given
+    assert configured("capacity", "general_per_day", text) == given
 
 
 def test_multiline_text_keeps_tabs_and_line_breaks_inside():
