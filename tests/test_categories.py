@@ -125,6 +125,14 @@ def test_a_general_ticket_costs_its_categorys_price(shop, category, price):
     assert (read["category"], read["price"]) == (category, price)
 
 
+def test_a_ticket_takes_as_many_places_as_its_category_has_persons(shop):
+    buy(shop, body(category="family"), headers=VISITOR)
+    buy(shop, body(category="child"), headers=VISITOR)
+    (day,) = shop.get("/v1.1/availability", params={"startDate": OPEN_DAY, "endDate": OPEN_DAY},
+                      headers=VISITOR, status=200).json
+    assert day["general"]["sold"] == 5
+
+
 @pytest.mark.parametrize("category", ["student", "Adult", 7, "", "a" * 40])
 def test_a_category_that_is_not_configured_is_refused_with_its_code(shop, category):
     res = buy(shop, body(category=category), status=400)

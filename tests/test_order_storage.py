@@ -5,6 +5,7 @@ tickets themselves."""
 
 import random
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -204,3 +205,34 @@ def test_kept_places_equal_a_count_from_the_tickets_after_any_mix(store, backend
         except (storage.SoldOut, storage.HoldExpired, storage.NotAllowed):
             pass
         assert kept_places(store, now) == brute_force_places(backend, now)
+
+
+def test_concurrent_orders_on_two_instances_never_oversell_nor_split(backend):
+    """16 orders of 2 to 4 tickets at once, through two stores on one database, for the
+    last 7 places of an event date: at most 7 sold, each order whole or absent."""
+    first, second = backend.open(), backend.open()
+    night = event(capacity=7, dates=[DAY])
+    first.create_event(night)
+    chance = random.Random(7)
+    orders = [(order(), [general(ticketType="event", eventId=night["eventId"])
+                         for _ in range(chance.randint(2, 4))]) for _ in range(16)]
+
+    def place(numbered):
+        number, (the_order, tickets) = numbered
+        try:
+            (first if number % 2 else second).create_order(the_order, tickets, START)
+            return len(tickets)
+        except storage.SoldOut:
+            return 0
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        sold = list(pool.map(place, enumerate(orders)))
+    assert 0 < sum(sold) <= 7
+    assert backend.rows("SELECT count(*) FROM tickets") == [(sum(sold),)]
+    for (the_order, tickets), count in zip(orders, sold):
+        if count:
+            assert len(first.get_order(the_order["orderId"], START)["tickets"]) == count
+        else:
+            with pytest.raises(storage.NotFound):
+                first.get_order(the_order["orderId"], START)
+    assert kept_places(first, START)[2] == {night["eventId"]: sum(sold)}
