@@ -493,9 +493,10 @@ class Store(ABC):
     def erase_contacts(self, before, limit):
         """Erase the email and phone of at most `limit` tickets dated before `before` (an
         ISO date) that still have them, and forget their idempotency keys and scan keys (whose
-        fingerprints hash the buyer's email), in one short transaction; return how many
-        tickets were erased (fewer than `limit`: none are left). The tickets, their codes
-        and admissions stay, so the counts stay true."""
+        fingerprints hash the buyer's email), and those of at most `limit` orders whose
+        tickets are all dated before `before`, in one short transaction; return how many
+        tickets and orders were erased (fewer than `limit`: none are left). The tickets,
+        their orders, codes and admissions stay, so the counts stay true."""
 
     @abstractmethod
     def scrub(self):

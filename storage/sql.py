@@ -1338,7 +1338,13 @@ class SQLStore(Store):
                 (before, limit)).fetchall()
             conn.executemany("DELETE FROM idempotency_keys WHERE ticket_id = ?", erased)
             conn.executemany("DELETE FROM door_keys WHERE ticket_id = ?", erased)
-        return len(erased)
+            # An order's contact goes with its last ticket's date.
+            orders = conn.execute(
+                "UPDATE orders SET email = NULL, phone = NULL WHERE (email IS NOT NULL OR "
+                "phone IS NOT NULL) AND id IN (SELECT order_id FROM tickets WHERE order_id "
+                "IS NOT NULL GROUP BY order_id HAVING max(date) < ? LIMIT ?) RETURNING id",
+                (before, limit)).fetchall()
+        return len(erased) + len(orders)
 
     def scrub(self):
         with self._failures_as_unavailable(nullcontext):

@@ -236,3 +236,17 @@ def test_concurrent_orders_on_two_instances_never_oversell_nor_split(backend):
             with pytest.raises(storage.NotFound):
                 first.get_order(the_order["orderId"], START)
     assert kept_places(first, START)[2] == {night["eventId"]: sum(sold)}
+
+
+def test_an_orders_contact_is_erased_with_its_last_tickets_date(store):
+    made = store.create_order(order(phone="+1 555-0100"), [
+        general(), general(ticketDate="2026-12-05")], START)
+    kept = store.create_order(order(), [general(ticketDate="2026-12-05")], START)
+    # Before the last date: the ticket of the first date loses its email, the order keeps it.
+    assert store.erase_contacts("2026-12-02", 10) == 1
+    assert store.get_order(made["orderId"], START)["email"] == "family@example.org"
+    assert store.erase_contacts("2026-12-06", 10) == 4
+    erased = store.get_order(made["orderId"], START)
+    assert (erased["email"], erased["phone"]) == (None, None)
+    assert store.get_order(kept["orderId"], START)["email"] is None
+    assert store.erase_contacts("2026-12-06", 10) == 0
