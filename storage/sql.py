@@ -295,10 +295,11 @@ GENERAL, SLOT, EVENT = 0, 1, 2
 # Holds, exact without a background job. A pending order's tickets are inserted with their
 # places taken in the kept counts, as a sale's are; while the hold lasts they count against
 # every capacity. Once its `expires_at` has passed, the first write that takes or frees
-# places (a sale, an order, a confirmation, a cancellation) finds it expired, at its start:
-# before it takes any other lock it marks the order 'expired', voids its tickets and gives
-# their places back (`_release_expired_holds`), in its own transaction, so its own count
-# already sees them free. On PostgreSQL the releases take one advisory lock in turn, taken
+# places (a sale, an order, an order's confirmation, cancellation or void) finds it expired,
+# at its start: before it takes any other lock it marks the order 'expired', voids its
+# tickets and gives their places back (`_release_expired_holds`), in its own transaction,
+# so its own count already sees them free (a write that fails rolls the release back with
+# it, and the next one does it again). On PostgreSQL the releases take one advisory lock in turn, taken
 # only when an expired hold is seen, and free the places in the order sales take them: a
 # release and a sale never wait for each other in a circle. A read of the places between
 # the hold's end and that write subtracts the expired holds' places not given back yet
