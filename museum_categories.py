@@ -6,14 +6,13 @@ A museum lists its categories in museum.ini's [categories], one line each:
     adult = Adult
     reduced = Reduced | 8.50 | note: check student or senior ID
     child = Child under 14 | 0
-    school = School class pupil | 4
+    family = Family | 30 | persons: 4
 
 The line's name is the category's (what clients send); its value is the label, then the
 price of general entry (left out: [tickets] general_price), then optional `persons: N`
-(the places it takes: 1 for now, the only value the capacity counts) and `note: TEXT`
-(shown at the door), parted by `|`. The first category is the default of a sale. Without
-the section there is one, `adult`, at the general price, so an older config sells as
-before. An event's tickets cost the
+(the places it takes, default 1) and `note: TEXT` (shown at the door), parted by `|`. The
+first category is the default of a sale. Without the section there is one, `adult`, at
+the general price, so an older config sells as before. An event's tickets cost the
 event's price, or its `prices` entry for the ticket's category.
 
 Here: parsing the section (museum_config calls `parse_categories`), and the rules a
@@ -85,9 +84,6 @@ def _category(name, value, parse_price, general_price):
     if not (persons.isascii() and persons.isdigit() and 1 <= int(persons) <= PERSONS_MAX):
         raise wrong(f"persons must be a whole number from 1 to {PERSONS_MAX}, "
                     f"not {persons!r}")
-    if int(persons) != 1:  # a ticket takes one place in the capacity and at the door
-        raise wrong("persons other than 1 is not counted in the capacity yet, so a ticket "
-                    "of it would oversell: leave it out")
     note = extras.get("note", "")
     if len(note) > NOTE_MAX or "note" in extras and not note:
         raise wrong(f"the note must be 1 to {NOTE_MAX} characters")

@@ -160,7 +160,7 @@ class Tickets:
         category = museum_categories.sold_in(config, ticket.get("category"))
         return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
                 "eventId": ticket.get("eventId"), "category": category.name,
-                "price": storage.price_value(category.price),
+                "price": storage.price_value(category.price), "persons": category.persons,
                 "currency": config["museum"]["currency"]}, capacity
 
     def _receipt(self, ticket):
@@ -232,7 +232,7 @@ class Availability:
                                  museum_sales.AVAILABILITY_DAYS_MAX)
         validator.raise_if_invalid(BAD_QUERY)
         schedule, capacity = museum_sales.days_as_set(self.live.config, self.store, start, end)
-        taken = self.store.places_taken(start.isoformat(), end.isoformat())
+        taken = self.store.places_taken(start.isoformat(), end.isoformat(), rfc3339(now))
         events = museum_sales.events_by_day(taken["events"])
         days = [start + timedelta(days=offset) for offset in range((end - start).days + 1)]
         json_response(resp, [museum_sales.day_availability(day, schedule, capacity, taken,

@@ -100,6 +100,10 @@ class SoldOut(StorageError):
         self.entry_time = entry_time
 
 
+class HoldExpired(StorageError):
+    """The order's hold ended before it was confirmed: its places are free again."""
+
+
 class DayClosed(StorageError):
     """A general ticket's date was closed through `set_day`; `date` is that date."""
 
@@ -321,14 +325,54 @@ class Store(ABC):
         entries recorded at the door)}`; days without tickets are left out."""
 
     @abstractmethod
-    def places_taken(self, start, end):
+    def places_taken(self, start, end, now=None):
         """The places taken on each day of [start, end] (ISO dates), from the counts kept
-        with each sale and void, read at one moment: `{"general": {date: taken}, "slots":
+        with each sale and void, read at one moment (given `now`, without the places of
+        holds ended by then): `{"general": {date: taken}, "slots":
         {date: {entry time: taken}}, "events": [{"date", "eventId", "name", "capacity"
         (None: unlimited), "sold"}, ...]}`, with one entry for each date of every listed
         event in the window, ordered by date, name, eventId. Days without general tickets
         are left out of "general", and days and slots without timed tickets out of
         "slots"."""
+
+    # An order: {"orderId", "orderCode", "status" ("pending": held until "expiresAt", or
+    # "confirmed"), "channel" ("web", "desk"), "payment", "email", "phone", "createdAt",
+    # "expiresAt" (RFC 3339 UTC text; None unless held), "createdBy"}. Read back it gains
+    # "tickets" (each as a ticket is read back), and its "status" is one of "pending",
+    # "confirmed", "expired" (a hold that ended unconfirmed), "cancelled", "voided".
+    # `now` is RFC 3339 UTC text in the same form as "expiresAt" (they compare as text).
+
+    @abstractmethod
+    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None):
+        """Store `order` and all its `tickets` (as `create_ticket` takes them, each with
+        "persons", the places it takes, 1 when absent) in one transaction, or nothing; return
+        the order as read back. Every place is counted as `create_ticket` counts one
+        ticket's, each ticket's "persons" at once, with the same errors: `SoldOut` names
+        the first place found full. A pending order's places count against capacity until
+        it is confirmed, cancelled or its hold ends at "expiresAt": from then on they are
+        free, whether or not anything is written meanwhile (see `places_taken`)."""
+
+    @abstractmethod
+    def get_order(self, order_id, now):
+        """The order as read back at `now`; `NotFound` if unknown."""
+
+    @abstractmethod
+    def confirm_order(self, order_id, now):
+        """Make a pending order confirmed and return it as read back; a confirmed one is
+        returned as it is. `HoldExpired` when its hold ended; `NotAllowed` when cancelled
+        or voided; `NotFound` if unknown."""
+
+    @abstractmethod
+    def cancel_order(self, order_id, user, now):
+        """Cancel `user`'s own pending order: its tickets void, their places free; return it
+        as read back. `NotFound` if unknown or created by another user; `HoldExpired` when
+        its hold ended; `NotAllowed` when it is not pending."""
+
+    @abstractmethod
+    def void_order(self, order_id, now):
+        """Void any order (an admin's refund): each of its tickets void, their places free,
+        the tickets kept for the sales report. Return whether this call voided it (False:
+        void already). `NotFound` if unknown."""
 
     @abstractmethod
     def set_day(self, day):
@@ -449,9 +493,10 @@ class Store(ABC):
     def erase_contacts(self, before, limit):
         """Erase the email and phone of at most `limit` tickets dated before `before` (an
         ISO date) that still have them, and forget their idempotency keys and scan keys (whose
-        fingerprints hash the buyer's email), in one short transaction; return how many
-        tickets were erased (fewer than `limit`: none are left). The tickets, their codes
-        and admissions stay, so the counts stay true."""
+        fingerprints hash the buyer's email), and those of at most `limit` orders whose
+        tickets are all dated before `before`, in one short transaction; return how many
+        tickets and orders were erased (fewer than `limit`: none are left). The tickets,
+        their orders, codes and admissions stay, so the counts stay true."""
 
     @abstractmethod
     def scrub(self):

@@ -53,6 +53,8 @@ BUYER_LOCKS = 0x62757900  # "buy" in ASCII
 # steady stream of sales could hold off a cancellation for as long as it lasts; PostgreSQL
 # queues heavyweight locks in order, so a change waits only for the sales already under way.
 EVENT_LOCKS = 0x65766e00  # "evn" in ASCII
+# The advisory lock the releases of expired holds take in turn: "hold" in ASCII.
+HOLDS_LOCK = 0x686F6C64
 
 # Each step runs in the startup transaction together with its schema_migrations row.
 # Append only: a released step is never edited, a change of schema is a new step
@@ -316,6 +318,25 @@ MIGRATIONS = [
         "ALTER TABLE events ADD COLUMN prices text",
         "ALTER TABLE tickets ADD COLUMN category text",
     ],
+    [
+        # Orders: as sqlite's step 20 says.
+        """CREATE TABLE orders (
+            id text PRIMARY KEY,
+            code text NOT NULL UNIQUE,
+            status text NOT NULL,
+            channel text NOT NULL,
+            payment text,
+            email text,
+            phone text,
+            created_at text NOT NULL,
+            expires_at text,
+            created_by text
+        )""",
+        "CREATE INDEX orders_held ON orders (expires_at) WHERE status = 'pending'",
+        "ALTER TABLE tickets ADD COLUMN order_id text REFERENCES orders (id)",
+        "ALTER TABLE tickets ADD COLUMN persons integer NOT NULL DEFAULT 1",
+        "CREATE INDEX tickets_by_order ON tickets (order_id)",
+    ],
 ]
 
 
@@ -474,6 +495,9 @@ class PostgresStore(SQLStore):
     def _lock_buyer(self, conn, user):
         conn.execute("SELECT pg_advisory_xact_lock(CAST(? AS integer), hashtext(?))",
                      (BUYER_LOCKS, user))
+
+    def _lock_holds(self, conn):
+        conn.execute("SELECT pg_advisory_xact_lock(?)", (HOLDS_LOCK,))
 
     def _lock_event(self, conn, event_id, change):
         kind = "pg_advisory_xact_lock" if change else "pg_advisory_xact_lock_shared"

@@ -30,6 +30,7 @@ from storage import (
 
     DayClosed,
     DuplicateCode,
+    HoldExpired,
     CapacityBelowSold,
     IdempotencyConflict,
     LimitReached,
@@ -187,16 +188,16 @@ COUNT_LAST_DATE = """
 # payment's transaction; an expired one just stops counting. Few tickets are held at any
 # moment, so the live part stays small whatever a year has sold.
 TAKE_GENERAL_PLACE = """
-    INSERT INTO general_places (date, taken) VALUES (?, 1)
-    ON CONFLICT (date) DO UPDATE SET taken = general_places.taken + 1
+    INSERT INTO general_places (date, taken) VALUES (?, ?)
+    ON CONFLICT (date) DO UPDATE SET taken = general_places.taken + excluded.taken
     RETURNING taken"""
 TAKE_SLOT_PLACE = """
-    INSERT INTO slot_places (date, entry_time, taken) VALUES (?, ?, 1)
-    ON CONFLICT (date, entry_time) DO UPDATE SET taken = slot_places.taken + 1
+    INSERT INTO slot_places (date, entry_time, taken) VALUES (?, ?, ?)
+    ON CONFLICT (date, entry_time) DO UPDATE SET taken = slot_places.taken + excluded.taken
     RETURNING taken"""
 TAKE_EVENT_PLACE = """
-    INSERT INTO event_places (event_id, date, taken) VALUES (?, ?, 1)
-    ON CONFLICT (event_id, date) DO UPDATE SET taken = event_places.taken + 1
+    INSERT INTO event_places (event_id, date, taken) VALUES (?, ?, ?)
+    ON CONFLICT (event_id, date) DO UPDATE SET taken = event_places.taken + excluded.taken
     RETURNING taken"""
 # The events taking place each day of a window, in the listing's order, with the places
 # taken on that date; read from the listing index and the counts, never from the tickets.
@@ -292,10 +293,72 @@ LOCK_GENERAL_PLACES = """
 TICKETS_OF_THE_DAY = TICKETS_READ_BACK + """
     WHERE t.date = ? AND t.voided_at IS NULL AND e.cancelled IS NOT TRUE
     ORDER BY t.created_at, t.id"""
-# A voided ticket gives its place back.
-FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - 1 WHERE date = ?"
-FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - 1 WHERE event_id = ? AND date = ?"
-FREE_SLOT_PLACE = "UPDATE slot_places SET taken = taken - 1 WHERE date = ? AND entry_time = ?"
+# A voided ticket gives its places (its `persons`) back.
+FREE_GENERAL_PLACE = "UPDATE general_places SET taken = taken - ? WHERE date = ?"
+FREE_EVENT_PLACE = "UPDATE event_places SET taken = taken - ? WHERE event_id = ? AND date = ?"
+FREE_SLOT_PLACE = "UPDATE slot_places SET taken = taken - ? WHERE date = ? AND entry_time = ?"
+
+
+# What a place is, in the order sales take them: a day's general entry, one of its entry
+# slots, an event's date.
+GENERAL, SLOT, EVENT = 0, 1, 2
+
+# Holds, exact without a background job. A pending order's tickets are inserted with their
+# places taken in the kept counts, as a sale's are; while the hold lasts they count against
+# every capacity. Once its `expires_at` has passed, the first write that takes or frees
+# places (a sale, an order, an order's confirmation, cancellation or void) finds it expired,
+# at its start: before it takes any other lock it marks the order 'expired', voids its
+# tickets and gives their places back (`_release_expired_holds`), in its own transaction,
+# so its own count already sees them free (a write that fails rolls the release back with
+# it, and the next one does it again). On PostgreSQL the releases take one advisory lock in turn, taken
+# only when an expired hold is seen, and free the places in the order sales take them: a
+# release and a sale never wait for each other in a circle. A read of the places between
+# the hold's end and that write subtracts the expired holds' places not given back yet
+# (`EXPIRED_HOLDS_HELD`), so reads and writes agree on every place at every moment.
+EXPIRED_HOLD_SEEN = """
+    SELECT 1 FROM orders WHERE status = 'pending' AND expires_at <= ? LIMIT 1"""
+EXPIRE_HOLDS = """
+    UPDATE orders SET status = 'expired' WHERE status = 'pending' AND expires_at <= ?
+    RETURNING id"""
+EXPIRED_HOLDS_HELD = """
+    SELECT t.date, CAST(t.event_id AS TEXT), t.entry_time, t.type, sum(t.persons)
+    FROM tickets t JOIN orders o ON o.id = t.order_id
+    WHERE o.status = 'pending' AND o.expires_at <= ? AND t.voided_at IS NULL
+      AND t.date >= ? AND t.date <= ?
+    GROUP BY 1, 2, 3, 4"""
+ORDER_COLUMNS = ("id, code, status, channel, payment, email, phone, created_at, expires_at, "
+                 "created_by")
+ORDER_TICKETS = TICKETS_READ_BACK + """
+    WHERE t.order_id = ? ORDER BY t.date, t.event_id, t.entry_time, t.category, t.id"""
+
+
+def places_needed(tickets):
+    """{(date, GENERAL | SLOT | EVENT, entry time or event id or ''): persons} that
+    `tickets` take: a general ticket its day and its slot if it has one, an event ticket its
+    event's date, each its "persons" (1 when absent)."""
+    needed = {}
+    for ticket in tickets:
+        day, persons = ticket["ticketDate"], ticket.get("persons", 1)
+        if ticket["ticketType"] == "event":
+            places = [(day, EVENT, ticket["eventId"])]
+        else:
+            places = [(day, GENERAL, "")]
+            if ticket.get("entryTime") is not None:
+                places.append((day, SLOT, ticket["entryTime"]))
+        for place in places:
+            needed[place] = needed.get(place, 0) + persons
+    return needed
+
+
+def order_record(row, tickets, now):
+    """An order as read back: a pending order whose hold ended reads 'expired'."""
+    (order_id, code, status, channel, payment, email, phone, created_at, expires_at,
+     created_by) = row
+    if status == "pending" and expires_at <= now:
+        status = "expired"
+    return {"orderId": order_id, "orderCode": code, "status": status, "channel": channel,
+            "payment": payment, "email": email, "phone": phone, "createdAt": created_at,
+            "expiresAt": expires_at, "createdBy": created_by, "tickets": tickets}
 
 
 def event_record(row):
@@ -428,6 +491,10 @@ class SQLStore(Store):
     def _lock_buyer(self, conn, user):
         """Hold off other sales to `user` until this transaction ends (sqlite: its one
         writer at a time already does)."""
+
+    def _lock_holds(self, conn):
+        """Hold off other releases of expired holds until this transaction ends (sqlite: its
+        one writer at a time already does)."""
 
     def _lock_event(self, conn, event_id, change):
         """Take the event's turn until this transaction ends: shared by its sales, alone by a
@@ -744,34 +811,68 @@ class SQLStore(Store):
             # until this transaction ends, then replays, and a failed sale frees the key.
             if idempotency is not None and not self._claim(conn, idempotency, ticket):
                 return self._replayed(conn, *idempotency), False
+            released = self._release_expired_holds(conn, ticket.get("soldAt"))
             if purchase_limit is not None:
                 self._refuse_past_purchase_limit(conn, ticket["soldBy"], *purchase_limit)
-            if ticket["ticketType"] == "event":
-                event_name, price = self._take_event_place(conn, ticket)
-            else:
-                event_name, price = None, ticket.get("price")
-                self._take_general_place(conn, ticket, general_capacity, slot_capacity)
-            inserted = conn.execute(
-                "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
-                "phone, price_minor, currency, entry_time, sold_by, sold_at, category) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (confirmation_code) DO NOTHING",
-                (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
-                 ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
-                 ticket.get("phone"), minor_units(price), ticket["currency"],
-                 ticket.get("entryTime"), ticket.get("soldBy"), ticket.get("soldAt"),
-                 ticket.get("category")))
-            if inserted.rowcount == 0:
-                raise DuplicateCode(ticket["confirmationCode"])
-            conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
-                                      ticket["currency"], minor_units(price)))
-            self._mark_changed(conn, ticket["ticketId"], ticket["ticketDate"])
-        # The row as inserted, with the name of an event that stayed locked until the commit.
-        return ticket_record((ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
-                              ticket.get("eventId"), ticket["confirmationCode"],
-                              ticket["email"], ticket.get("phone"), minor_units(price),
-                              ticket["currency"], event_name, False, None, None, None,
-                              ticket.get("entryTime"), ticket.get("category"))), True
+            sold = self._sell(conn, [ticket], None, general_capacity, slot_capacity)
+            self._mark_all_changed(conn, released + [(ticket["ticketId"],
+                                                      ticket["ticketDate"])])
+        return sold[0], True
+
+    def _sell(self, conn, tickets, order_id, general_capacity, slot_capacity):
+        """Take the places of `tickets` (each its "persons", 1 when absent) and insert them
+        into order `order_id` (None: sold alone); return them as read back. `SoldOut`,
+        `DayClosed`, `DateNotOffered` or `NotFound` (an event) before anything is kept."""
+        events = self._events_sold(conn, tickets)
+        self._take_places(conn, places_needed(tickets), events, general_capacity,
+                          slot_capacity)
+        sold = []
+        for ticket in tickets:
+            event = events.get(ticket.get("eventId"))
+            price = ticket.get("price") if event is None else \
+                event.get("prices", {}).get(ticket.get("category"), event["price"])
+            self._insert_ticket(conn, ticket, order_id, price)
+            # The row as inserted, with the name of an event that stays locked until the
+            # commit.
+            sold.append(ticket_record((
+                ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
+                ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
+                ticket.get("phone"), minor_units(price), ticket["currency"],
+                event and event["name"], False, None, None, None, ticket.get("entryTime"),
+                ticket.get("category"))))
+        return sold
+
+    def _events_sold(self, conn, tickets):
+        """{event id: event} of the tickets' events, each locked for the sale in the order of
+        their ids (so two sales never wait for each other in a circle) and read as it
+        stands; `DateNotOffered` when a ticket's date is not one of its event's."""
+        events = {}
+        for event_id in sorted({ticket["eventId"] for ticket in tickets
+                                if ticket["ticketType"] == "event"}):
+            self._lock_event(conn, event_id, change=False)
+            events[event_id] = self._listed_event(conn, event_id, self.SHARE_LOCK)
+        for ticket in tickets:
+            event = events.get(ticket.get("eventId"))
+            if event is not None and ticket["ticketDate"] not in event["dates"]:
+                raise DateNotOffered(event["dates"])
+        return events
+
+    @staticmethod
+    def _insert_ticket(conn, ticket, order_id, price):
+        inserted = conn.execute(
+            "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
+            "phone, price_minor, currency, entry_time, sold_by, sold_at, category, order_id, "
+            "persons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (confirmation_code) DO NOTHING",
+            (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
+             ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
+             ticket.get("phone"), minor_units(price), ticket["currency"],
+             ticket.get("entryTime"), ticket.get("soldBy"), ticket.get("soldAt"),
+             ticket.get("category"), order_id, ticket.get("persons", 1)))
+        if inserted.rowcount == 0:
+            raise DuplicateCode(ticket["confirmationCode"])
+        conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
+                                  ticket["currency"], minor_units(price)))
 
     def _refuse_past_purchase_limit(self, conn, user, most, since):
         """`LimitReached` when `user` bought `most` tickets after `since`; the user's sales
@@ -781,41 +882,33 @@ class SQLStore(Store):
         if bought >= most:
             raise LimitReached(first)
 
-    def _take_event_place(self, conn, ticket):
-        """Count the event ticket's place on its date; return the event's name and its
-        price as it stands at the sale (a later change leaves it). `SoldOut` past the
-        event's capacity (the sale is rolled back)."""
-        self._lock_event(conn, ticket["eventId"], change=False)
-        event = self._listed_event(conn, ticket["eventId"], self.SHARE_LOCK)
-        if ticket["ticketDate"] not in event["dates"]:
-            raise DateNotOffered(event["dates"])
-        taken = conn.execute(TAKE_EVENT_PLACE,
-                             (event["eventId"], ticket["ticketDate"])).fetchone()[0]
-        if event.get("capacity") is not None and taken > event["capacity"]:
-            raise SoldOut(ticket["ticketDate"], event["eventId"])
-        return event["name"], event.get("prices", {}).get(ticket.get("category"),
-                                                          event["price"])
-
     @staticmethod
-    def _take_general_place(conn, ticket, general_capacity, slot_capacity):
-        """Count the general ticket's place on its day, then in its entry slot if it has
-        one (the order a void frees them in); `SoldOut` past either capacity. The day as
-        set through `set_day` is read once the count holds its lock: `DayClosed`, or its
-        capacity instead of `general_capacity`."""
-        day, entry_time = ticket["ticketDate"], ticket.get("entryTime")
-        taken = conn.execute(TAKE_GENERAL_PLACE, (day,)).fetchone()[0]
-        changed = conn.execute("SELECT closed, capacity FROM changed_days WHERE date = ?",
-                               (day,)).fetchone()
-        if changed and changed[0]:
-            raise DayClosed(day)
-        if changed and changed[1] is not None:
-            general_capacity = changed[1]
-        if general_capacity is not None and taken > general_capacity:
-            raise SoldOut(day)
-        if entry_time is not None:
-            taken = conn.execute(TAKE_SLOT_PLACE, (day, entry_time)).fetchone()[0]
-            if slot_capacity is not None and taken > slot_capacity:
-                raise SoldOut(day, entry_time=entry_time)
+    def _take_places(conn, needed, events, general_capacity, slot_capacity):
+        """Count `needed` ({place: persons}, see `places_needed`) in the kept counts, in the
+        order of the places (a void and an expired hold free them in the same order, so
+        two writes never wait for each other in a circle); `SoldOut` past a capacity: the
+        day's (as set through `set_day`, read once its count holds the lock: `DayClosed`,
+        or its capacity instead of `general_capacity`), a slot's, an event date's."""
+        for (day, kind, name), persons in sorted(needed.items()):
+            if kind == GENERAL:
+                taken = conn.execute(TAKE_GENERAL_PLACE, (day, persons)).fetchone()[0]
+                changed = conn.execute("SELECT closed, capacity FROM changed_days "
+                                       "WHERE date = ?", (day,)).fetchone()
+                if changed and changed[0]:
+                    raise DayClosed(day)
+                capacity = changed[1] if changed and changed[1] is not None \
+                    else general_capacity
+                if capacity is not None and taken > capacity:
+                    raise SoldOut(day)
+            elif kind == SLOT:
+                taken = conn.execute(TAKE_SLOT_PLACE, (day, name, persons)).fetchone()[0]
+                if slot_capacity is not None and taken > slot_capacity:
+                    raise SoldOut(day, entry_time=name)
+            else:
+                taken = conn.execute(TAKE_EVENT_PLACE, (name, day, persons)).fetchone()[0]
+                capacity = events[name].get("capacity")
+                if capacity is not None and taken > capacity:
+                    raise SoldOut(day, name)
 
     @staticmethod
     def _claim(conn, idempotency, ticket):
@@ -862,24 +955,43 @@ class SQLStore(Store):
         with self._writing() as conn:
             # Of two voids at once, the second waits for the first's row lock (PostgreSQL)
             # and then finds the ticket void: one place is given back.
-            row = conn.execute("UPDATE tickets SET voided_at = ? WHERE id = ? AND voided_at "
-                               "IS NULL RETURNING event_id, date, price_minor, currency, "
-                               "entry_time", (voided_at, ticket_id)).fetchone()
-            if row is None:
+            voided = self._void_tickets(conn, "id = ?", (ticket_id,), voided_at)
+            if not voided:
                 self._ticket(conn, TICKET_BY_ID, ticket_id)  # NotFound, or void already
                 return False
-            event_id, day, price, currency, entry_time = row
-            # The counts in the order a sale takes them (places, then sales): on PostgreSQL
-            # a void and a sale of one day never wait for each other in a circle.
-            if event_id is None:
-                conn.execute(FREE_GENERAL_PLACE, (day,))
-                if entry_time is not None:
-                    conn.execute(FREE_SLOT_PLACE, (day, entry_time))
-            else:
-                conn.execute(FREE_EVENT_PLACE, (event_id, day))
-            conn.execute(COUNT_VOID, (price or 0, day, event_id or "", currency or ""))
-            self._mark_changed(conn, ticket_id, day)
+            self._mark_all_changed(conn, voided)
         return True
+
+    @staticmethod
+    def _void_tickets(conn, which, params, voided_at):
+        """Void the tickets not void yet that `which` (SQL over `tickets`) finds, give
+        their places back and count them void in the report; [(ticket id, date)] of those
+        voided, for `_mark_all_changed`."""
+        rows = conn.execute(f"UPDATE tickets SET voided_at = ? WHERE {which} AND voided_at "
+                            "IS NULL RETURNING id, event_id, date, price_minor, currency, "
+                            "entry_time, persons", (voided_at, *params)).fetchall()
+        freed = places_needed({"ticketType": "general" if event_id is None else "event",
+                               "eventId": event_id, "ticketDate": day,
+                               "entryTime": entry_time, "persons": persons}
+                              for _, event_id, day, _, _, entry_time, persons in rows)
+        # The counts in the order a sale takes them (places, then sales): on PostgreSQL
+        # a void and a sale of one day never wait for each other in a circle.
+        for (day, kind, name), persons in sorted(freed.items()):
+            if kind == GENERAL:
+                conn.execute(FREE_GENERAL_PLACE, (persons, day))
+            elif kind == SLOT:
+                conn.execute(FREE_SLOT_PLACE, (persons, day, name))
+            else:
+                conn.execute(FREE_EVENT_PLACE, (persons, name, day))
+        for _, event_id, day, price, currency, _, _ in sorted(
+                rows, key=lambda row: (row[2], row[1] or "", row[4] or "")):
+            conn.execute(COUNT_VOID, (price or 0, day, event_id or "", currency or ""))
+        return [(row[0], row[2]) for row in rows]
+
+    def _mark_all_changed(self, conn, tickets):
+        """`_mark_changed` for each of [(ticket id, date)], by date: drawn last, in turn."""
+        for ticket_id, day in sorted(tickets, key=lambda ticket: ticket[1]):
+            self._mark_changed(conn, ticket_id, day)
 
     def list_tickets(self, event_id, day, offset, limit):
         window = (day or FIRST_DATE, day or LAST_DATE)
@@ -910,20 +1022,117 @@ class SQLStore(Store):
                                      row["currency"] or ""))
         return report
 
-    def places_taken(self, start, end):
+    def places_taken(self, start, end, now=None):
         with self._reading_one_snapshot() as conn:
-            general = conn.execute("SELECT date, taken FROM general_places "
-                                   "WHERE date >= ? AND date <= ?", (start, end)).fetchall()
+            general = dict(conn.execute("SELECT date, taken FROM general_places "
+                                        "WHERE date >= ? AND date <= ?", (start, end)))
             events = conn.execute(EVENT_PLACES_QUERY, (start, end)).fetchall()
             slots = conn.execute("SELECT date, entry_time, taken FROM slot_places "
                                  "WHERE date >= ? AND date <= ?", (start, end)).fetchall()
+            expired = conn.execute(EXPIRED_HOLDS_HELD, (now, start, end)).fetchall() \
+                if now is not None else []
+        # The places of holds that ended but that no write has given back yet.
+        not_held = places_needed({"ticketDate": day, "eventId": event_id, "ticketType": kind,
+                                  "entryTime": entry_time, "persons": persons}
+                                 for day, event_id, entry_time, kind, persons in expired)
         taken_in_slots = {}
         for day, entry_time, taken in slots:
-            taken_in_slots.setdefault(day, {})[entry_time] = taken
-        return {"general": dict(general), "slots": taken_in_slots,
+            taken_in_slots.setdefault(day, {})[entry_time] = \
+                taken - not_held.get((day, SLOT, entry_time), 0)
+        return {"general": {day: taken - not_held.get((day, GENERAL, ""), 0)
+                            for day, taken in general.items()},
+                "slots": taken_in_slots,
                 "events": [{"date": day, "eventId": event_id, "name": name,
-                            "capacity": capacity, "sold": taken}
+                            "capacity": capacity,
+                            "sold": taken - not_held.get((day, EVENT, event_id), 0)}
                            for day, event_id, name, capacity, taken in events]}
+
+    # -- orders ---------------------------------------------------------------------------
+
+    def _release_expired_holds(self, conn, now):
+        """Give back the places of every hold ended at `now` (see EXPIRED_HOLD_SEEN's
+        paragraph); [(ticket id, date)] of the tickets voided, for `_mark_all_changed`."""
+        if now is None or conn.execute(EXPIRED_HOLD_SEEN, (now,)).fetchone() is None:
+            return []
+        self._lock_holds(conn)
+        expired = [row[0] for row in conn.execute(EXPIRE_HOLDS, (now,)).fetchall()]
+        if not expired:
+            return []
+        return self._void_tickets(conn, f"order_id IN ({', '.join('?' * len(expired))})",
+                                  expired, now)
+
+    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None):
+        with self._writing() as conn:
+            released = self._release_expired_holds(conn, now)
+            conn.execute(f"INSERT INTO orders ({ORDER_COLUMNS}) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (order["orderId"], order["orderCode"], order["status"],
+                          order["channel"], order.get("payment"), order.get("email"),
+                          order.get("phone"), order["createdAt"], order.get("expiresAt"),
+                          order.get("createdBy")))
+            self._sell(conn, tickets, order["orderId"], general_capacity, slot_capacity)
+            self._mark_all_changed(conn, released + [(ticket["ticketId"], ticket["ticketDate"])
+                                                     for ticket in tickets])
+            return self._order(conn, order["orderId"], now)
+
+    def get_order(self, order_id, now):
+        with self._reading_one_snapshot() as conn:
+            return self._order(conn, order_id, now)
+
+    @staticmethod
+    def _order(conn, order_id, now):
+        row = conn.execute(f"SELECT {ORDER_COLUMNS} FROM orders WHERE id = ?",
+                           (order_id,)).fetchone()
+        if row is None:
+            raise NotFound(order_id)
+        tickets = [ticket_record(ticket) for ticket in conn.execute(ORDER_TICKETS, (order_id,))]
+        return order_record(row, tickets, now)
+
+    def confirm_order(self, order_id, now):
+        with self._writing() as conn:
+            released = self._release_expired_holds(conn, now)
+            status = self._order_status(conn, order_id)
+            if status == "expired":
+                raise HoldExpired(order_id)
+            if status not in ("pending", "confirmed"):
+                raise NotAllowed(f"order {order_id} is {status}")
+            conn.execute("UPDATE orders SET status = 'confirmed' WHERE id = ?", (order_id,))
+            self._mark_all_changed(conn, released)
+            return self._order(conn, order_id, now)
+
+    def cancel_order(self, order_id, user, now):
+        with self._writing() as conn:
+            released = self._release_expired_holds(conn, now)
+            row = conn.execute("SELECT status, created_by FROM orders WHERE id = ? " +
+                               self.UPDATE_LOCK, (order_id,)).fetchone()
+            if row is None or row[1] != user:
+                raise NotFound(order_id)
+            if row[0] == "expired":
+                raise HoldExpired(order_id)
+            if row[0] != "pending":
+                raise NotAllowed(f"order {order_id} is {row[0]}")
+            conn.execute("UPDATE orders SET status = 'cancelled' WHERE id = ?", (order_id,))
+            voided = self._void_tickets(conn, "order_id = ?", (order_id,), now)
+            self._mark_all_changed(conn, released + voided)
+            return self._order(conn, order_id, now)
+
+    def void_order(self, order_id, now):
+        with self._writing() as conn:
+            released = self._release_expired_holds(conn, now)
+            if self._order_status(conn, order_id) == "voided":
+                return False
+            conn.execute("UPDATE orders SET status = 'voided' WHERE id = ?", (order_id,))
+            voided = self._void_tickets(conn, "order_id = ?", (order_id,), now)
+            self._mark_all_changed(conn, released + voided)
+        return True
+
+    def _order_status(self, conn, order_id):
+        """The order's stored status, its row locked until the commit; `NotFound`."""
+        row = conn.execute("SELECT status FROM orders WHERE id = ? " + self.UPDATE_LOCK,
+                           (order_id,)).fetchone()
+        if row is None:
+            raise NotFound(order_id)
+        return row[0]
 
     # -- the museum's days ----------------------------------------------------------------
 
@@ -1141,7 +1350,13 @@ class SQLStore(Store):
                 (before, limit)).fetchall()
             conn.executemany("DELETE FROM idempotency_keys WHERE ticket_id = ?", erased)
             conn.executemany("DELETE FROM door_keys WHERE ticket_id = ?", erased)
-        return len(erased)
+            # An order's contact goes with its last ticket's date.
+            orders = conn.execute(
+                "UPDATE orders SET email = NULL, phone = NULL WHERE (email IS NOT NULL OR "
+                "phone IS NOT NULL) AND id IN (SELECT order_id FROM tickets WHERE order_id "
+                "IS NOT NULL GROUP BY order_id HAVING max(date) < ? LIMIT ?) RETURNING id",
+                (before, limit)).fetchall()
+        return len(erased) + len(orders)
 
     def scrub(self):
         with self._failures_as_unavailable(nullcontext):

@@ -324,6 +324,29 @@ MIGRATIONS = [
         "ALTER TABLE events ADD COLUMN prices TEXT",
         "ALTER TABLE tickets ADD COLUMN category TEXT",
     ],
+    [
+        # Orders: several tickets bought together, all or nothing, and the hold of a pending
+        # order until `expires_at` (status pending, confirmed, expired, cancelled or
+        # voided); each ticket names its order (NULL: sold alone) and the places it takes
+        # (`persons`: 1 for every ticket sold before). The partial index finds the holds
+        # that ended, which a write gives back.
+        """CREATE TABLE orders (
+            id TEXT PRIMARY KEY,
+            code TEXT NOT NULL UNIQUE,
+            status TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            payment TEXT,
+            email TEXT,
+            phone TEXT,
+            created_at TEXT NOT NULL,
+            expires_at TEXT,
+            created_by TEXT
+        ) WITHOUT ROWID""",
+        "CREATE INDEX orders_held ON orders (expires_at) WHERE status = 'pending'",
+        "ALTER TABLE tickets ADD COLUMN order_id TEXT REFERENCES orders (id)",
+        "ALTER TABLE tickets ADD COLUMN persons INTEGER NOT NULL DEFAULT 1",
+        "CREATE INDEX tickets_by_order ON tickets (order_id)",
+    ],
 ]
 
 

@@ -13,14 +13,14 @@ from test_config import SHIPPED
 
 CATEGORIES = ("[tickets]\ngeneral_price = 12\n[categories]\nadult = Adult\n"
               "reduced = Reduced | 8.50 | note: check student or senior ID\n"
-              "child = Child under 14 | 0\nfamily = Family | 30\n")
+              "child = Child under 14 | 0\nfamily = Family | 30 | persons: 4\n")
 EUR = {"currency": "EUR"}
 LISTED = [
     {"name": "adult", "label": "Adult", "price": 12, **EUR, "persons": 1, "note": ""},
     {"name": "reduced", "label": "Reduced", "price": 8.5, **EUR, "persons": 1,
      "note": "check student or senior ID"},
     {"name": "child", "label": "Child under 14", "price": 0, **EUR, "persons": 1, "note": ""},
-    {"name": "family", "label": "Family", "price": 30, **EUR, "persons": 1, "note": ""}]
+    {"name": "family", "label": "Family", "price": 30, **EUR, "persons": 4, "note": ""}]
 
 
 @pytest.fixture
@@ -57,8 +57,6 @@ def test_the_shipped_config_sells_adult_at_the_general_price_reduced_and_child()
     ("adult = Adult | 5 | persons: 0", "[categories] adult: persons must be a whole number "
      "from 1 to 50, not '0'"),
     ("adult = Adult | 5 | persons: 2 | persons: 3", "[categories] adult: 'persons: 3' is not"),
-    ("family = Family | 30 | persons: 4", "[categories] family: persons other than 1 is not "
-     "counted in the capacity yet"),
     ("adult = Adult | colour: red", "[categories] adult: 'colour: red' is not a price"),
     ("adult = Adult | note:", "[categories] adult: the note must be 1 to 120 characters"),
     ("adult = Adult | 5 | 6", "[categories] adult: '6' is not a price, persons: N or note"),
@@ -125,6 +123,14 @@ def test_a_general_ticket_costs_its_categorys_price(shop, category, price):
     assert sold["price"] == price
     read = shop.get(f"{TICKETS}/{sold['ticketId']}", headers=ADMIN, status=200).json
     assert (read["category"], read["price"]) == (category, price)
+
+
+def test_a_ticket_takes_as_many_places_as_its_category_has_persons(shop):
+    buy(shop, body(category="family"), headers=VISITOR)
+    buy(shop, body(category="child"), headers=VISITOR)
+    (day,) = shop.get("/v1.1/availability", params={"startDate": OPEN_DAY, "endDate": OPEN_DAY},
+                      headers=VISITOR, status=200).json
+    assert day["general"]["sold"] == 5
 
 
 @pytest.mark.parametrize("category", ["student", "Adult", 7, "", "a" * 40])
