@@ -38,10 +38,25 @@ CONFIRMATION_CODE = re.compile(confirmation_code(f"({'|'.join(TICKET_TYPES)})",
                                                  RANDOM_PART.pattern))
 
 
+def new_random_part():
+    """A fresh random part of a code, matching RANDOM_PART."""
+    groups = (format(secrets.randbits(4 * digits), f"0{digits}x") for digits in RANDOM_GROUPS)
+    return "-".join(groups)
+
+
 def new_confirmation_code(kind):
     """A fresh code for a ticket of `kind`, matching CONFIRMATION_CODE."""
-    groups = (format(secrets.randbits(4 * digits), f"0{digits}x") for digits in RANDOM_GROUPS)
-    return confirmation_code(kind, "-".join(groups))
+    return confirmation_code(kind, new_random_part())
+
+
+# An order's code, typed at the door or read from the order's QR to admit all its tickets:
+# `order-<random part>`, like order-792d82-891fc.
+ORDER_CODE = re.compile(f"order-{RANDOM_PART.pattern}")
+
+
+def new_order_code():
+    """A fresh order code, matching ORDER_CODE."""
+    return f"order-{new_random_part()}"
 
 
 def qr_text(secret, ticket_id, code):
