@@ -28,8 +28,9 @@ key kept as a fast salted digest, a stored device a key), and the mock's `AnyCre
    as a check under way waits for that check's outcome instead (a shop's pool starting
    together needs one check), but only while no check failed within the failure window:
    under a flood of wrong passwords it is refused at once like the others.
-A password sign-in that succeeds answers a fresh device cookie when the request carried
-none of that name, or one older than a day.
+A password sign-in that ran a check answers a fresh device cookie when the request carried
+none of that name, or one older than a day; remembered credentials only renew a carried
+cookie older than a day (a client that keeps no cookies is not answered one each time).
 
 Only the last section knows HTTP: the `Authenticator` middleware turns `NotSignedIn` into
 401 and `TryLater` into 429, then checks the role each resource declares.
@@ -49,11 +50,11 @@ import os
 import secrets
 import threading
 import time
+import typing
 from dataclasses import dataclass
 
 import falcon
 
-from museum_http import client_ip
 from museum_credentials import (
     DEVICE_NAME,
     User,
@@ -61,6 +62,7 @@ from museum_credentials import (
     is_key_digest,
     unknown_user_hash,
 )
+from museum_http import client_ip
 from museum_vocabulary import ADMIN_ROLE, admitted_roles, needs_role
 
 log = logging.getLogger("museum.auth")
@@ -336,6 +338,13 @@ def _b64(data):
 # Signing in
 # ============================================================================================
 
+class SignIn(typing.NamedTuple):
+    """Who a request signed in, and the device cookie value to answer it with (None: none
+    is due)."""
+    user: object
+    cookie: str | None = None
+
+
 class PendingCheck:
     """A password check under way, which requests carrying the same credentials may wait for
     rather than each needing the lane: its outcome, once `done` is set, is the User, None
@@ -387,8 +396,8 @@ class Logins:
         self._lock = threading.Lock()
 
     def sign_in(self, address, header, cookies=()):
-        """The User the Authorization `header` names, for a client at `address` whose
-        request carries the device cookie values `cookies`; NotSignedIn or TryLater
+        """Who the Authorization `header` signs in, for a client at `address` whose request
+        carries the device cookie values `cookies`, as a SignIn; NotSignedIn or TryLater
         otherwise."""
         credentials = basic_credentials(header)
         if credentials is None:
@@ -398,35 +407,42 @@ class Logins:
                                  key=self._digest_key).digest()
         known = self._recalled(digest)
         if known is not None:
-            return signed_in(known)
+            # No check ran: a client that keeps no cookies (curl, a shop's backend) is not
+            # answered a new one each time, only one that carries a cookie due for renewal.
+            user = signed_in(known)
+            return SignIn(user, self._renewal(user, cookies) if cookies else None)
         accounts = self.accounts  # one set of accounts for the whole check, reload or not
         account = accounts.find(name)
-        if account is not None and account.fast:
+        if account is not None and account.fast:  # a key: never locked out, no cookie
             user = accounts.check(account, password)
-            return signed_in(self._remember(digest, user, account.lasting, accounts))
+            return SignIn(signed_in(self._remember(digest, user, account.lasting, accounts)))
         client = client_key(address)
         known_device = self._known_device(cookies, name)
         if not known_device:
             self._refuse_if_locked(client, name)
         pending, joined = self._pending_check(digest)
-        if joined:
-            return self._outcome_of(pending)
-        try:
+        if not joined:
             lane = self.cookie_lane if known_device else self.lane
-            pending.outcome = lane.run(self._check, client, name, password, digest,
-                                       accounts, account, known_device)
+            self._settle(pending, lane, digest, client, name, password, accounts, account,
+                         known_device)
+        user = self._outcome_of(pending)
+        return SignIn(user, self._renewal(user, cookies))
+
+    def _settle(self, pending, lane, digest, *check):
+        """Run the password check `pending` stands for (`_check`'s arguments) in `lane`."""
+        try:
+            pending.outcome = lane.run(self._check, digest, *check)
         except TryLater as later:
             pending.outcome = later
         finally:
             pending.done.set()
             with self._lock:
                 del self._pending[digest]
-        return self._outcome_of(pending)
 
-    def renewed_cookie(self, user, cookies):
-        """A new device cookie value for `user`, signed in with a password by a request
-        carrying `cookies`, or None: none is due (see DeviceCookies.renewal), `user` signs
-        in with a key (a key is never locked out), or there are no device cookies."""
+    def _renewal(self, user, cookies):
+        """A new device cookie value for `user`, signed in with its password by a request
+        carrying `cookies`, or None: none is due (see DeviceCookies.renewal), or there are
+        no device cookies."""
         if self.cookies is None or is_key_digest(user.password_hash):
             return None
         return self.cookies.renewal(cookies, user.name)
@@ -466,7 +482,7 @@ class Logins:
             raise TryLater(pending.outcome.detail, pending.outcome.seconds)
         return signed_in(pending.outcome)
 
-    def _check(self, client, name, password, digest, accounts, account, known_device):
+    def _check(self, digest, client, name, password, accounts, account, known_device):
         """The User of a password check, or None (wrong, counted and remembered)."""
         # Another request may have settled these very credentials since this one looked.
         known = self._recalled(digest)
@@ -577,15 +593,15 @@ class Authenticator:
             return
         cookies = req.get_cookie_values(DeviceCookies.NAME) or ()
         try:
-            user = self.logins.sign_in(req.remote_addr, req.get_header("Authorization"),
-                                       cookies)
+            signed = self.logins.sign_in(req.remote_addr, req.get_header("Authorization"),
+                                         cookies)
         except NotSignedIn:
             raise falcon.HTTPUnauthorized(description="Valid credentials are required.",
                                           challenges=[self.CHALLENGE]) from None
         except TryLater as later:
             raise falcon.HTTPTooManyRequests(description=later.detail,
                                              retry_after=later.seconds) from None
-        renewed = self.logins.renewed_cookie(user, cookies)
+        user, renewed = signed
         if renewed is not None:
             # Secure when the request came over TLS, which behind the trusted proxy its
             # X-Forwarded-Proto says: `museum serve` has no TLS of its own, and a Secure

@@ -6,11 +6,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from conftest import ADMIN, VISITOR, assert_problem, basic, quick_hash
+from serving import wait_until
 
 import museum
 import museum_auth
-from conftest import ADMIN, VISITOR, assert_problem, basic, quick_hash
-from serving import wait_until
 
 HOURS = "/v1.1/museum-hours"
 CHALLENGE = 'Basic realm="museum", charset="UTF-8"'
@@ -167,8 +167,8 @@ def test_a_wrong_password_is_remembered_for_the_failure_window_only(config):
     with pytest.raises(museum_auth.NotSignedIn):
         logins.sign_in("192.0.2.1", wrong)
     assert users.checks == 2
-    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]) == config.users["admin"]
-    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]) == config.users["admin"]
+    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]).user == config.users["admin"]
+    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]).user == config.users["admin"]
     assert users.checks == 3  # verified once, then remembered
 
 
@@ -203,7 +203,7 @@ def test_the_same_credentials_at_once_are_checked_once_and_all_signed_in(config)
                    what="eight requests, one of them checking")
         users.release.set()
         signed_in = [each.result(timeout=30) for each in signing_in]
-    assert signed_in == [config.users["admin"]] * 8
+    assert [each.user for each in signed_in] == [config.users["admin"]] * 8
     assert users.checks == 1
 
 
@@ -225,7 +225,7 @@ def test_while_a_password_is_checked_another_is_refused_at_once_and_a_known_devi
         users.release.set()
         with pytest.raises(museum_auth.NotSignedIn):
             first.result(timeout=30)
-        assert owner.result(timeout=30) == config.users["admin"]
+        assert owner.result(timeout=30).user == config.users["admin"]
 
 
 def test_after_a_wrong_password_the_same_credentials_at_once_do_not_wait(config):
@@ -241,8 +241,8 @@ def test_after_a_wrong_password_the_same_credentials_at_once_do_not_wait(config)
         with pytest.raises(museum_auth.TryLater):  # a flood's repeats hold no thread
             logins.sign_in("192.0.2.2", ADMIN["Authorization"])
         users.release.set()
-        assert first.result(timeout=30) == config.users["admin"]
-    assert logins.sign_in("192.0.2.2", ADMIN["Authorization"]) == config.users["admin"]
+        assert first.result(timeout=30).user == config.users["admin"]
+    assert logins.sign_in("192.0.2.2", ADMIN["Authorization"]).user == config.users["admin"]
 
 
 # -- device cookies -----------------------------------------------------------------------
@@ -276,6 +276,27 @@ def test_a_device_cookie_is_renewed_once_a_day_at_most():
     assert cookies.expiry([renewed], "gate") == now[0] + cookies.LIFETIME
 
 
+def test_a_password_check_answers_a_cookie_and_remembered_credentials_only_renew_one(config):
+    now = [1_800_000_000.0]
+    cookies = museum_auth.DeviceCookies("s" * 32, clock=lambda: now[0])
+    logins = museum_auth.Logins(museum_auth.ConfiguredUsers(config.users), cookies=cookies)
+    checked = logins.sign_in("192.0.2.1", ADMIN["Authorization"])
+    assert cookies.expiry([checked.cookie], "admin") == now[0] + cookies.LIFETIME
+    # A client that keeps no cookies is not signed a new one on every request.
+    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"]).cookie is None
+    assert logins.sign_in("192.0.2.1", ADMIN["Authorization"], [checked.cookie]).cookie is None
+    now[0] += cookies.RENEWED_AFTER + 1
+    renewed = logins.sign_in("192.0.2.1", ADMIN["Authorization"], [checked.cookie]).cookie
+    assert cookies.expiry([renewed], "admin") == now[0] + cookies.LIFETIME
+
+
+def test_only_the_request_that_checked_the_password_is_answered_a_cookie(make_client, config):
+    client = make_client(config)
+    assert "museum_device=" in client.get(HOURS, headers=ADMIN).headers["Set-Cookie"]
+    client.reset()  # a client that keeps no cookies
+    assert "Set-Cookie" not in client.get(HOURS, headers=ADMIN).headers
+
+
 def test_a_device_cookie_skips_the_lock_outs_until_its_names_devices_keep_failing(
         config):
     cookies = museum_auth.DeviceCookies("s" * 32)
@@ -292,5 +313,5 @@ def test_a_device_cookie_skips_the_lock_outs_until_its_names_devices_keep_failin
                            cookie)
     with pytest.raises(museum_auth.TryLater):  # three failures locked its devices out too
         logins.sign_in("192.0.2.1", ADMIN["Authorization"], [cookies.issue("admin")])
-    assert logins.sign_in("192.0.2.2", ADMIN["Authorization"]) == config.users["admin"]
+    assert logins.sign_in("192.0.2.2", ADMIN["Authorization"]).user == config.users["admin"]
     assert not logins.per_known_device.locked_for("visitor")  # a name's own cookies only
