@@ -11,12 +11,10 @@ and counts a hold's places until it ends, exactly, with no job to run.
 from contextlib import contextmanager
 from datetime import date, timedelta
 
-import falcon
-
 import storage
 from museum_door import new_confirmation_code, new_order_code, ticket_status
-from museum_http import API, Problem, fingerprint, idempotency_key, json_response, read_json, \
-    rfc3339
+from museum_http import (API, Problem, fingerprint, idempotency_key, json_response,
+                         png_response, read_json, rfc3339)
 from museum_openapi import EMAIL_SCHEMA, Answer, Operation, query, ref
 from museum_sales import ticket_view
 from museum_ticket_image import TicketImages
@@ -370,14 +368,7 @@ class OrderImage(_OneOrder):
         order = self.found(req, order_id)
         if order["status"] in ("expired", "cancelled", "voided"):
             raise Problem(410, order_gone(order["status"]))
-        png, digest = self.images.order_image(order)
-        resp.etag = etag = falcon.ETag(digest)
-        resp.cache_control = ["private", "max-age=86400"]
-        if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
-            resp.status = 304
-            return
-        resp.content_type = "image/png"
-        resp.data = png
+        png_response(req, resp, *self.images.order_image(order))
 
 
 
