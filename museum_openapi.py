@@ -461,7 +461,7 @@ PROSE = {
     "another body is 409 `key-reused`. `?simulate=true` is a quote: the same checks and "
     "the prices and total as the order would have now, answered 200 without ids, codes or "
     "status, writing nothing and holding no place (whether the places are left is known "
-    "only when ordering). A visitor credential's `[auth] visitor_tickets_per_hour` counts "
+    "only when ordering; an `Idempotency-Key` is not used). A visitor credential's `[auth] visitor_tickets_per_hour` counts "
     "every ticket of the order (then 429).",
     "getOrder": "The account that made the order, a gate and an admin read it; to any "
     "other account it does not exist (404, never 403, so ids cannot be probed). A gate "
