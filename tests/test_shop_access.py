@@ -315,3 +315,25 @@ def test_the_shop_off_makes_no_anonymous_order(config_text, store, clock):
     webtest.TestApp(app).post_json(ORDERS, {"email": "a@example.org", "tickets": 1},
                                    status=401)
 
+
+
+# -- the setting -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("written, read", [
+    ("", ()),
+    ("https://WWW.Museum.example.org:443/", ("https://www.museum.example.org",)),
+    ("http://127.0.0.1:8000, https://a.example.org https://a.example.org",
+     ("http://127.0.0.1:8000", "https://a.example.org")),
+    ("http://[::1]:8080", ("http://[::1]:8080",)),
+])
+def test_allowed_origins_are_read_as_browsers_write_them(written, read):
+    config = museum.parse_config(f"[shop]\nallowed_origins = {written}\n")
+    assert config["shop"]["allowed_origins"] == read
+
+
+@pytest.mark.parametrize("written", ["*", "https://a.example.org/shop", "ftp://a.example.org",
+                                     "https://user@a.example.org", "https://a.example.org:99999",
+                                     "a.example.org", "https://a.example.org?x=1"])
+def test_an_allowed_origin_is_an_origin_and_no_wildcard(written):
+    with pytest.raises(museum.ConfigError, match=r"\[shop\] allowed_origins: .*not a web origin"):
+        museum.parse_config(f"[shop]\nallowed_origins = {written}\n")
