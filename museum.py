@@ -42,7 +42,7 @@ from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, Or
                            order_fields)
 from museum_pages import PageFile
 from museum_reports import SalesReport
-from museum_shop import ShopCors
+from museum_shop import OrderLimits, ShopCors
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
 from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Ticket, TicketImage,
@@ -205,7 +205,8 @@ def api_resources(live, store, clock, new_id):
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
             Admission(store, clock, now, public_url), DevicePairing(store, clock),
             DeviceSession(store, clock), PriceCategories(live), Museum(live, clock),
-            Orders(store, live, now, sale, new_id, public_url, (ORDER_FIELDS, ORDER_ITEM_FIELDS)),
+            Orders(store, live, now, sale, new_id, public_url, (ORDER_FIELDS, ORDER_ITEM_FIELDS),
+                   OrderLimits(config["shop"], store, clock)),
             Order(store, now), OrderConfirmation(store, now), OrderImage(store, now, secret))
 
 
