@@ -32,6 +32,8 @@ from museum_door import (
 from museum_codes import CONFLICT_REASONS, FIELD_CODES
 from museum_http import KEY_REUSED
 from museum_sales import (
+    SHOP_ADDRESS_LIMITED,
+    SHOP_EMAIL_LIMITED,
     DESK_READS_TODAY,
     DESK_VOIDS_TODAYS,
     AVAILABILITY_DAYS_DEFAULT,
@@ -1177,6 +1179,19 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
         "the first of them leaves the hour.", ref("schemas", "Problem"), {
             "too-many-logins": {"value": _LOGINS_REFUSED},
             "purchase-limit": {"value": problem_body(429, PURCHASE_LIMIT_RULE)}},
+        _RETRY, "application/problem+json", named=True),
+    "OrderLimitReached": json_answer(
+        "Too many failed logins (as for any operation); a visitor credential bought as many "
+        "tickets within the last hour as `[auth] visitor_tickets_per_hour` allows; or, "
+        "without credentials ([shop] enabled), this client address made `[shop] "
+        "orders_per_hour` orders within the hour (counted by each instance), or this email "
+        "has `[shop] orders_per_email_per_day` orders within 24 hours (counted on every "
+        "instance together). Nothing was sold; `Retry-After` says when to retry.",
+        ref("schemas", "Problem"), {
+            "too-many-logins": {"value": _LOGINS_REFUSED},
+            "purchase-limit": {"value": problem_body(429, PURCHASE_LIMIT_RULE)},
+            "address-limit": {"value": problem_body(429, SHOP_ADDRESS_LIMITED)},
+            "email-limit": {"value": problem_body(429, SHOP_EMAIL_LIMITED)}},
         _RETRY, "application/problem+json", named=True),
     "UndoLimitReached": json_answer(
         "Too many failed logins (as for any operation), or this gate undid this ticket's "

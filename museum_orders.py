@@ -136,7 +136,7 @@ class Orders:
             200: "OrderQuote",
             201: Answer("The order was made.", "Order", ("Location",)),
             403: "ChannelRefused", 404: "NotFound", 409: "PurchaseConflict",
-            429: "PurchaseLimitReached"}, "OrderRequest")}
+            429: "OrderLimitReached"}, "OrderRequest")}
 
     def __init__(self, store, live, now, sale, new_id, public_url, fields, limits):
         self.store = store
