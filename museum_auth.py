@@ -629,7 +629,8 @@ class Authenticator:
 def from_script(req):
     """Whether `req` comes from a page's script rather than a person at the browser: a
     `fetch` or XMLHttpRequest (`Sec-Fetch-Mode: cors`, which browsers send for them on any
-    origin, or `same-origin`), or a request saying so with `X-Requested-With`, as libraries do."""
+    origin, or `same-origin`), or a request saying so with `X-Requested-With`, as
+    libraries do."""
     return req.get_header("Sec-Fetch-Mode", default="").lower() in ("cors", "same-origin") \
         or req.get_header("X-Requested-With") is not None
 

@@ -93,10 +93,10 @@ class OrderLimits:
                                          clock=lambda: clock().timestamp())
 
     @contextlib.contextmanager
-    def admitted(self, req, email, tickets, field="tickets"):
+    def admitted(self, req, email, tickets, field):
         """The one call of the orders resource, around the order's creation:
 
-            with self.limits.admitted(req, email, len(tickets)):
+            with self.limits.admitted(req, email, len(tickets), "items"):
                 order = self.store.create_order(...)
 
         For a request without credentials (signed in as museum_auth.ANYONE): a Problem when the
@@ -125,4 +125,5 @@ class OrderLimits:
             orders, first = self.store.web_orders_of(email, rfc3339(now - EMAIL_WINDOW))
             if orders >= self.settings["orders_per_email_per_day"]:
                 ends = datetime.fromisoformat(first) + EMAIL_WINDOW
-                raise Problem(429, SHOP_EMAIL_LIMITED, headers={"Retry-After": retry_after(ends, now)})
+                raise Problem(429, SHOP_EMAIL_LIMITED,
+                              headers={"Retry-After": retry_after(ends, now)})

@@ -1,7 +1,8 @@
 """The words the museum service's modules share: the roles (and which of them a resource's
-method admits, and which methods the shop opens to anyone), the ticket types, the patterns of dates, ids and times of day, the limits
-of prices, places and emails, and the rules of a price and of a number of places, which
-the settings (from museum.ini's text) and the validator (from JSON) both apply.
+method admits, and which methods the shop opens to anyone), the ticket types, the patterns
+of dates, ids and times of day, the limits of prices, places and emails, and the rules of
+a price and of a number of places, which the settings (from museum.ini's text) and the
+validator (from JSON) both apply.
 
 Imports nothing of the service, so any module may use it: a module that needs only one of
 these words takes it from here rather than from the module that uses it most.
