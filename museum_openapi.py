@@ -32,6 +32,10 @@ from museum_door import (
 from museum_codes import CONFLICT_REASONS, FIELD_CODES
 from museum_http import KEY_REUSED
 from museum_sales import (
+    SHOP_ADDRESS_LIMITED,
+    SHOP_EMAIL_LIMITED,
+    DESK_READS_TODAY,
+    DESK_VOIDS_TODAYS,
     AVAILABILITY_DAYS_DEFAULT,
     AVAILABILITY_DAYS_MAX,
     PURCHASE_LIMIT_RULE,
@@ -43,6 +47,7 @@ from museum_vocabulary import (
     ADMIN_ROLE,
     CURRENCY,
     DATE,
+    DESK_ROLE,
     EMAIL_MAX,
     GATE_ROLE,
     PRICE_MAX,
@@ -51,6 +56,7 @@ from museum_vocabulary import (
     VISITOR_ROLE,
     admitted_roles,
     needs_role,
+    open_in_shop,
 )
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -63,7 +69,8 @@ _HEADER_LIMIT = SCHEMA["server"]["max_request_header_size"].default
 _ANY_OPERATION = {400: "BadRequest", 401: "Unauthorized", 429: "TooManyRequests",
                   431: "RequestHeaderFieldsTooLarge", 503: "ServiceUnavailable"}
 # Who may not: the answer to credentials without the role a method needs.
-_ROLE_REFUSED = {ADMIN_ROLE: "Forbidden", GATE_ROLE: "NeedsGateRole"}
+_ROLE_REFUSED = {ADMIN_ROLE: "Forbidden", DESK_ROLE: "NeedsDeskRole",
+                 GATE_ROLE: "NeedsGateRole"}
 _BODY_REFUSED = {413: "ContentTooLarge", 415: "UnsupportedMediaType"}  # wherever a body is read
 # The HTTP server itself answers malformed framing (400) and bodies over its buffer (413)
 # with a short text; the application never sees those requests.
@@ -78,7 +85,7 @@ DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
 EMAIL_SCHEMA = {"type": "string", "format": "email", "maxLength": EMAIL_MAX}
 PAGED = ("XTotalCount", "Link")  # the headers an answer with a page of a listing has
 # The facts of the service this module reads itself, beside those museum.py hands over.
-OWN_FACTS = {"ADMIN_ROLE": ADMIN_ROLE, "VISITOR_ROLE": VISITOR_ROLE,
+OWN_FACTS = {"ADMIN_ROLE": ADMIN_ROLE, "DESK_ROLE": DESK_ROLE, "VISITOR_ROLE": VISITOR_ROLE,
              "UNDO_MINUTES": UNDO_MINUTES, "SAME_DEVICE_MINUTES": SAME_DEVICE_MINUTES,
              "DOOR_RESULTS": DOOR_RESULTS, "TypedCodeLimit": TypedCodeLimit,
              "UndoLimit": UndoLimit, "AVAILABILITY_DAYS_LATER": AVAILABILITY_DAYS_DEFAULT - 1,
@@ -155,9 +162,13 @@ def _operation(resource, method, operation, facts):
     if not admitted:  # the app would answer 405: deny by default (museum_auth)
         raise ValueError(f"{resource.__name__} describes {method} without a role for it")
     prose = PROSE.get(operation.operation_id, "").format_map(facts)
+    shop = open_in_shop(resource, method.upper())
     described = {"operationId": operation.operation_id, "summary": operation.summary,
-                 "description": f"{_who_may(public, admitted)} {prose}".rstrip(),
+                 "description": " ".join(filter(None, (
+                     _who_may(public, admitted), shop and OPEN_IN_SHOP, prose))),
                  "x-roles": list(admitted), "tags": [operation.tag]}
+    if shop:
+        described["x-shop"] = True
     if operation.parameters:
         described["parameters"] = [ref("parameters", parameter) if isinstance(parameter, str)
                                    else parameter for parameter in operation.parameters]
@@ -281,7 +292,12 @@ INFO = (
     "museum's time zone. Requests that the HTTP server refuses before they reach the "
     "application (malformed framing, a request line and headers over "
     f"{_HEADER_LIMIT} bytes by default, bodies over its buffer limit) get its short "
-    "text/plain answer instead (400, 431, 413).")
+    "text/plain answer instead (400, 431, 413). Only with `[shop] enabled` on the server "
+    "(off by default) do the operations marked `x-shop` (reading the hours, events, places, "
+    "prices and the museum's settings) need no credentials, and the pages of `[shop] "
+    "allowed_origins` may call them from a browser (CORS).")
+OPEN_IN_SHOP = ("With `[shop] enabled` on the server, anyone may call it without credentials, "
+                "from the pages of `[shop] allowed_origins` too (CORS).")
 TAGS = {"Operations": "The museum's opening hours, and the days an admin changed.",
         "Events": "Special events and their dates.",
         "Tickets": "Buying tickets and fetching their codes.",
@@ -402,13 +418,16 @@ PROSE = {
     "rows). Days "
     "without tickets are left out. With `Accept: text/csv` the same rows come as CSV, with "
     "a header line; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return "
-    "is prefixed with `'` so that no spreadsheet runs it.",
+    "is prefixed with `'` so that no spreadsheet runs it. The {DESK_ROLE} role reads "
+    "today's report only (no dates, or today as both; 403 for another window); the "
+    "{ADMIN_ROLE} role reads any.",
     "getTicket": "The ticket as sold, its `status` and its admission; "
     "the {ADMIN_ROLE} role also sees the buyer's `email` and `phone` until they are erased.",
     "voidTicket": "A refund at the desk: the ticket's place is free again at "
     "once, its image answers 410 and the door refuses it (`void`). It stays stored, reads "
     "as `status: void` and is counted in the sales report. Voiding a void ticket answers "
-    "204 again.",
+    "204 again. The {DESK_ROLE} role voids only tickets dated today at the museum (403 for "
+    "another day); the {ADMIN_ROLE} role voids any.",
     "getTicketCode": "Returns the ticket's QR code as a PNG image, sent as `image/png`. "
     "`application/octet-stream` is listed too, for client generators that hand back the "
     "bytes of that type only.",
@@ -420,11 +439,12 @@ PROSE = {
     "used or expired one answers 410, an unknown one 404. {PAIRING_FAILURES} unknown, used "
     "or expired codes from one client address within {PAIRING_WINDOW} s make it wait "
     "(429).",
-    "startDeviceSession": "A gate device's key or a gate user's password; not an admin's, "
-    "as the door's page signs in gates only. A gate user's password is exchanged for a "
-    "device session: a new device named for the user and the moment (listed by `museum "
-    "devices`, revoked like any device), and its key, which the page keeps instead of the "
-    "password. A device's key answers 204: it signs in as it is.",
+    "startDeviceSession": "A gate or desk device's key, or a gate or desk user's password; "
+    "not an admin's, as the door's and the desk's pages sign in staff devices only. A "
+    "user's password is exchanged for a device session of the user's role: a new device "
+    "named for the user and the moment (listed by `museum devices`, revoked like any "
+    "device), and its key, which the page keeps instead of the password. A device's key "
+    "answers 204: it signs in as it is.",
     "endDeviceSession": "The credentials of a device of the database (a device session, "
     "or a paired device): the page's sign-out revokes the device it signed in as, so its "
     "key signs in nowhere from then on. A user's password, or a device of `[users]`, "
@@ -1114,13 +1134,26 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "ListNotModified": {"description": "`If-None-Match` matched: the list the client holds "
                         "is current.", "headers": {"ETag": ref("headers", "ETag"),
                                                    "Cache-Control": _NO_STORE}},
-    "Unauthorized": problem(401, "Credentials are missing or wrong.",
+    "Unauthorized": problem(401, "Credentials are missing or wrong. The `WWW-Authenticate` "
+                            "challenge is left out of the answer to a page's script (a "
+                            "request with `Sec-Fetch-Mode: cors` or `same-origin`, or with "
+                            "`X-Requested-With`), so that no browser shows its login box.",
                             "Valid credentials are required.", headers={
                                 "WWW-Authenticate": ref("headers", "WWWAuthenticate")}),
     "Forbidden": problem(403, f"The credentials are valid but lack the {ADMIN_ROLE} role.",
                          needs_role(ADMIN_ROLE)),
     "NeedsGateRole": problem(403, f"The credentials are valid but lack the {GATE_ROLE} "
                              "role.", needs_role(GATE_ROLE)),
+    "NeedsDeskRole": problem(403, f"The credentials are valid but lack the {DESK_ROLE} "
+                             "role.", needs_role(DESK_ROLE)),
+    "NotTodaysTicket": problem(
+        403, f"The {DESK_ROLE} role voiding a ticket not dated today at the museum (an admin "
+        f"may void any); or credentials without the {DESK_ROLE} role.",
+        DESK_VOIDS_TODAYS),
+    "NotTodaysReport": problem(
+        403, f"The {DESK_ROLE} role asking for a window other than today at the museum (an "
+        f"admin may ask for any); or credentials without the {DESK_ROLE} role.",
+        DESK_READS_TODAY),
     "NotFound": problem(404, "The event or ticket does not exist, or the event was "
                         "cancelled.", "No such record (it may have been cancelled)."),
     "UnsupportedMediaType": problem(415, "The body is not of a JSON media type.",
@@ -1146,6 +1179,19 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
         "the first of them leaves the hour.", ref("schemas", "Problem"), {
             "too-many-logins": {"value": _LOGINS_REFUSED},
             "purchase-limit": {"value": problem_body(429, PURCHASE_LIMIT_RULE)}},
+        _RETRY, "application/problem+json", named=True),
+    "OrderLimitReached": json_answer(
+        "Too many failed logins (as for any operation); a visitor credential bought as many "
+        "tickets within the last hour as `[auth] visitor_tickets_per_hour` allows; or, "
+        "without credentials ([shop] enabled), this client address made `[shop] "
+        "orders_per_hour` orders within the hour (counted by each instance), or this email "
+        "has `[shop] orders_per_email_per_day` orders within 24 hours (counted on every "
+        "instance together). Nothing was sold; `Retry-After` says when to retry.",
+        ref("schemas", "Problem"), {
+            "too-many-logins": {"value": _LOGINS_REFUSED},
+            "purchase-limit": {"value": problem_body(429, PURCHASE_LIMIT_RULE)},
+            "address-limit": {"value": problem_body(429, SHOP_ADDRESS_LIMITED)},
+            "email-limit": {"value": problem_body(429, SHOP_EMAIL_LIMITED)}},
         _RETRY, "application/problem+json", named=True),
     "UndoLimitReached": json_answer(
         "Too many failed logins (as for any operation), or this gate undid this ticket's "

@@ -16,7 +16,7 @@ import museum_credentials
 import museum_devices
 import museum_http
 import storage
-from conftest import ADMIN, GATE, NOW, PASSWORDS, TODAY, VISITOR, basic, quick_hash
+from conftest import ADMIN, DESK, GATE, NOW, PASSWORDS, TODAY, VISITOR, basic, quick_hash
 from ticketing import ended_hold
 from described import DOCUMENT, operations, resolve, schema_errors
 
@@ -61,6 +61,20 @@ def forbidden(client, store):
 
 def needs_gate_role(client, store):
     return client.get(f"{ADMISSIONS}/summary", headers=VISITOR, status=403)
+
+
+def needs_desk_role(client, store):
+    return client.delete(f"{TICKETS}/{uuid.uuid4()}", headers=GATE, status=403)
+
+
+def not_todays_ticket(client, store):
+    ticket = sell(client, OPEN_DAY)
+    return client.delete(f"{TICKETS}/{ticket['ticketId']}", headers=DESK, status=403)
+
+
+def not_todays_report(client, store):
+    return client.get("/v1.1/reports/sales", params={"startDate": OPEN_DAY}, headers=DESK,
+                      status=403)
 
 
 def not_found(client, store):
@@ -235,6 +249,22 @@ def purchase_limit(client, store):
                              status=429)
 
 
+def order_limit(client, store):
+    limited = client_with(store, "[auth]\nvisitor_tickets_per_hour = 1\n")
+    return limited.post_json(ORDERS, {**ORDER, "items": [{**ORDER["items"][0], "quantity": 2}]},
+                             headers=VISITOR, status=429)
+
+
+def shop_limit(settings):
+    """A case: the second order without credentials from one address and for one email,
+    past the shop's limit of one per address or per email."""
+    def provoke(client, store):
+        shop = client_with(store, f"[shop]\nenabled = true\n{settings}")
+        shop.post_json(ORDERS, ORDER, status=201)
+        return shop.post_json(ORDERS, ORDER, status=429)
+    return provoke
+
+
 def undo_limit(client, store):
     ticket = sell(client, TODAY)
     path = f"{ADMISSIONS}/{ticket['ticketId']}"
@@ -320,6 +350,9 @@ CASES = {
     "Unauthorized": unauthorized,
     "Forbidden": forbidden,
     "NeedsGateRole": needs_gate_role,
+    "NeedsDeskRole": needs_desk_role,
+    "NotTodaysTicket": not_todays_ticket,
+    "NotTodaysReport": not_todays_report,
     "NotFound": not_found,
     "UndoNotAllowed": undo_not_allowed,
     "NotAdmitted": not_admitted,
@@ -345,6 +378,10 @@ CASES = {
     "TooManyRequests": too_many_requests,
     "PurchaseLimitReached/too-many-logins": too_many_requests,
     "PurchaseLimitReached/purchase-limit": purchase_limit,
+    "OrderLimitReached/too-many-logins": too_many_requests,
+    "OrderLimitReached/purchase-limit": order_limit,
+    "OrderLimitReached/address-limit": shop_limit("orders_per_hour = 1\n"),
+    "OrderLimitReached/email-limit": shop_limit("orders_per_email_per_day = 1\n"),
     "UndoLimitReached/too-many-logins": too_many_requests,
     "UndoLimitReached/undo-limit": undo_limit,
     "ServiceUnavailable": service_unavailable,
