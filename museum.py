@@ -33,7 +33,7 @@ from museum_config import ConfigError, load_config, parse_config  # noqa: F401
 from museum_config import LiveConfig, check_passwords
 from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours
 from museum_door import EntryTimes, TypedCodeLimit
-from museum_events import EVENT_FIELDS, SpecialEvent, SpecialEvents
+from museum_events import EVENT_CANCELLED, EVENT_FIELDS, SpecialEvent, SpecialEvents
 from museum_http import (API, BAD_QUERY, BODY_LIMIT, IDEMPOTENCY_KEY, PAGE_MAX,
                          PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, Problem, Router, json_response,
                          storage_error_as_problem, to_json, unexpected_error, write_problem)
@@ -111,6 +111,7 @@ def openapi_description():
         "PAGE_SIZE_MAX": PAGE_SIZE_MAX, "PAGE_SIZE_DEFAULT": PAGE_SIZE_DEFAULT,
         "LOOKUP_LIMIT": LOOKUP_LIMIT, "HOURS_HORIZON_DAYS": HOURS_HORIZON_DAYS,
         "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
+        "EVENT_CANCELLED": EVENT_CANCELLED,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
         "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, **DEVICE_FACTS})
 

@@ -167,6 +167,16 @@ def json_response(resp, value, status=200):
     resp.data = to_json(value)
 
 
+def not_modified(req, resp, tag):
+    """Tag the answer with the strong `ETag` `tag`; True, and the status 304, when the
+    request's `If-None-Match` holds it (or `*`): the caller then sends no body."""
+    resp.etag = etag = falcon.ETag(tag)
+    if req.if_none_match and any(held in ("*", etag) for held in req.if_none_match):
+        resp.status = 304
+        return True
+    return False
+
+
 def set_paging_headers(req, resp, public_url, page, limit, total):
     """`X-Total-Count` and, where there are other pages, `Link` (on public_url when set)."""
     resp.set_header("X-Total-Count", str(total))

@@ -233,8 +233,9 @@ class Store(ABC):
         """Insert new events in one transaction: a seed or an import of many at once."""
 
     @abstractmethod
-    def get_event(self, event_id):
-        """Return the event; `NotFound` if unknown or cancelled."""
+    def get_event(self, event_id, cancelled_too=False):
+        """Return the event; `NotFound` if unknown or cancelled. With `cancelled_too`, a
+        cancelled event is returned too, as it was last, marked `"cancelled": True`."""
 
     @abstractmethod
     def list_events(self, start, end, offset, limit):
@@ -244,6 +245,15 @@ class Store(ABC):
         eventId. `total` counts every matching event in the window, not just this page, and
         is read at the same moment as the page.
         """
+
+    @abstractmethod
+    def list_changed_events(self, since, offset, limit):
+        """Return `(events, total)`: the events created, changed or cancelled at or after
+        `since` (UTC, `YYYY-MM-DDTHH:MM:SS.mmmZ`), whatever their dates, in the order of
+        their last change, then eventId. Each carries "updatedAt" (its last change, by the
+        database's clock, in that form), a cancelled one its last data and "cancelled":
+        True. Changes are timed in the order they commit, so a later call with the last
+        event's "updatedAt" misses no change. `total` is read with the page."""
 
     @abstractmethod
     def events_version(self):

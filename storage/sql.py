@@ -69,6 +69,8 @@ LAST_DATE = "9999-12-31"
 
 EVENT_COLUMNS = ("e.id, e.name, e.location, e.description, e.dates, e.price_minor, e.capacity, "
                  "e.prices")
+# Where a read of the changes puts its `cancelled` mark: the column after the event's.
+CANCELLED_COLUMN = len(EVENT_COLUMNS.split(","))
 
 TICKETS_READ_BACK = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
@@ -155,6 +157,15 @@ LIST_QUERY = f"""
                         AND earlier.date >= ? AND earlier.date < d.date)
     ORDER BY d.date, d.name, d.event_id
     LIMIT ? OFFSET ?"""
+
+# The events created, changed or cancelled from a moment on, in the order of their last
+# change, cancelled ones too (read on the index of the changes).
+CHANGES_QUERY = f"""
+    SELECT {EVENT_COLUMNS}, e.cancelled IS TRUE, e.changed_at
+    FROM events e WHERE e.changed_at >= ?
+    ORDER BY e.changed_at, e.id
+    LIMIT ? OFFSET ?"""
+CHANGES_COUNT_QUERY = "SELECT count(*) FROM events WHERE changed_at >= ?"
 
 # Events with a date in a closed window, counted on the listing index.
 COUNT_QUERY = "SELECT count(DISTINCT event_id) FROM event_dates WHERE date >= ? AND date <= ?"
@@ -379,6 +390,12 @@ def prices_text(prices):
         if prices else None
 
 
+def changed_event_record(row):
+    """An event with its `cancelled` mark (at `CANCELLED_COLUMN`), shown only when it is."""
+    event = event_record(row)
+    return {**event, "cancelled": True} if row[CANCELLED_COLUMN] else event
+
+
 def day_record(row):
     day, closed, time_open, time_close, capacity, note, changed_at, changed_by = row
     return {"date": day, "closed": bool(closed), "timeOpen": time_open,
@@ -455,6 +472,9 @@ class SQLStore(Store):
     SHARE_LOCK = ""  # the event stays as read until the ticket sold for it commits
     UPDATE_LOCK = ""  # one change of an event at a time
     NO_LIMIT = None  # what a LIMIT clause takes for none (PostgreSQL: NULL)
+    # The database's clock as `events.changed_at` keeps it (UTC, to the millisecond), read
+    # when the statement runs: after the change counter's lock, so in the order of commits.
+    CHANGE_TIME = ""
     # Rows (kind, table, name) for every table, column and index of the current schema.
     SCHEMA_OBJECTS = ""
     OUTAGE_ERRORS = ()  # driver errors meaning the database cannot be used right now
@@ -686,16 +706,24 @@ class SQLStore(Store):
             for event in events:
                 conn.execute(
                     "INSERT INTO events (id, name, location, description, dates, price_minor, "
-                    "capacity, prices) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "capacity, prices, changed_at) "
+                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, {self.CHANGE_TIME})",
                     (event["eventId"], event["name"], event["location"],
                      event["eventDescription"], json.dumps(event["dates"]),
                      minor_units(event["price"]), event.get("capacity"),
                      prices_text(event.get("prices"))))
                 self._index_dates(conn, event)
 
-    def get_event(self, event_id):
+    def get_event(self, event_id, cancelled_too=False):
+        if not cancelled_too:
+            with self._reading() as conn:
+                return self._listed_event(conn, event_id)
         with self._reading() as conn:
-            return self._listed_event(conn, event_id)
+            row = conn.execute(f"SELECT {EVENT_COLUMNS}, e.cancelled IS TRUE FROM events e "
+                               "WHERE e.id = ?", (event_id,)).fetchone()
+        if row is None:
+            raise NotFound(event_id)
+        return changed_event_record(row)
 
     def list_events(self, start, end, offset, limit):
         # One snapshot: a change committed between the page and the count would make the
@@ -708,6 +736,12 @@ class SQLStore(Store):
             else:
                 total = conn.execute(COUNT_QUERY, (start, end)).fetchone()[0]
         return page, total
+
+    def list_changed_events(self, since, offset, limit):
+        with self._reading_one_snapshot() as conn:  # the total agrees with the page
+            rows = conn.execute(CHANGES_QUERY, (since, limit, offset)).fetchall()
+            total = conn.execute(CHANGES_COUNT_QUERY, (since,)).fetchone()[0]
+        return [{**changed_event_record(row), "updatedAt": row[-1]} for row in rows], total
 
     def events_version(self):
         with self._reading() as conn:
@@ -729,7 +763,8 @@ class SQLStore(Store):
             event.update(changes)
             conn.execute(
                 "UPDATE events SET name = ?, location = ?, description = ?, dates = ?, "
-                "price_minor = ?, capacity = ?, prices = ? WHERE id = ?",
+                "price_minor = ?, capacity = ?, prices = ?, "
+                f"changed_at = {self.CHANGE_TIME} WHERE id = ?",
                 (event["name"], event["location"], event["eventDescription"],
                  json.dumps(event["dates"]), minor_units(event["price"]),
                  event.get("capacity"), prices_text(event.get("prices")), event_id))
@@ -746,8 +781,8 @@ class SQLStore(Store):
             # On PostgreSQL the update waits for sales holding the row FOR SHARE, and a
             # concurrent cancel finds the row cancelled once it may look.
             row = conn.execute(
-                "UPDATE events SET cancelled = true WHERE id = ? AND NOT cancelled "
-                "RETURNING dates", (event_id,)).fetchone()
+                f"UPDATE events SET cancelled = true, changed_at = {self.CHANGE_TIME} "
+                "WHERE id = ? AND NOT cancelled RETURNING dates", (event_id,)).fetchone()
             if row is None:
                 raise NotFound(event_id)
             self._unindex_dates(conn, event_id, json.loads(row[0]))
