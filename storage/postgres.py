@@ -302,6 +302,24 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN sold_at text",
         "CREATE INDEX tickets_by_seller ON tickets (sold_by, sold_at)",
     ],
+    [
+        # The outbox: as sqlite's step 18 says.
+        """CREATE TABLE outbox (
+            id uuid PRIMARY KEY,
+            kind text NOT NULL,
+            target text NOT NULL,
+            payload text NOT NULL,
+            ticket_id uuid,
+            state text NOT NULL,
+            attempts integer NOT NULL DEFAULT 0,
+            next_attempt_at text NOT NULL,
+            last_answer text,
+            created_at text NOT NULL,
+            sent_at text
+        )""",
+        "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
+        "CREATE INDEX outbox_by_ticket ON outbox (ticket_id)",
+    ],
 ]
 
 
@@ -375,6 +393,7 @@ class PostgresStore(SQLStore):
         WHERE schemaname = current_schema()"""
     SHARE_LOCK = "FOR SHARE"
     UPDATE_LOCK = "FOR NO KEY UPDATE"
+    CLAIM_LOCK = "FOR UPDATE SKIP LOCKED"
     # Connection lost, server shutting down, pool exhausted, deadlock, disk full, read-only.
     OUTAGE_ERRORS = (psycopg.OperationalError, errors.ReadOnlySqlTransaction)
 

@@ -305,6 +305,28 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN sold_at TEXT",
         "CREATE INDEX tickets_by_seller ON tickets (sold_by, sold_at)",
     ],
+    [
+        # The outbox: one row per message to send (an email now, a webhook delivery
+        # later), written in the transaction of what caused it. A row is queued, then
+        # sending (claimed until its lease ends: a sender that died leaves it to be claimed
+        # again), then sent or failed. `ticket_id` ties a mail to the ticket whose contacts
+        # it holds, so both are erased together. The sender reads the due rows in order.
+        """CREATE TABLE outbox (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            target TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            ticket_id TEXT,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at TEXT NOT NULL,
+            last_answer TEXT,
+            created_at TEXT NOT NULL,
+            sent_at TEXT
+        ) WITHOUT ROWID""",
+        "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
+        "CREATE INDEX outbox_by_ticket ON outbox (ticket_id)",
+    ],
 ]
 
 
