@@ -7,6 +7,7 @@ mail exactly once; the backoff is waited out on the test's clock."""
 import concurrent.futures
 import email
 import email.policy
+import signal
 import socket
 import threading
 import uuid
@@ -23,7 +24,8 @@ import museum_outbox
 import storage
 from conftest import GATE, NOW, TODAY, VISITOR, Clock
 from qr import read_qr
-from ticketing import UNKNOWN_ID, body, buy
+from serving import running_server, start_server, wait_until
+from ticketing import TICKETS, UNKNOWN_ID, body, buy, open_days, query
 
 ADMISSIONS = "/v1.1/admissions"
 
@@ -273,3 +275,28 @@ def message_for_store():
     return {"messageId": MESSAGE_ID, "kind": "email", "target": "ada@example.org",
             "payload": {"ticketId": TICKET_ID}, "ticketId": TICKET_ID,
             "createdAt": "2026-11-22T12:00:00Z"}
+
+
+def test_a_sale_committed_before_a_kill_9_is_mailed_once_after_the_restart(
+        tmp_path, config_text, smtp_server):
+    """kill -9 of a real `museum serve` between a sale's commit and its send: the restarted
+    service sends the mail, once."""
+    url, mailbox = smtp_server()
+    text = (config_text + f"[mail]\nurl = {url}\nfrom = tickets@museum.example.org\n")
+    db = tmp_path / "museum.sqlite3"
+    day = open_days(config_text, 1)[0]
+    server = start_server(tmp_path, text, db=str(db))
+    try:
+        # The sender looked at the outbox as the service started, and looks again 5
+        # seconds later: the sale and the kill come in between.
+        status, _, _ = server.request("POST", TICKETS, body(ticketDate=day), VISITOR)
+        assert status == 201
+        server.stop(signal.SIGKILL)
+    finally:
+        server.process.kill()
+    assert query(db, "SELECT state, attempts FROM outbox") == [("queued", 0)]
+    assert mailbox.mails == []
+    with running_server(tmp_path, text, db=str(db)):
+        wait_until(lambda: query(db, "SELECT state FROM outbox") == [("sent",)], 30,
+                   what="the mail's delivery")
+        assert len(mailbox.mails) == 1
