@@ -227,15 +227,15 @@ def _print_messages(messages):
         print("  ".join([*(value.ljust(width) for value, width in zip(row, widths)), row[6]]))
 
 
-def _outbox_line(url):
-    """What `museum check` says of the outbox: its failed messages, none or how many."""
+def _failed_messages(url):
+    """What `museum check` says of the outbox's failed messages; '' when none failed."""
     store = storage.open_store(url, read_only=True, migrate=False)
     try:
         summary = store.outbox_summary()
     finally:
         store.close()
     if not summary["failed"]:
-        return "outbox: no failed messages"
+        return ""
     return (f"outbox: {summary['failed']} failed messages (the oldest made "
             f"{summary['oldest']}); 'museum outbox --state failed' lists them")
 
@@ -251,8 +251,9 @@ def _checked(args, restored=False):
         print(finding)
     if not findings:
         print(f"{storage.display_url(url)}: ok{_older_schema(url) if restored else ''}")
-        if not restored:  # said, as /healthz says it: the database itself is sound
-            print(_outbox_line(url))
+        failed = "" if restored else _failed_messages(url)
+        if failed:  # said, as /healthz says it, but no finding: the database is sound
+            print(failed)
     return 1 if findings else 0
 
 

@@ -22,6 +22,7 @@ import museum
 import museum_door
 import museum_outbox
 import storage
+from commands import museum_command
 from conftest import GATE, NOW, TODAY, VISITOR, Clock
 from qr import read_qr
 from serving import running_server, start_server, wait_until
@@ -204,10 +205,14 @@ def test_a_refused_sale_queues_nothing(mailing, store):
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def each_store(request, db_path):
-    """The store of each backend (PostgreSQL: a fresh database of the test server)."""
-    url = db_path if request.param == "sqlite" else request.getfixturevalue("postgres_url")
-    opened = storage.open_store(url)
+def each_url(request, db_path):
+    """A new database of each backend (PostgreSQL: a fresh one on the test server)."""
+    return db_path if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def each_store(each_url):
+    opened = storage.open_store(each_url)
     yield opened
     opened.close()
 
@@ -300,3 +305,25 @@ def test_a_sale_committed_before_a_kill_9_is_mailed_once_after_the_restart(
         wait_until(lambda: query(db, "SELECT state FROM outbox") == [("sent",)], 30,
                    what="the mail's delivery")
         assert len(mailbox.mails) == 1
+
+
+def test_museum_check_reports_failed_messages_and_still_exits_0(tmp_path, config_text,
+                                                                  each_url, each_store):
+    store, url = each_store, each_url
+    store.create_ticket(ticket_for_store(), messages=[message_for_store()])
+    store.claim_messages("2026-11-22T12:00:00Z", "2026-11-22T12:05:00Z", 10)
+    store.settle_message(MESSAGE_ID, 1, "failed", "550 5.1.1 no such user",
+                         "2026-11-22T12:00:01Z")
+    checked = museum_command(tmp_path, config_text, "check", "--db", url)
+    assert checked.status == 0
+    assert checked.out.splitlines()[-1] == (
+        "outbox: 1 failed messages (the oldest made 2026-11-22T12:00:00Z); 'museum outbox "
+        "--state failed' lists them")
+    listed = museum_command(tmp_path, config_text, "outbox", "--db", url, "--state", "failed")
+    assert "550 5.1.1 no such user" in listed.out and MESSAGE_ID in listed.out
+    retried = museum_command(tmp_path, config_text, "outbox", "--db", url, "--retry",
+                             MESSAGE_ID)
+    assert retried.status == 0
+    assert store.list_messages()[0]["state"] == "queued"
+    dropped = museum_command(tmp_path, config_text, "outbox", "--db", url, "--drop", MESSAGE_ID)
+    assert dropped.status == 0 and store.list_messages() == []
