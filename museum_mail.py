@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from museum_door import qr_text
+from museum_config import ConfigError
 from museum_ticket_image import TicketImages
 from museum_vocabulary import TICKET_LABELS
 
@@ -32,7 +32,10 @@ class MailFailed(Exception):
 
 def load_templates(directory=""):
     """{name: string.Template} of TEMPLATE_NAMES: each from `directory` where it has a file of
-    that name, else the shipped English one."""
+    that name, else the shipped English one. `ConfigError` when `directory` is not one: a
+    mistyped path would otherwise send the shipped wording unnoticed."""
+    if directory and not Path(directory).is_dir():
+        raise ConfigError(f"[mail] templates: {directory} is not a directory")
     shipped = resources.files("museum_mail_templates")
     templates = {}
     for name in TEMPLATE_NAMES:

@@ -71,10 +71,10 @@ def smtp_server():
         controller.stop()
 
 
-def mail_config(config_text, url):
+def mail_config(config_text, url, more=""):
     return museum.parse_config(
         config_text + f"[mail]\nurl = {url}\nfrom = tickets@museum.example.org\n"
-        "reply_to = desk@museum.example.org\n", "test.ini")
+        f"reply_to = desk@museum.example.org\n{more}", "test.ini")
 
 
 @pytest.fixture
@@ -327,3 +327,23 @@ def test_museum_check_reports_failed_messages_and_still_exits_0(tmp_path, config
     assert store.list_messages()[0]["state"] == "queued"
     dropped = museum_command(tmp_path, config_text, "outbox", "--db", url, "--drop", MESSAGE_ID)
     assert dropped.status == 0 and store.list_messages() == []
+
+
+def test_a_museum_s_own_template_replaces_the_shipped_one_of_its_name(
+        tmp_path, config_text, store, smtp_server):
+    (tmp_path / "ticket-subject.txt").write_text("Ihr Ticket: $date, $code\n", "utf-8")
+    url, mailbox = smtp_server()
+    config = mail_config(config_text, url, f"templates = {tmp_path}\n")
+    client = webtest.TestApp(museum.create_app(config, store=store, clock=Clock()))
+    ticket = buy(client, body(), headers=VISITOR).json
+    museum_outbox.Sender(config, store, Clock()).send_due()
+    [mail] = mailbox.mails
+    assert mail["Subject"] == f"Ihr Ticket: {ticket['ticketDate']}, {ticket['confirmationCode']}"
+    assert "Show the attached ticket image" in mail.get_body(("plain",)).get_content()
+
+
+def test_a_templates_directory_that_is_not_one_is_a_config_error(config_text, store):
+    config = mail_config(config_text, "smtp://127.0.0.1:25",
+                         "templates = /nonexistent/templates\n")
+    with pytest.raises(museum.ConfigError, match=r"\[mail\] templates"):
+        museum_outbox.Sender(config, store, Clock())
