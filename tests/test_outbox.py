@@ -8,7 +8,6 @@ import concurrent.futures
 import email
 import email.policy
 import signal
-import socket
 import threading
 import uuid
 from datetime import timedelta
@@ -25,7 +24,7 @@ import storage
 from commands import museum_command
 from conftest import GATE, NOW, TODAY, VISITOR, Clock
 from qr import read_qr
-from serving import running_server, start_server, wait_until
+from serving import free_port, running_server, start_server, wait_until
 from ticketing import TICKETS, UNKNOWN_ID, body, buy, open_days, query
 
 ADMISSIONS = "/v1.1/admissions"
@@ -46,12 +45,6 @@ class Mailbox:
         self.mails.append(email.message_from_bytes(envelope.content,
                                                   policy=email.policy.default))
         return "250 2.0.0 queued"
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
