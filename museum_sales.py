@@ -6,7 +6,8 @@ Pure functions over what the store returns; the HTTP resources that serve them l
 museum_tickets.py and museum_reports.py. The availability and the report read counts the
 store keeps with each sale, void and admission; the opening hours, entry slots and general
 entry capacity come from the config, with the days an admin changed over it
-(`days_as_set`).
+(`days_as_set`). A sale's mail to its buyer is an outbox message made here (`ticket_mails`),
+which the store queues in the sale's own transaction and museum_outbox delivers.
 """
 
 import csv
@@ -14,7 +15,7 @@ import io
 import re
 from datetime import timedelta
 
-from museum_vocabulary import minute_of_day
+from museum_vocabulary import EMAIL_MESSAGE, minute_of_day
 
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31
@@ -165,3 +166,14 @@ def _neutralised(value):
     if isinstance(value, str):
         return CELL_STARTS.sub(r"\1'", value)
     return value
+
+
+def ticket_mails(config, ticket, new_id, created_at):
+    """The outbox messages a sale of `ticket` queues with it: the buyer's mail, named by
+    `new_id()` and made at `created_at` (RFC 3339 UTC text), when [mail] url is set; none
+    otherwise."""
+    if not config["mail"]["url"]:
+        return []
+    return [{"messageId": new_id(), "kind": EMAIL_MESSAGE, "target": ticket["email"],
+             "payload": {"ticketId": ticket["ticketId"]}, "ticketId": ticket["ticketId"],
+             "createdAt": created_at}]

@@ -93,12 +93,15 @@ class Tickets:
         ticket, capacity = self._check(body, config, now)
         ticket.update(soldBy=req.context.user.name, soldAt=rfc3339(now))
         purchase_limit = self._purchase_limit(req.context.user, config, now)
+        # Queued in the sale's transaction: a sale that commits is mailed, even after a crash.
+        mails = museum_sales.ticket_mails(config, ticket, self.new_id, rfc3339(now))
         for _ in range(3):  # a fresh code on the rare clash with an existing one
             try:
                 stored, _ = self.store.create_ticket(
                     {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
                     idempotency, capacity.on(date.fromisoformat(ticket["ticketDate"])),
-                    slot_capacity=capacity.per_slot, purchase_limit=purchase_limit)
+                    slot_capacity=capacity.per_slot, purchase_limit=purchase_limit,
+                    messages=mails)
                 break
             except storage.DuplicateCode:
                 continue

@@ -371,6 +371,20 @@ def order_record(row, tickets, now):
             "payment": payment, "email": email, "phone": phone, "createdAt": created_at,
             "expiresAt": expires_at, "createdBy": created_by, "tickets": tickets}
 
+# The outbox (see the step that makes it): a row per message, queued in the transaction of
+# what caused it.
+MESSAGE_COLUMNS = ("id, kind, target, payload, ticket_id, order_id, state, attempts, "
+                   "next_attempt_at, last_answer, created_at, sent_at")
+QUEUE_MESSAGE = ("INSERT INTO outbox (id, kind, target, payload, ticket_id, order_id, state, "
+                 "next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)")
+# Due: queued and its time come, or sending with its lease ended (a sender died).
+CLAIM_MESSAGES = f"""
+    UPDATE outbox SET state = 'sending', attempts = attempts + 1, next_attempt_at = ?
+    WHERE id IN (SELECT id FROM outbox
+                 WHERE state IN ('queued', 'sending') AND next_attempt_at <= ?
+                 ORDER BY next_attempt_at LIMIT ? {{claim_lock}})
+    RETURNING {MESSAGE_COLUMNS}"""
+
 
 def event_record(row):
     event_id, name, location, description, dates, price, capacity, prices = row[:8]
@@ -412,6 +426,16 @@ def ticket_record(row):
             "eventName": event_name, "cancelled": bool(cancelled),
             "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at,
             "entryTime": entry_time, "category": category}
+
+
+def message_record(row):
+    (message_id, kind, target, payload, ticket_id, order_id, state, attempts, next_attempt_at,
+     last_answer, created_at, sent_at) = row
+    return {"messageId": message_id, "kind": kind, "target": target,
+            "payload": json.loads(payload), "ticketId": ticket_id, "orderId": order_id,
+            "state": state,
+            "attempts": attempts, "nextAttemptAt": next_attempt_at, "lastAnswer": last_answer,
+            "createdAt": created_at, "sentAt": sent_at}
 
 
 def _prices_to_round(conn):
@@ -471,6 +495,7 @@ class SQLStore(Store):
     # already runs one writer at a time.
     SHARE_LOCK = ""  # the event stays as read until the ticket sold for it commits
     UPDATE_LOCK = ""  # one change of an event at a time
+    CLAIM_LOCK = ""  # outbox rows another sender is claiming are skipped, not waited for
     NO_LIMIT = None  # what a LIMIT clause takes for none (PostgreSQL: NULL)
     # The database's clock as `events.changed_at` keeps it (UTC, to the millisecond), read
     # when the statement runs: after the change counter's lock, so in the order of commits.
@@ -840,7 +865,7 @@ class SQLStore(Store):
     # -- tickets --------------------------------------------------------------------------
 
     def create_ticket(self, ticket, idempotency=None, general_capacity=None,
-                      slot_capacity=None, purchase_limit=None):
+                      slot_capacity=None, purchase_limit=None, messages=()):
         with self._writing() as conn:
             # The key is claimed before the sale: a retry on another instance waits on it
             # until this transaction ends, then replays, and a failed sale frees the key.
@@ -852,6 +877,7 @@ class SQLStore(Store):
             sold = self._sell(conn, [ticket], None, general_capacity, slot_capacity)
             self._mark_all_changed(conn, released + [(ticket["ticketId"],
                                                       ticket["ticketDate"])])
+            self._queue(conn, messages)
         return sold[0], True
 
     def _sell(self, conn, tickets, order_id, general_capacity, slot_capacity):
@@ -1373,6 +1399,70 @@ class SQLStore(Store):
                                           "admitted": admitted})
         return summary
 
+    # -- the outbox ------------------------------------------------------------------------
+
+    @staticmethod
+    def _queue(conn, messages):
+        conn.executemany(QUEUE_MESSAGE, [
+            (message["messageId"], message["kind"], message["target"],
+             json.dumps(message["payload"]), message.get("ticketId"), message.get("orderId"),
+             message["createdAt"], message["createdAt"]) for message in messages])
+
+    def claim_messages(self, now, lease_until, limit):
+        with self._writing() as conn:
+            rows = conn.execute(CLAIM_MESSAGES.format(claim_lock=self.CLAIM_LOCK),
+                                (lease_until, now, limit)).fetchall()
+        # RETURNING gives no order: the earliest created go first.
+        return sorted((message_record(row) for row in rows),
+                      key=lambda message: message["createdAt"])
+
+    def settle_message(self, message_id, attempt, state, answer, at, next_attempt_at=None):
+        with self._writing() as conn:
+            settled = conn.execute(
+                "UPDATE outbox SET state = ?, last_answer = ?, sent_at = ?, "
+                "next_attempt_at = coalesce(?, next_attempt_at) "
+                "WHERE id = ? AND state = 'sending' AND attempts = ?",
+                (state, answer, at if state == "sent" else None, next_attempt_at, message_id,
+                 attempt))
+            return settled.rowcount == 1
+
+    def list_messages(self, state=None, limit=100):
+        where, args = ("WHERE state = ?", (state,)) if state else ("", ())
+        with self._reading() as conn:
+            rows = conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM outbox {where} "
+                                f"ORDER BY created_at DESC, id LIMIT ?", (*args, limit)).fetchall()
+        return [message_record(row) for row in rows]
+
+    def retry_message(self, message_id, now):
+        with self._writing() as conn:
+            state = self._message_state(conn, message_id)
+            if state not in ("queued", "failed"):
+                raise NotAllowed(f"the message is {state}")
+            row = conn.execute(
+                f"UPDATE outbox SET state = 'queued', attempts = 0, next_attempt_at = ? "
+                f"WHERE id = ? RETURNING {MESSAGE_COLUMNS}", (now, message_id)).fetchone()
+        return message_record(row)
+
+    def drop_message(self, message_id):
+        with self._writing() as conn:
+            if self._message_state(conn, message_id) == "sending":
+                raise NotAllowed("the message is being sent")
+            conn.execute("DELETE FROM outbox WHERE id = ?", (message_id,))
+
+    def _message_state(self, conn, message_id):
+        """The message's state, its row locked until the transaction ends; `NotFound`."""
+        row = conn.execute(f"SELECT state FROM outbox WHERE id = ? {self.UPDATE_LOCK}",
+                           (message_id,)).fetchone()
+        if row is None:
+            raise NotFound(message_id)
+        return row[0]
+
+    def outbox_summary(self):
+        with self._reading() as conn:
+            failed, oldest = conn.execute("SELECT count(*), min(created_at) FROM outbox "
+                                          "WHERE state = 'failed'").fetchone()
+        return {"failed": failed, "oldest": oldest}
+
     # -- personal data that expires --------------------------------------------------------
 
     def erase_contacts(self, before, limit):
@@ -1391,6 +1481,9 @@ class SQLStore(Store):
                 "phone IS NOT NULL) AND id IN (SELECT order_id FROM tickets WHERE order_id "
                 "IS NOT NULL GROUP BY order_id HAVING max(date) < ? LIMIT ?) RETURNING id",
                 (before, limit)).fetchall()
+            # The messages that hold those contacts go with them.
+            conn.executemany("DELETE FROM outbox WHERE ticket_id = ?", erased)
+            conn.executemany("DELETE FROM outbox WHERE order_id = ?", orders)
         return len(erased) + len(orders)
 
     def scrub(self):
