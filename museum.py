@@ -40,6 +40,7 @@ from museum_http import (API, BAD_QUERY, BODY_LIMIT, IDEMPOTENCY_KEY, PAGE_MAX,
 from museum_openapi import Answer, Operation
 from museum_pages import PageFile
 from museum_reports import SalesReport
+from museum_resend import OrderResend, TicketResend
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
 from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Ticket, TicketImage,
@@ -99,6 +100,7 @@ API_ROUTES = {
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
     "/devices/pair": DevicePairing, "/devices/session": DeviceSession,
     "/price-categories": PriceCategories, "/museum": Museum,
+    "/tickets/{ticketId}/resend": TicketResend, "/orders/{orderId}/resend": OrderResend,
     "/openapi.json": OpenAPIDocument}
 
 
@@ -198,7 +200,8 @@ def api_resources(live, store, clock, new_id):
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
             Admission(store, clock, now, public_url), DevicePairing(store, clock),
-            DeviceSession(store, clock), PriceCategories(live), Museum(live, clock))
+            DeviceSession(store, clock), PriceCategories(live), Museum(live, clock),
+            TicketResend(store, live, clock, new_id), OrderResend(store, live, clock, new_id))
 
 
 def set_log_level(config):

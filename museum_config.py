@@ -22,8 +22,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from museum_categories import parse_categories
 from museum_credentials import (DEMO_PASSWORD, DEMO_PASSWORD_HASHES, User, check_password,
                                 hash_is_readable, is_weak)
-from museum_vocabulary import (CAPACITY_MAX, CURRENCY, DATE, PRICE_MAX, ROLES, minute_of_day,
-                               number_of_places, price_in_hundredths, time_of_day)
+from museum_vocabulary import (CAPACITY_MAX, CURRENCY, DATE, MAIL_LANGUAGES, PRICE_MAX, ROLES,
+                               minute_of_day, number_of_places, price_in_hundredths,
+                               time_of_day)
 from storage import Limits, sqlite_path
 
 log = logging.getLogger("museum")
@@ -80,6 +81,12 @@ def _log_level(value):
     if value.lower() not in LOG_LEVELS:
         raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}, not {value!r}")
     return value.upper()  # as the logging module names it
+
+
+def _language(value):
+    if value not in MAIL_LANGUAGES:
+        raise ValueError(f"must be one of {', '.join(MAIL_LANGUAGES)}, not {value!r}")
+    return value
 
 
 def _port(value):
@@ -312,6 +319,8 @@ SCHEMA = {
                            "server's local zone)"),
         "currency": Option("EUR", _currency, "ISO 4217 code of the currency prices are in; "
                            "each ticket keeps the one it was sold in"),
+        "language": Option("en", _language, "language of the mails to visitors: en "
+                           "(English) or de (German)"),
     },
     "mail": {
         "url": Option("", _mail_url, "SMTP server that sends the tickets to their buyers: "

@@ -7,6 +7,7 @@ import html
 import smtplib
 import ssl
 import string
+from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
 from email.message import EmailMessage
 from email.utils import format_datetime
@@ -16,12 +17,34 @@ from urllib.parse import unquote, urlsplit
 
 from museum_config import ConfigError
 from museum_ticket_image import TicketImages
-from museum_vocabulary import TICKET_LABELS
 
 SMTP_TIMEOUT = 30  # seconds a connection or a reply of the server may take
 DEFAULT_PORTS = {"smtp": 25, "smtps": 465, "smtp+starttls": 587}
-TEMPLATE_NAMES = ("ticket-subject.txt", "ticket.txt", "ticket.html")
+TEMPLATE_NAMES = ("ticket-subject.txt", "tickets-subject.txt", "ticket.txt", "ticket.html")
 VISIT_WITHOUT_SLOT = timedelta(hours=1)  # a timed ticket's calendar entry lasts this long
+# The words of a ticket's details, by language, as the mail and its calendar entry show them.
+WORDS = {
+    "en": {"ticket": "Ticket", "event": "Event", "date": "Date", "entry": "Entry",
+           "code": "Code", "category": "Category",
+           "general": "General entry", "special": "Special event"},
+    "de": {"ticket": "Ticket", "event": "Ausstellung", "date": "Datum", "entry": "Einlass",
+           "code": "Code", "category": "Kategorie",
+           "general": "Eintritt", "special": "Sonderausstellung"},
+}
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    """What every mail is composed with: `sender` ([mail]: "from", "reply_to"), the museum's
+    name and language, the templates (`load_templates`), its time zone (None: UTC) and the
+    key that signs the tickets' QR codes."""
+
+    sender: dict
+    museum: str
+    language: str
+    templates: dict
+    zone: object
+    secret: str
 
 
 class MailFailed(Exception):
@@ -30,13 +53,13 @@ class MailFailed(Exception):
 
 # -- templates ---------------------------------------------------------------------------------
 
-def load_templates(directory=""):
+def load_templates(directory="", language="en"):
     """{name: string.Template} of TEMPLATE_NAMES: each from `directory` where it has a file of
-    that name, else the shipped English one. `ConfigError` when `directory` is not one: a
-    mistyped path would otherwise send the shipped wording unnoticed."""
+    that name, else the shipped one in `language`. `ConfigError` when `directory` is not
+    one: a mistyped path would otherwise send the shipped wording unnoticed."""
     if directory and not Path(directory).is_dir():
         raise ConfigError(f"[mail] templates: {directory} is not a directory")
-    shipped = resources.files("museum_mail_templates")
+    shipped = resources.files("museum_mail_templates") / language
     templates = {}
     for name in TEMPLATE_NAMES:
         own = Path(directory, name) if directory else None
@@ -45,74 +68,103 @@ def load_templates(directory=""):
     return templates
 
 
-# -- a ticket's mail -------------------------------------------------------------------------
+# -- a mail of one or several tickets --------------------------------------------------------
 
-def ticket_details(ticket):
-    """(label, value) of what a visitor needs to know of the ticket, in order."""
-    details = [("Ticket", TICKET_LABELS[ticket["ticketType"]])]
+def ticket_details(ticket, words):
+    """(label, value) of what a visitor needs to know of the ticket, in order, in `words`
+    (one of WORDS)."""
+    kind = words["special"] if ticket["ticketType"] == "event" else words["general"]
+    details = [(words["ticket"], kind)]
     if ticket["eventName"]:
-        details.append(("Event", ticket["eventName"]))
-    details.append(("Date", ticket["ticketDate"]))
+        details.append((words["event"], ticket["eventName"]))
+    if ticket.get("category"):
+        details.append((words["category"], ticket["category"]))
+    details.append((words["date"], ticket["ticketDate"]))
     if ticket["entryTime"]:
-        details.append(("Entry", ticket["entryTime"]))
-    details.append(("Code", ticket["confirmationCode"]))
+        details.append((words["entry"], ticket["entryTime"]))
+    details.append((words["code"], ticket["confirmationCode"]))
     return details
 
 
-def compose_ticket_mail(message_id, ticket, sender, museum, secret, templates, zone, now):
-    """The mail of `ticket` (as the store reads it back) to its buyer: plain text and HTML,
-    the ticket's PNG and its calendar entry attached. `message_id` (the outbox row's id)
-    makes a Message-ID a resend repeats, so a receiver can tell a resend from a new mail.
-    `sender` holds `from` and `reply_to` of [mail]; `zone` is the museum's time zone
-    (None: UTC), `now` an aware datetime."""
-    details = ticket_details(ticket)
-    values = {"museum": museum, "date": ticket["ticketDate"],
-              "code": ticket["confirmationCode"]}
+def compose_mail(message_id, address, tickets, settings, now):
+    """The mail of `tickets` (as the store reads them back: one ticket's, or all of an
+    order's) to `address`: plain text and HTML listing each ticket, each ticket's PNG and
+    one calendar entry per visit attached. `message_id` (the outbox row's id) makes a
+    Message-ID a resend repeats, so a receiver can tell a resend from a new mail.
+    `settings` is a `MailSettings`; `now` an aware datetime."""
+    words = WORDS[settings.language]
+    details = [ticket_details(ticket, words) for ticket in tickets]
+    dates = sorted({ticket["ticketDate"] for ticket in tickets})
+    values = {"museum": settings.museum, "date": ", ".join(dates),
+              "code": tickets[0]["confirmationCode"], "count": str(len(tickets))}
     mail = EmailMessage()
-    mail["Subject"] = templates["ticket-subject.txt"].safe_substitute(values).strip()
-    mail["From"] = sender["from"]
-    mail["To"] = ticket["email"]
-    if sender["reply_to"]:
-        mail["Reply-To"] = sender["reply_to"]
+    subject = "ticket-subject.txt" if len(tickets) == 1 else "tickets-subject.txt"
+    mail["Subject"] = settings.templates[subject].safe_substitute(values).strip()
+    mail["From"] = settings.sender["from"]
+    mail["To"] = address
+    if settings.sender["reply_to"]:
+        mail["Reply-To"] = settings.sender["reply_to"]
     mail["Date"] = format_datetime(now)
-    mail["Message-ID"] = f"<{message_id}@{sender['from'].rpartition('@')[2]}>"
-    text = "\n".join(f"{label}: {value}" for label, value in details)
-    mail.set_content(templates["ticket.txt"].safe_substitute(values, details=text))
-    rows = "\n".join(f"<tr><th style=\"text-align: left; padding-right: 1em\">{label}</th>"
-                     f"<td>{html.escape(value)}</td></tr>" for label, value in details)
+    mail["Message-ID"] = f"<{message_id}@{settings.sender['from'].rpartition('@')[2]}>"
+    text = "\n\n".join("\n".join(f"{label}: {value}" for label, value in ticket)
+                        for ticket in details)
+    mail.set_content(settings.templates["ticket.txt"].safe_substitute(values, details=text))
+    rows = "\n<tr><td colspan=\"2\">&nbsp;</td></tr>\n".join(
+        "\n".join(f"<tr><th style=\"text-align: left; padding-right: 1em\">{label}</th>"
+                  f"<td>{html.escape(value)}</td></tr>" for label, value in ticket)
+        for ticket in details)
     escaped = {key: html.escape(value) for key, value in values.items()}
-    mail.add_alternative(templates["ticket.html"].safe_substitute(escaped, details=rows),
+    mail.add_alternative(settings.templates["ticket.html"].safe_substitute(escaped,
+                                                                           details=rows),
                          subtype="html")
-    png, _ = TicketImages(secret).image(ticket)
-    code = ticket["confirmationCode"]
-    mail.add_attachment(png, maintype="image", subtype="png", filename=f"{code}.png")
-    mail.add_attachment(visit_calendar(ticket, museum, zone, now).encode(), maintype="text",
-                        subtype="calendar", params={"method": "PUBLISH"},
-                        filename=f"{code}.ics")
+    images = TicketImages(settings.secret)
+    for ticket in tickets:
+        png, _ = images.image(ticket)
+        mail.add_attachment(png, maintype="image", subtype="png",
+                            filename=f"{ticket['confirmationCode']}.png")
+    for visit in visits(tickets):
+        mail.add_attachment(visit_calendar(visit, settings, words, now).encode(),
+                            maintype="text", subtype="calendar",
+                            params={"method": "PUBLISH"},
+                            filename=f"{visit[0]['confirmationCode']}.ics")
     return mail
+
+
+def visits(tickets):
+    """The tickets grouped by visit (date, entry time, event), in the order of the tickets:
+    a family's four tickets for one slot are one entry in a calendar."""
+    grouped = {}
+    for ticket in tickets:
+        visit = (ticket["ticketDate"], ticket["entryTime"], ticket["eventId"])
+        grouped.setdefault(visit, []).append(ticket)
+    return list(grouped.values())
 
 
 # -- the calendar entry (RFC 5545) -----------------------------------------------------------
 
-def visit_calendar(ticket, museum, zone, now):
-    """An iCalendar file of one event, the visit: the whole day, or an hour from the entry
-    time of a timed ticket (in UTC, so no time zone block is needed). Lines end in CRLF and
-    are folded at 75 octets; no ORGANIZER (RFC 5546 would make it an invitation to
-    answer)."""
-    day = datetime.fromisoformat(ticket["ticketDate"]).date()
-    if ticket["entryTime"]:
-        start = datetime.combine(day, time.fromisoformat(ticket["entryTime"]),
-                                 zone or timezone.utc)
+def visit_calendar(visit, settings, words, now):
+    """An iCalendar file of one event, the visit of `visit`'s tickets (same date, entry time
+    and event): the whole day, or an hour from the entry time of timed tickets (in UTC, so
+    no time zone block is needed). Its UID is the first ticket's, so a resend updates the
+    entry rather than adding one. Lines end in CRLF and are folded at 75 octets; no
+    ORGANIZER (RFC 5546 would make it an invitation to answer)."""
+    first = visit[0]
+    day = datetime.fromisoformat(first["ticketDate"]).date()
+    if first["entryTime"]:
+        start = datetime.combine(day, time.fromisoformat(first["entryTime"]),
+                                 settings.zone or timezone.utc)
         when = [f"DTSTART:{_utc(start)}", f"DTEND:{_utc(start + VISIT_WITHOUT_SLOT)}"]
     else:
         when = [f"DTSTART;VALUE=DATE:{day:%Y%m%d}",
                 f"DTEND;VALUE=DATE:{day + timedelta(days=1):%Y%m%d}"]
-    summary = f"{museum}: {ticket['eventName'] or TICKET_LABELS[ticket['ticketType']]}"
+    kind = words["special"] if first["ticketType"] == "event" else words["general"]
+    summary = f"{settings.museum}: {first['eventName'] or kind}"
+    codes = ", ".join(ticket["confirmationCode"] for ticket in visit)
     lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//museum service//tickets//EN",
              "METHOD:PUBLISH", "CALSCALE:GREGORIAN", "BEGIN:VEVENT",
-             f"UID:{ticket['ticketId']}@museum-ticket", f"DTSTAMP:{_utc(now)}", *when,
+             f"UID:{first['ticketId']}@museum-ticket", f"DTSTAMP:{_utc(now)}", *when,
              f"SUMMARY:{_ics_text(summary)}",
-             f"DESCRIPTION:{_ics_text('Ticket ' + ticket['confirmationCode'])}",
+             f"DESCRIPTION:{_ics_text(words['ticket'] + ' ' + codes)}",
              "TRANSP:TRANSPARENT", "END:VEVENT", "END:VCALENDAR"]
     return "".join(f"{_folded(line)}\r\n" for line in lines)
 

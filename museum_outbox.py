@@ -16,11 +16,20 @@ from datetime import timedelta
 
 import storage
 from museum_http import rfc3339
-from museum_mail import MailFailed, compose_ticket_mail, load_templates, send_mail
+from museum_mail import MailFailed, MailSettings, compose_mail, load_templates, send_mail
 from museum_services import qr_secret
 from museum_vocabulary import EMAIL_MESSAGE
 
 log = logging.getLogger("museum.outbox")
+
+
+class NoDelivery(Exception):
+    """A message this sender cannot deliver now (a kind it has no delivery for, mail off)."""
+
+
+# What a delivery raises when it did not deliver, saying why (the receiver's answer): the
+# message is tried again later. Each kind's module has its own.
+FAILURES = (MailFailed, NoDelivery)
 
 # Minutes to wait after each failed attempt; after the last, the message has failed.
 FIRST_WAITS = (1, 5, 10, 20, 30)
@@ -45,11 +54,16 @@ class Sender:
     def __init__(self, config, store, clock):
         self.store = store
         self.clock = clock
-        self.mail = config["mail"]
-        self.museum = config["museum"]["name"]
-        self.zone = config["museum"]["timezone"]
-        self.templates = load_templates(self.mail["templates"])
-        self.secret = qr_secret(config, store)
+        self.url = config["mail"]["url"]
+        self.mail = MailSettings(
+            sender=config["mail"], museum=config["museum"]["name"],
+            language=config["museum"]["language"],
+            templates=load_templates(config["mail"]["templates"],
+                                     config["museum"]["language"]),
+            zone=config["museum"]["timezone"], secret=qr_secret(config, store))
+        # How each kind of message is delivered: a function of the claimed message that
+        # returns the receiver's answer, or raises one of FAILURES with it.
+        self.deliveries = {EMAIL_MESSAGE: self._send_mail}
 
     def send_due(self):
         """Deliver every message due now, batch after batch; return how many were sent."""
@@ -65,7 +79,7 @@ class Sender:
         """Send one claimed message and record the outcome; True when it was sent."""
         try:
             answer = self._send(message)
-        except MailFailed as failure:
+        except FAILURES as failure:
             self._retry_later(message, str(failure))
             return False
         self.store.settle_message(message["messageId"], message["attempts"], "sent", answer,
@@ -73,14 +87,25 @@ class Sender:
         return True
 
     def _send(self, message):
-        if message["kind"] != EMAIL_MESSAGE:
-            raise MailFailed(f"no sender for messages of kind {message['kind']!r}")
-        if not self.mail["url"]:
-            raise MailFailed("[mail] url is not set: no email is sent")
-        ticket = self.store.get_ticket(message["payload"]["ticketId"])
-        mail = compose_ticket_mail(message["messageId"], ticket, self.mail, self.museum,
-                                   self.secret, self.templates, self.zone, self.clock())
-        return send_mail(self.mail["url"], mail)
+        deliver = self.deliveries.get(message["kind"])
+        if deliver is None:
+            raise NoDelivery(f"no sender for messages of kind {message['kind']!r}")
+        return deliver(message)
+
+    def _send_mail(self, message):
+        """Compose the mail of the message's ticket or order as it stands now, and send it."""
+        if not self.url:
+            raise NoDelivery("[mail] url is not set: no email is sent")
+        now = self.clock()
+        if message["payload"].get("orderId"):
+            order = self.store.get_order(message["payload"]["orderId"], rfc3339(now))
+            tickets = [ticket for ticket in order["tickets"] if not ticket["voidedAt"]]
+        else:
+            tickets = [self.store.get_ticket(message["payload"]["ticketId"])]
+        if not tickets:  # voided since: nothing is left to send
+            return "not sent: its tickets were voided"
+        return send_mail(self.url, compose_mail(message["messageId"], message["target"],
+                                                tickets, self.mail, now))
 
     def _retry_later(self, message, answer):
         wait = backoff(message["attempts"])

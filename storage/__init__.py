@@ -366,10 +366,13 @@ class Store(ABC):
     # `now` is RFC 3339 UTC text in the same form as "expiresAt" (they compare as text).
 
     @abstractmethod
-    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None):
+    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None,
+                     on_confirmed=None):
         """Store `order` and all its `tickets` (as `create_ticket` takes them, each with
         "persons", the places it takes, 1 when absent) in one transaction, or nothing; return
-        the order as read back. Every place is counted as `create_ticket` counts one
+        the order as read back. An order created confirmed has the messages
+        `on_confirmed(order as read back)` returns (see message) queued in that transaction
+        (a pending one none: its hold sends nothing). Every place is counted as `create_ticket` counts one
         ticket's, each ticket's "persons" at once, with the same errors: `SoldOut` names
         the first place found full. A pending order's places count against capacity until
         it is confirmed, cancelled or its hold ends at "expiresAt": from then on they are
@@ -380,10 +383,12 @@ class Store(ABC):
         """The order as read back at `now`; `NotFound` if unknown."""
 
     @abstractmethod
-    def confirm_order(self, order_id, now):
+    def confirm_order(self, order_id, now, on_confirmed=None):
         """Make a pending order confirmed and return it as read back; a confirmed one is
         returned as it is. `HoldExpired` when its hold ended; `NotAllowed` when cancelled
-        or voided; `NotFound` if unknown."""
+        or voided; `NotFound` if unknown. When this call confirms it, the messages
+        `on_confirmed(order as read back)` returns are queued in the same transaction: a
+        second confirmation queues none."""
 
     @abstractmethod
     def cancel_order(self, order_id, user, now):
@@ -554,6 +559,14 @@ class Store(ABC):
     def drop_message(self, message_id):
         """Forget a message that is not being sent. `NotFound` if unknown; `NotAllowed`
         while it is "sending" (its claim may still deliver it)."""
+
+    @abstractmethod
+    def queue_mail_again(self, message, since, most, user=None):
+        """Queue `message` (see message, without "target") to the current email of the
+        ticket or order its "ticketId" or "orderId" names, in one transaction, unless that
+        has no email (none given, or erased), the ticket is void or the order not
+        confirmed, or `most` messages of it were queued after `since`; return whether
+        it was queued. `NotFound` when unknown, or, given `user`, sold to another user."""
 
     @abstractmethod
     def outbox_summary(self):

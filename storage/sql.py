@@ -1122,7 +1122,8 @@ class SQLStore(Store):
         return self._void_tickets(conn, f"order_id IN ({', '.join('?' * len(expired))})",
                                   expired, now)
 
-    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None):
+    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None,
+                     on_confirmed=None):
         with self._writing() as conn:
             released = self._release_expired_holds(conn, now)
             conn.execute(f"INSERT INTO orders ({ORDER_COLUMNS}) "
@@ -1134,7 +1135,10 @@ class SQLStore(Store):
             self._sell(conn, tickets, order["orderId"], general_capacity, slot_capacity)
             self._mark_all_changed(conn, released + [(ticket["ticketId"], ticket["ticketDate"])
                                                      for ticket in tickets])
-            return self._order(conn, order["orderId"], now)
+            stored = self._order(conn, order["orderId"], now)
+            if stored["status"] == "confirmed" and on_confirmed is not None:
+                self._queue(conn, on_confirmed(stored))
+            return stored
 
     def get_order(self, order_id, now):
         with self._reading_one_snapshot() as conn:
@@ -1149,7 +1153,7 @@ class SQLStore(Store):
         tickets = [ticket_record(ticket) for ticket in conn.execute(ORDER_TICKETS, (order_id,))]
         return order_record(row, tickets, now)
 
-    def confirm_order(self, order_id, now):
+    def confirm_order(self, order_id, now, on_confirmed=None):
         with self._writing() as conn:
             released = self._release_expired_holds(conn, now)
             status = self._order_status(conn, order_id)
@@ -1159,7 +1163,10 @@ class SQLStore(Store):
                 raise NotAllowed(f"order {order_id} is {status}")
             conn.execute("UPDATE orders SET status = 'confirmed' WHERE id = ?", (order_id,))
             self._mark_all_changed(conn, released)
-            return self._order(conn, order_id, now)
+            confirmed = self._order(conn, order_id, now)
+            if status == "pending" and on_confirmed is not None:
+                self._queue(conn, on_confirmed(confirmed))
+            return confirmed
 
     def cancel_order(self, order_id, user, now):
         with self._writing() as conn:
@@ -1456,6 +1463,30 @@ class SQLStore(Store):
         if row is None:
             raise NotFound(message_id)
         return row[0]
+
+    def queue_mail_again(self, message, since, most, user=None):
+        ticket_id, order_id = message.get("ticketId"), message.get("orderId")
+        with self._writing() as conn:
+            # The ticket's or order's row stays locked to the commit: two resends at once
+            # on two instances are counted one after the other.
+            if ticket_id is not None:
+                row = conn.execute(
+                    f"SELECT email, sold_by, voided_at IS NULL FROM tickets WHERE id = ? "
+                    f"{self.UPDATE_LOCK}", (ticket_id,)).fetchone()
+                queued = "SELECT count(*) FROM outbox WHERE ticket_id = ? AND created_at > ?"
+            else:
+                row = conn.execute(
+                    f"SELECT email, created_by, status = 'confirmed' FROM orders WHERE id = ? "
+                    f"{self.UPDATE_LOCK}", (order_id,)).fetchone()
+                queued = "SELECT count(*) FROM outbox WHERE order_id = ? AND created_at > ?"
+            if row is None or (user is not None and row[1] != user):
+                raise NotFound(ticket_id or order_id)
+            email, _, valid = row
+            if not email or not valid or \
+                    conn.execute(queued, (ticket_id or order_id, since)).fetchone()[0] >= most:
+                return False
+            self._queue(conn, [{**message, "target": email}])
+        return True
 
     def outbox_summary(self):
         with self._reading() as conn:

@@ -34,7 +34,7 @@ API_OPERATIONS = {
     "getTicket", "voidTicket",
     "getAvailability", "listEventTickets", "getSalesReport",
     "pairDevice", "startDeviceSession", "endDeviceSession",
-    "listPriceCategories", "getMuseum",
+    "listPriceCategories", "getMuseum", "resendTicket", "resendOrder",
 }
 # Operations that need no credentials: the description, and pairing (its code is one).
 PUBLIC_OPERATIONS = {"getOpenApiDescription", "pairDevice"}

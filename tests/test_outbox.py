@@ -332,7 +332,7 @@ def test_a_museum_s_own_template_replaces_the_shipped_one_of_its_name(
     museum_outbox.Sender(config, store, Clock()).send_due()
     [mail] = mailbox.mails
     assert mail["Subject"] == f"Ihr Ticket: {ticket['ticketDate']}, {ticket['confirmationCode']}"
-    assert "Show the attached ticket image" in mail.get_body(("plain",)).get_content()
+    assert "Show the attached ticket images" in mail.get_body(("plain",)).get_content()
 
 
 def test_a_templates_directory_that_is_not_one_is_a_config_error(config_text, store):
