@@ -332,7 +332,7 @@ SCHEMA = {
                            "to the sender)"),
         "templates": Option("", _text, "directory of the museum's own mail templates, each "
                             "replacing the shipped one of its name (empty: the shipped "
-                            "English ones)"),
+                            "ones of [museum] language)"),
     },
     "tickets": {
         "qr_secret": Option("", _qr_secret, "key that signs ticket QR codes, 32 characters or "

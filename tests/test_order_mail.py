@@ -118,6 +118,14 @@ def test_an_order_voided_before_its_mail_is_sent_is_not_mailed(mailing, store):
     assert store.list_messages()[0]["lastAnswer"] == "not sent: its tickets were voided"
 
 
+def test_a_ticket_voided_before_its_mail_is_sent_is_not_mailed(mailing, store):
+    client, sender, mailbox, _, _ = mailing()
+    ticket = buy(client, body(ticketDate=TODAY), headers=VISITOR).json
+    client.delete(f"{TICKETS}/{ticket['ticketId']}", headers=ADMIN, status=204)
+    sender.send_due()
+    assert mailbox.mails == []
+
+
 def test_an_order_s_mail_is_erased_with_its_contacts(mailing, store):
     _, _, _, config, _ = mailing()
     store.create_order(an_order(), [a_ticket()], CREATED, on_confirmed=order_mails(config))
