@@ -1,8 +1,8 @@
 """The `museum` command: serve the service (and its mock), look after its database
 (init, migrate, backup, restore, check, purge-contacts), the devices that sign in
-(add-device, revoke-device, devices), the outbox (send, outbox), the door and setup helpers (verify-ticket,
-hash-password, openapi), and the sales report. Only `serve` and `init` create a database;
-the others name a missing one as missing.
+(add-device, revoke-device, devices), the outbox (send, outbox), the door and setup
+helpers (verify-ticket, hash-password, openapi), and the sales report. Only `serve` and
+`init` create a database; the others name a missing one as missing.
 
 Exit status: 0 done, 1 a runtime failure (the database), 2 a usage or config error.
 """
