@@ -433,9 +433,8 @@ def message_record(row):
      last_answer, created_at, sent_at) = row
     return {"messageId": message_id, "kind": kind, "target": target,
             "payload": json.loads(payload), "ticketId": ticket_id, "orderId": order_id,
-            "state": state,
-            "attempts": attempts, "nextAttemptAt": next_attempt_at, "lastAnswer": last_answer,
-            "createdAt": created_at, "sentAt": sent_at}
+            "state": state, "attempts": attempts, "nextAttemptAt": next_attempt_at,
+            "lastAnswer": last_answer, "createdAt": created_at, "sentAt": sent_at}
 
 
 def _prices_to_round(conn):
