@@ -33,7 +33,7 @@ from museum_config import ConfigError, load_config, parse_config  # noqa: F401
 from museum_config import LiveConfig, check_passwords
 from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours
 from museum_door import EntryTimes, TypedCodeLimit
-from museum_events import EVENT_FIELDS, SpecialEvent, SpecialEvents
+from museum_events import EVENT_CANCELLED, EVENT_FIELDS, SpecialEvent, SpecialEvents
 from museum_http import (API, BAD_QUERY, BODY_LIMIT, IDEMPOTENCY_KEY, PAGE_MAX,
                          PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, Problem, Router, json_response,
                          storage_error_as_problem, to_json, unexpected_error, write_problem)
@@ -42,6 +42,7 @@ from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, Or
                            order_fields)
 from museum_pages import PageFile
 from museum_reports import SalesReport
+from museum_resend import OrderResend, TicketResend
 from museum_shop import OrderLimits, ShopCors
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
@@ -60,10 +61,11 @@ log = logging.getLogger("museum")
 
 class Health:
     """200 while the database answers and takes writes; 503 saying why otherwise. The store
-    logs the outage once: not here, where a load balancer asks every few seconds."""
+    logs the outage once: not here, where a load balancer asks every few seconds. The
+    outbox's failed messages are reported, never a 503: the service itself is sound."""
 
     auth_required = False
-    ANSWER = to_json({"status": "ok", "version": __version__, "interface": INTERFACE_VERSION})
+    ANSWER = {"status": "ok", "version": __version__, "interface": INTERFACE_VERSION}
 
     def __init__(self, store):
         self.store = store
@@ -71,10 +73,11 @@ class Health:
     def on_get(self, req, resp):
         try:
             self.store.health()
+            outbox = self.store.outbox_summary()
         except storage.Unavailable as reason:
             raise Problem(503, f"The database cannot serve: {reason}",
                           headers={"Retry-After": "5"}) from reason
-        resp.data = self.ANSWER
+        resp.data = to_json({**self.ANSWER, "outbox": outbox})
 
 
 class OpenAPIDocument:
@@ -104,6 +107,7 @@ API_ROUTES = {
     "/price-categories": PriceCategories, "/museum": Museum,
     "/orders": Orders, "/orders/{orderId}": Order, "/orders/{orderId}/confirm": OrderConfirmation,
     "/orders/{orderId}/qr": OrderImage,
+    "/tickets/{ticketId}/resend": TicketResend, "/orders/{orderId}/resend": OrderResend,
     "/openapi.json": OpenAPIDocument}
 
 
@@ -118,6 +122,7 @@ def openapi_description():
         "PAGE_SIZE_MAX": PAGE_SIZE_MAX, "PAGE_SIZE_DEFAULT": PAGE_SIZE_DEFAULT,
         "LOOKUP_LIMIT": LOOKUP_LIMIT, "HOURS_HORIZON_DAYS": HOURS_HORIZON_DAYS,
         "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
+        "EVENT_CANCELLED": EVENT_CANCELLED,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
         "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, "ORDER_FIELDS": ORDER_FIELDS,
         "ORDER_ITEM_FIELDS": ORDER_ITEM_FIELDS, **DEVICE_FACTS, **ORDER_FACTS})
@@ -207,7 +212,9 @@ def api_resources(live, store, clock, new_id):
             DeviceSession(store, clock), PriceCategories(live), Museum(live, clock),
             Orders(store, live, now, sale, new_id, public_url, (ORDER_FIELDS, ORDER_ITEM_FIELDS),
                    OrderLimits(config["shop"], store, clock)),
-            Order(store, now), OrderConfirmation(store, now), OrderImage(store, now, secret))
+            Order(store, now), OrderConfirmation(store, now, live, new_id),
+            OrderImage(store, now, secret),
+            TicketResend(store, live, clock, new_id), OrderResend(store, live, clock, new_id))
 
 
 def set_log_level(config):

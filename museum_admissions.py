@@ -17,8 +17,8 @@ from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RU
                          UndoLimit, admit, door_details, door_list, list_etag, lookup_details,
                          may_undo, qr_text, read_cursor, typed_codes, wrong_date)
 from museum_http import (BAD_QUERY, KEY_REUSED, Problem, fingerprint, idempotency_key,
-                         json_response, paging, parse_query, read_json, retry_after, rfc3339,
-                         set_paging_headers)
+                         json_response, not_modified, paging, parse_query, read_json,
+                         retry_after, rfc3339, set_paging_headers)
 from museum_openapi import (DATE_SCHEMA, EMAIL_SCHEMA, PAGED, Answer, Operation, query,
                             trimmed_text)
 from museum_validation import (Field, Validator, check_fields, checked_by, exactly_one,
@@ -157,11 +157,9 @@ class AdmissionList:
                             "must be today or tomorrow at the museum for a gate")
         validator.raise_if_invalid(BAD_QUERY)
         events_version = self.store.events_version()
-        resp.etag = etag = falcon.ETag(list_etag(
-            day, since, self.store.door_list_version(day.isoformat()), events_version,
-            self.zone_name))
-        if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
-            resp.status = 304
+        if not_modified(req, resp, list_etag(
+                day, since, self.store.door_list_version(day.isoformat()), events_version,
+                self.zone_name)):
             return
         listed = self.store.door_list(day.isoformat(), since)
         # Tagged with the version read with the list: a change since the first read shows.

@@ -1,8 +1,8 @@
 """The `museum` command: serve the service (and its mock), look after its database
 (init, migrate, backup, restore, check, purge-contacts), the devices that sign in
-(add-device, revoke-device, devices), the door and setup helpers (verify-ticket,
-hash-password, openapi), and the sales report. Only `serve` and `init` create a database;
-the others name a missing one as missing.
+(add-device, revoke-device, devices), the outbox (send, outbox), the door and setup
+helpers (verify-ticket, hash-password, openapi), and the sales report. Only `serve` and
+`init` create a database; the others name a missing one as missing.
 
 Exit status: 0 done, 1 a runtime failure (the database), 2 a usage or config error.
 """
@@ -14,9 +14,11 @@ import logging
 import os
 import signal
 import sys
+import threading
 from contextlib import contextmanager
 from datetime import date
 
+import museum_outbox
 import museum_passwords
 import museum_privacy
 import storage
@@ -85,12 +87,15 @@ def command_serve(args):
             refuse_demo_passwords(config, exposed)  # before a database is opened, or made
             access = open_access_log(config)  # as soon: its [log] access may be wrong
             store = open_configured_store(config)
+            stop_sending = threading.Event()
             try:
                 app = create_app(live, store=store, exposed_on=exposed, access=access,
                                  erase_contacts=True)
+                museum_outbox.Sender(config, store, utc_now).run_in_background(stop_sending)
                 return serve(app, config["server"], describe_database(config, store),
                              lambda: reload_config(live, args.config, overrides, exposed))
             finally:
+                stop_sending.set()
                 store.close()  # sqlite: the last connection closed folds the WAL into the file
     except museum_server.CannotServe as error:
         print(f"museum: {error}", file=sys.stderr)
@@ -172,6 +177,70 @@ def command_check(args):
     return _checked(args)
 
 
+def command_send(args):
+    """Deliver the outbox's due messages once, then exit (cron, hosts without the thread)."""
+    config = _configured(args)
+    store = storage.open_store(existing_database(config), migrate=False,
+                               limits=storage_limits(config))
+    try:
+        sent = museum_outbox.Sender(config, store, utc_now).send_due()
+        summary = store.outbox_summary()
+    finally:
+        store.close()
+    print(f"sent {sent}; failed in the outbox: {summary['failed']}")
+    return 0
+
+
+OUTBOX_COLUMNS = ("ID", "KIND", "TO", "STATE", "ATTEMPTS", "CREATED", "LAST ANSWER")
+
+
+def command_outbox(args):
+    """List the outbox's messages, or retry or drop one."""
+    config = _configured(args)
+    store = storage.open_store(existing_database(config), migrate=False,
+                               limits=storage_limits(config))
+    try:
+        if args.retry:
+            store.retry_message(args.retry, rfc3339(utc_now()))
+            print(f"message {args.retry} queued again; the sender delivers it at its next look")
+        elif args.drop:
+            store.drop_message(args.drop)
+            print(f"message {args.drop} dropped: it will not be sent")
+        else:
+            _print_messages(store.list_messages(args.state, args.limit))
+    except storage.NotFound:
+        print(f"museum: no message {args.retry or args.drop} in the outbox", file=sys.stderr)
+        return 2
+    except storage.NotAllowed as refusal:
+        print(f"museum: cannot do that now: {refusal}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    return 0
+
+
+def _print_messages(messages):
+    rows = [(message["messageId"], message["kind"], message["target"], message["state"],
+             str(message["attempts"]), message["createdAt"], message["lastAnswer"] or "-")
+            for message in messages]
+    widths = [max(len(row[column]) for row in [OUTBOX_COLUMNS, *rows]) for column in range(6)]
+    for row in [OUTBOX_COLUMNS, *rows]:
+        print("  ".join([*(value.ljust(width) for value, width in zip(row, widths)), row[6]]))
+
+
+def _failed_messages(url):
+    """What `museum check` says of the outbox's failed messages; '' when none failed."""
+    store = storage.open_store(url, read_only=True, migrate=False)
+    try:
+        summary = store.outbox_summary()
+    finally:
+        store.close()
+    if not summary["failed"]:
+        return ""
+    return (f"outbox: {summary['failed']} failed messages (the oldest made "
+            f"{summary['oldest']}); 'museum outbox --state failed' lists them")
+
+
 def _checked(args, restored=False):
     """`museum check`: one line per finding, or `URL: ok`. A database just restored may be
     at an older schema, as a rollback means it to be: said, but no finding."""
@@ -183,6 +252,9 @@ def _checked(args, restored=False):
         print(finding)
     if not findings:
         print(f"{storage.display_url(url)}: ok{_older_schema(url) if restored else ''}")
+        failed = "" if restored else _failed_messages(url)
+        if failed:  # said, as /healthz says it, but no finding: the database is sound
+            print(failed)
     return 1 if findings else 0
 
 
@@ -518,6 +590,18 @@ def _database_commands(commands):
     report.add_argument("--to", required=True, type=date.fromisoformat,
                         metavar="YYYY-MM-DD", help="last day")
     report.add_argument("--csv", action="store_true", help="CSV instead of JSON")
+    _database_command(
+        commands, "send", command_send, "deliver the outbox's due messages (the tickets' "
+        "mails) once, then exit: for cron, or a host without 'museum serve''s sender")
+    outbox = _database_command(
+        commands, "outbox", command_outbox, "list the outbox's messages (newest first: "
+        "state, attempts, the receiver's last answer), or retry or drop one")
+    outbox.add_argument("--state", choices=["queued", "sending", "sent", "failed"],
+                        help="only the messages in this state")
+    outbox.add_argument("--limit", type=int, default=100, help="at most this many (100)")
+    outbox.add_argument("--retry", metavar="ID", help="queue a failed message again, due now, "
+                        "its attempts counted from 0")
+    outbox.add_argument("--drop", metavar="ID", help="forget a message: it is not sent")
     _database_command(
         commands, "purge-contacts", command_purge_contacts, "erase the email and phone of "
         "tickets dated more than [privacy] keep_contact_days ago, as the running service "

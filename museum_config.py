@@ -22,8 +22,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from museum_categories import parse_categories
 from museum_credentials import (DEMO_PASSWORD, DEMO_PASSWORD_HASHES, User, check_password,
                                 hash_is_readable, is_weak)
-from museum_vocabulary import (CAPACITY_MAX, CURRENCY, DATE, PRICE_MAX, ROLES, minute_of_day,
-                               number_of_places, price_in_hundredths, time_of_day)
+from museum_vocabulary import (CAPACITY_MAX, CURRENCY, DATE, MAIL_LANGUAGES, PRICE_MAX, ROLES,
+                               minute_of_day, number_of_places, price_in_hundredths,
+                               time_of_day)
 from storage import Limits, sqlite_path
 
 log = logging.getLogger("museum")
@@ -80,6 +81,12 @@ def _log_level(value):
     if value.lower() not in LOG_LEVELS:
         raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}, not {value!r}")
     return value.upper()  # as the logging module names it
+
+
+def _language(value):
+    if value not in MAIL_LANGUAGES:
+        raise ValueError(f"must be one of {', '.join(MAIL_LANGUAGES)}, not {value!r}")
+    return value
 
 
 def _port(value):
@@ -255,6 +262,33 @@ def _hold_minutes(value):
     return int(value)
 
 
+MAIL_SCHEMES = ("smtp", "smtps", "smtp+starttls")
+
+
+def _mail_url(value):
+    """`smtp://`, `smtps://` or `smtp+starttls://[user:password@]host[:port]`; empty: no
+    email is sent."""
+    if not value:
+        return ""
+    parts = urlsplit(value)
+    try:
+        parts.port
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in MAIL_SCHEMES or not parts.hostname \
+            or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError(f"must be smtp://, smtps:// or smtp+starttls://[user:password@]host"
+                         f"[:port], or empty (no email)")
+    return value
+
+
+def _email_address_or_empty(value):
+    if value and not re.fullmatch(r"[^@\s<>]+@[^@\s<>]+", value):
+        raise ValueError(f"must be an email address such as tickets@museum.example.org, "
+                         f"not {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class Option:
     default: str
@@ -313,11 +347,26 @@ SCHEMA = {
                                   "the url or PGCONNECT_TIMEOUT win)"),
     },
     "museum": {
-        "name": Option("Museum", _text, "the museum's name, as a shop shows it (GET /museum)"),
+        "name": Option("Museum", _text, "the museum's name, as a shop shows it (GET /museum) "
+                       "and the mails to visitors give it"),
         "timezone": Option("", _time_zone, "IANA time zone that defines 'today' (empty: the "
                            "server's local zone)"),
         "currency": Option("EUR", _currency, "ISO 4217 code of the currency prices are in; "
                            "each ticket keeps the one it was sold in"),
+        "language": Option("en", _language, "language of the mails to visitors: en "
+                           "(English) or de (German)"),
+    },
+    "mail": {
+        "url": Option("", _mail_url, "SMTP server that sends the tickets to their buyers: "
+                      "smtp://, smtps:// (TLS) or smtp+starttls://, with user and password "
+                      "(smtps://user:password@smtp.example.org); empty: no email is sent"),
+        "from": Option("", _email_address_or_empty, "the mails' sender address (required "
+                       "with url)"),
+        "reply_to": Option("", _email_address_or_empty, "where visitors' replies go (empty: "
+                           "to the sender)"),
+        "templates": Option("", _text, "directory of the museum's own mail templates, each "
+                            "replacing the shipped one of its name (empty: the shipped "
+                            "ones of [museum] language)"),
     },
     "tickets": {
         "qr_secret": Option("", _qr_secret, "key that signs ticket QR codes, 32 characters or "
@@ -550,6 +599,8 @@ def parse_config(text="", source="<text>", environ=None, overrides=None, directo
     if settings["capacity"]["general_per_slot"] and not settings["hours"]["slot_minutes"]:
         raise ConfigError(f"{source}: [capacity] general_per_slot: set [hours] slot_minutes "
                           f"too (the slots it limits), or leave it empty")
+    if settings["mail"]["url"] and not settings["mail"]["from"]:
+        raise ConfigError(f"{source}: [mail] from: give the mails' sender address with url")
     users = _parse_users(source, parser["users"] if parser.has_section("users") else {})
     exceptions = _parse_dated(source, "exceptions", _opening_hours, parser)
     schedule = Schedule(tuple(settings["hours"][day] for day in WEEKDAYS), exceptions,

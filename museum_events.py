@@ -3,14 +3,21 @@
 
 The listing is the service's most asked read, and a page is the same for everyone who asks:
 `ListingCache` keeps pages serialized while no event changes.
+
+Changes reach other systems without polling whole listings (issue 31): listings and reads
+carry a strong `ETag` and answer 304 while it holds; `updatedSince` lists the events
+created, changed or cancelled since a moment, cancelled ones marked; a cancelled event's
+read answers 410 with what it was.
 """
 
+import hashlib
 import threading
+from datetime import timezone
 
 import museum_categories
-from museum_http import (API, BAD_QUERY, date_window, json_response, paging, read_json,
-                         set_paging_headers, to_json)
-from museum_openapi import DATE_SCHEMA, PAGED, Answer, Operation, anchored, trimmed_text
+from museum_http import (API, BAD_QUERY, Problem, date_window, json_response, not_modified,
+                         paging, parse_query, read_json, set_paging_headers, to_json)
+from museum_openapi import DATE_SCHEMA, PAGED, Answer, Operation, anchored, query, trimmed_text
 from museum_validation import Field, Validator, check_fields, checked_by, path_uuid
 from museum_vocabulary import ADMIN_ROLE, CAPACITY_MAX, PRICE_MAX, VISITOR_ROLE
 
@@ -65,6 +72,37 @@ EVENT_FIELDS = {
 }
 
 
+EVENT_CANCELLED = "The event was cancelled; `event` is what it was."
+UPDATED_SINCE = query(
+    "updatedSince", "An RFC 3339 date-time: list instead every event created, changed or "
+    "cancelled at or after it, whatever its dates (so not with `startDate` or `endDate`), "
+    "oldest change first, each with its `updatedAt`; cancelled ones with their last data "
+    "and `\"cancelled\": true`. Ask again with the last event's `updatedAt`: no change is "
+    "missed, and at most that moment's are seen twice.",
+    {"type": "string", "format": "date-time"}, "2027-10-29T09:14:05.120Z")
+
+
+def change_moment(validator, name, text):
+    """The `updatedSince` parameter in the form the store keeps its change times: UTC, to
+    the millisecond, rounded down (so that nothing of that moment is left out)."""
+    moment = validator.moment(name, text)
+    if moment is None:
+        return None
+    try:
+        moment = moment.astimezone(timezone.utc)
+    except OverflowError:  # year 1 or 9999 moved past the calendar by the offset
+        validator.error(name, "out-of-window",
+                        "must be a date-time between the years 1 and 9999 in UTC")
+        return None
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d}Z"
+
+
+def listing_tag(version, window, offset, limit):
+    """The strong validator of a listing page: the events' version and what picks the page
+    (written out: cheaper than a digest, and a client only compares it)."""
+    return "/".join([str(version), *(part or "" for part in window), str(offset), str(limit)])
+
+
 class SpecialEvents:
     needed_roles = {"GET": VISITOR_ROLE, "POST": ADMIN_ROLE}
     shop_methods = ("GET",)  # [shop] enabled: anyone may read it
@@ -73,8 +111,11 @@ class SpecialEvents:
             201: Answer("The event was created.", "SpecialEvent", ("Location",))},
             "SpecialEventCreate"),
         "get": Operation("listSpecialEvents", "Events", "List special events",
-                         ("StartDate", "EndDate", "Page", "Limit"), {200: Answer(
-                             "One page of events.", "SpecialEventList", PAGED)})}
+                         ("StartDate", "EndDate", UPDATED_SINCE, "Page", "Limit",
+                          "IfNoneMatch"), {
+                             200: Answer("One page of events.", "SpecialEventList",
+                                         (*PAGED, "ETag")),
+                             304: "ListNotModified"})}
 
     def __init__(self, store, live, today, new_id, public_url):
         self.store = store
@@ -95,11 +136,27 @@ class SpecialEvents:
 
     def on_get(self, req, resp):
         validator = Validator()
+        since = parse_query(req, validator, "updatedSince", change_moment, None)
         start, end = date_window(req, validator, self.today())
+        if since:
+            for name in ("startDate", "endDate"):
+                if name in req.params:
+                    validator.error(name, "conflicts", "must not be given with updatedSince: "
+                                          "changes are listed whatever their dates")
         page, limit = paging(req, validator)
         validator.raise_if_invalid(BAD_QUERY)
-        resp.data, total = self.listings.page(
-            start.isoformat(), end and end.isoformat(), (page - 1) * limit, limit)
+        offset = (page - 1) * limit
+        window = (since,) if since else (start.isoformat(), end and end.isoformat())
+        # Every event created, changed or cancelled counts the version up, so a page
+        # tagged with it is the same page while it stays: 304 costs that one read.
+        version = self.store.events_version()
+        if not_modified(req, resp, listing_tag(version, window, offset, limit)):
+            return
+        if since:
+            events, total = self.store.list_changed_events(since, offset, limit)
+            resp.data = to_json(events)
+        else:
+            resp.data, total = self.listings.page(version, *window, offset, limit)
         set_paging_headers(req, resp, self.public_url, page, limit, total)
 
 
@@ -107,8 +164,13 @@ class SpecialEvent:
     needed_roles = {"GET": VISITOR_ROLE, "PATCH": ADMIN_ROLE, "DELETE": ADMIN_ROLE}
     shop_methods = ("GET",)  # [shop] enabled: anyone may read it
     described = {
-        "get": Operation("getSpecialEvent", "Events", "Get a special event", ("EventId",),
-                         {200: "SpecialEvent", 404: "NotFound"}),
+        "get": Operation("getSpecialEvent", "Events", "Get a special event",
+                         ("EventId", "IfNoneMatch"), {
+                             200: Answer("The event.", "SpecialEvent", ("ETag",)),
+                             304: Answer(
+                                 "`If-None-Match` matched: the event the client holds is "
+                                 "current.", None),
+                             404: "NotFound", 410: "EventCancelled"}),
         "patch": Operation("updateSpecialEvent", "Events", "Update a special event",
                            ("EventId",), {200: "SpecialEvent", 404: "NotFound",
                                           409: "EventChangeRefused"}, "SpecialEventUpdate"),
@@ -121,7 +183,14 @@ class SpecialEvent:
         self.live = live  # museum_config.LiveConfig: the price categories
 
     def on_get(self, req, resp, event_id):
-        json_response(resp, self.store.get_event(path_uuid(event_id, "eventId")))
+        event = self.store.get_event(path_uuid(event_id, "eventId"), cancelled_too=True)
+        if event.get("cancelled"):
+            raise Problem(410, EVENT_CANCELLED, members={"event": event})
+        body = to_json(event)
+        # One event's few hundred bytes hash in about a microsecond: cheaper than reading a
+        # version of its own beside it.
+        if not not_modified(req, resp, hashlib.sha256(body).hexdigest()[:20]):
+            resp.data = body
 
     def on_patch(self, req, resp, event_id):
         event_id = path_uuid(event_id, "eventId")
@@ -141,9 +210,10 @@ class SpecialEvent:
 class ListingCache:
     """Serialized listing pages, kept while the store's `events_version` stays the same.
 
-    Every event change bumps that version in its own transaction, and each lookup reads it
-    first (one cheap query), so no page outlives a write, from this instance or another
-    one sharing the database. A page is cached under the version read before its query.
+    Every event change bumps that version in its own transaction, and each lookup is given
+    it, read first (one cheap query), so no page outlives a write, from this instance or
+    another one sharing the database. A page is cached under the version read before its
+    query.
     """
 
     LIMIT = 512
@@ -154,9 +224,9 @@ class ListingCache:
         self._pages = {}
         self._lock = threading.Lock()
 
-    def page(self, start, end, offset, limit):
-        """(JSON bytes of the page, total in the window)."""
-        version = self.store.events_version()
+    def page(self, version, start, end, offset, limit):
+        """(JSON bytes of the page, total in the window), `version` the store's
+        `events_version` read just before."""
         key = (start, end, offset, limit)
         with self._lock:
             if version != self._version:

@@ -167,16 +167,23 @@ def json_response(resp, value, status=200):
     resp.data = to_json(value)
 
 
+def not_modified(req, resp, tag):
+    """Tag the answer with the strong `ETag` `tag`; True, and the status 304, when the
+    request's `If-None-Match` holds it (or `*`): the caller then sends no body."""
+    resp.etag = etag = falcon.ETag(tag)
+    if req.if_none_match and any(held in ("*", etag) for held in req.if_none_match):
+        resp.status = 304
+        return True
+    return False
+
+
 def png_response(req, resp, png, digest):
     """A PNG image with `digest` as its strong ETag, kept a day by the client; 304 while
     If-None-Match names it."""
-    resp.etag = etag = falcon.ETag(digest)
     resp.cache_control = ["private", "max-age=86400"]
-    if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
-        resp.status = 304
-        return
-    resp.content_type = "image/png"
-    resp.data = png
+    if not not_modified(req, resp, digest):
+        resp.content_type = "image/png"
+        resp.data = png
 
 
 def set_paging_headers(req, resp, public_url, page, limit, total):

@@ -322,7 +322,11 @@ PROSE = {
     "createSpecialEvent": "Dates are stored sorted, without duplicates.",
     "listSpecialEvents": "Lists the events with at least one date between `startDate` and "
     "`endDate` (inclusive), ordered by their first date in that window, then by name. "
-    "Cancelled events are not listed.",
+    "Cancelled events are not listed, except in a listing of changes (`updatedSince`). The "
+    "`ETag` changes with every event created, changed or cancelled (and with the day): "
+    "`If-None-Match` answers 304 while it holds.",
+    "getSpecialEvent": "A cancelled event answers 410 with what it was; its `ETag` changes "
+    "with every change of the event.",
     "updateSpecialEvent": "Changes only the fields given; `{{}}` changes "
     "nothing. Each field follows the same rules as on creation. The body is a JSON merge "
     "patch (RFC 7396) without nulls, so it may also be sent as "
@@ -330,8 +334,8 @@ PROSE = {
     "(unlimited again). Dates for which tickets were sold cannot be removed "
     "(409); cancel the event instead. A `capacity` below the tickets already sold for one "
     "of its dates is refused too (409).",
-    "deleteSpecialEvent": "The event is no longer listed or found, and its "
-    "tickets' codes answer 410 Gone.",
+    "deleteSpecialEvent": "The event is no longer listed or changed, its read answers 410 "
+    "Gone, and so do its tickets' codes; a listing of changes shows it cancelled.",
     "buyMuseumTickets": "Buys a general admission ticket, or a ticket for one date of a "
     "special event. The date must be an open day, not before today nor more than "
     "{SALE_HORIZON_DAYS} days ahead, and for an event one of its dates. Repeating a "
@@ -678,7 +682,8 @@ _DEVICE_KEY = {"name": "gate-20271029-091405", "role": GATE_ROLE,
 def _answer_examples(facts):
     """EXAMPLES, and those of the answers made from the facts."""
     event = {"eventId": _EVENT_ID, **example_of(facts["EVENT_FIELDS"], capacity=None)}
-    return {**EXAMPLES, "createSpecialEvent": event, "listSpecialEvents": [event],
+    return {**EXAMPLES, "createSpecialEvent": event, "getSpecialEvent": event,
+            "listSpecialEvents": [event],
             "pairDevice": {**_DEVICE_KEY, "name": "door-north"},
             "startDeviceSession": _DEVICE_KEY,
             "getOpenApiDescription": {"openapi": "3.1.0", "info": {
@@ -770,8 +775,13 @@ def _field_schemas(facts):
         "SpecialEventCreate": body_schema(events),
         "SpecialEventUpdate": {**body_schema(events, change=True), "description":
                                "Any subset of the event's fields; other fields are rejected."},
-        "SpecialEvent": _object(["eventId", *body_schema(events)["required"]],
-                                {"eventId": UUID_SCHEMA, **body_schema(events)["properties"]}),
+        "SpecialEvent": _object(["eventId", *body_schema(events)["required"]], {
+            "eventId": UUID_SCHEMA, **body_schema(events)["properties"],
+            "cancelled": {"type": "boolean", "const": True, "description": "Only on a "
+                          "cancelled event: in a listing of changes, or a 410 answer."},
+            "updatedAt": {"type": "string", "format": "date-time", "description": "Only in "
+                          "a listing of changes (`updatedSince`): the event's last change, "
+                          "UTC, to the millisecond."}}),
         "SpecialEventList": {**page_of, "items": ref("schemas", "SpecialEvent")},
         "TicketType": {"type": "string", "enum": list(TICKET_TYPES)},
         "BuyTicketRequest": {**body_schema(facts["TICKET_FIELDS"]), "description":
@@ -1092,6 +1102,11 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "reason": {**ref("schemas", "Reason"), "description": "On every 409 but the "
                    "door's (whose `result` says why): why the request conflicts."}},
         description="RFC 9457 problem details."),
+    "EventProblem": {
+        "description": "Problem details of a cancelled event: `event` is what it was.",
+        "allOf": [ref("schemas", "Problem"), {
+            "type": "object", "required": ["event"],
+            "properties": {"event": ref("schemas", "SpecialEvent")}}]},
     "PurchaseProblem": {
         "description": "Problem details; a sale refused for want of places has `reason` "
                        "`sold-out` and names what is full.",
@@ -1233,6 +1248,12 @@ def _responses(facts):
     return {
         "SpecialEvent": json_answer("The event.", ref("schemas", "SpecialEvent"),
                                     _answer_examples(facts)["createSpecialEvent"]),
+        "EventCancelled": json_answer(
+            "The event was cancelled: `event` is what it was, marked `cancelled`.",
+            ref("schemas", "EventProblem"),
+            problem_body(410, facts["EVENT_CANCELLED"], event={
+                **_answer_examples(facts)["createSpecialEvent"], "cancelled": True}),
+            media_type="application/problem+json"),
         "BadRequest": problem(
             400, "The request is invalid; `errors` names every bad field. Malformed framing "
             "gets the HTTP server's text/plain answer instead.", facts["BAD_QUERY"],

@@ -16,7 +16,7 @@ from museum_door import new_confirmation_code, new_order_code, ticket_status
 from museum_http import (API, Problem, fingerprint, idempotency_key, json_response,
                          png_response, read_json, rfc3339)
 from museum_openapi import EMAIL_SCHEMA, Answer, Operation, query, ref
-from museum_sales import ticket_view
+from museum_sales import order_mails, ticket_view
 from museum_ticket_image import TicketImages
 from museum_validation import Field, Validator, When, check_fields, checked_by, path_uuid
 from museum_vocabulary import (ADMIN_ROLE, ANYONE_ROLE, DESK_ROLE, GATE_ROLE, ROLES,
@@ -173,7 +173,8 @@ class Orders:
             return self.store.create_order(
                 {**order, **codes}, [{**ticket, "confirmationCode": new_confirmation_code(
                     ticket["ticketType"])} for ticket in tickets], rfc3339(now),
-                capacities, config.capacity.per_slot, idempotency, limit)
+                capacities, config.capacity.per_slot, idempotency, limit,
+                on_confirmed=order_mails(config, self.new_id, rfc3339(now)))
         with self.limits.admitted(req, order["email"], len(tickets), field="items"):
             self._answer(resp, self.sale.stored(write, now))
 
@@ -335,12 +336,19 @@ class OrderConfirmation(_OneOrder):
         "OrderId",), {200: Answer("The order, confirmed.", "Order"), 404: "NotFound",
                       409: "OrderConflict"})}
 
+    def __init__(self, store, now, live, new_id):
+        super().__init__(store, now)
+        self.live = live  # museum_config.LiveConfig: [mail], for the confirmation's mail
+        self.new_id = new_id
+
     def on_post(self, req, resp, order_id):
         order = self.found(req, order_id)
         if req.context.user.role == GATE_ROLE and order["createdBy"] != req.context.user.name:
             raise storage.NotFound(order_id)  # a gate reads orders; it confirms none
-        with _order_conflicts():
-            confirmed = self.store.confirm_order(order["orderId"], rfc3339(self.now()))
+        now = rfc3339(self.now())
+        with _order_conflicts():  # the mail is queued in the confirmation's transaction
+            confirmed = self.store.confirm_order(
+                order["orderId"], now, order_mails(self.live.config, self.new_id, now))
         json_response(resp, order_view(confirmed, self.sees_contacts(req, confirmed)))
 
 

@@ -6,7 +6,9 @@ Pure functions over what the store returns; the HTTP resources that serve them l
 museum_tickets.py and museum_reports.py. The availability and the report read counts the
 store keeps with each sale, void and admission; the opening hours, entry slots and general
 entry capacity come from the config, with the days an admin changed over it
-(`days_as_set`).
+(`days_as_set`). A sale's mail to its buyer is an outbox message made here (`ticket_mails`,
+`order_mails`), which the store queues in the sale's own transaction and museum_outbox
+delivers.
 """
 
 import csv
@@ -14,7 +16,7 @@ import io
 import re
 from datetime import timedelta
 
-from museum_vocabulary import minute_of_day
+from museum_vocabulary import EMAIL_MESSAGE, minute_of_day
 
 AVAILABILITY_DAYS_DEFAULT = 7  # today and the 6 days after
 AVAILABILITY_DAYS_MAX = 31
@@ -176,3 +178,35 @@ def _neutralised(value):
     if isinstance(value, str):
         return CELL_STARTS.sub(r"\1'", value)
     return value
+
+
+def ticket_mails(config, ticket, new_id, created_at):
+    """The outbox messages a sale of `ticket` queues with it: the buyer's mail, named by
+    `new_id()` and made at `created_at` (RFC 3339 UTC text), when [mail] url is set; none
+    otherwise."""
+    if not config["mail"]["url"]:
+        return []
+    return [{**mail_of(ticket_id=ticket["ticketId"], new_id=new_id, created_at=created_at),
+             "target": ticket["email"]}]
+
+
+def order_mails(config, new_id, created_at):
+    """A function of a confirmed order (as the store reads it back) to the outbox messages
+    its confirmation queues in its transaction (`Store.create_order`, `confirm_order`):
+    one mail with all its tickets to the order's email, when it has one and [mail] url is
+    set; none otherwise."""
+    def mails(order):
+        if not config["mail"]["url"] or not order["email"]:
+            return []
+        return [{**mail_of(order_id=order["orderId"], new_id=new_id, created_at=created_at),
+                 "target": order["email"]}]
+
+    return mails
+
+
+def mail_of(new_id, created_at, ticket_id=None, order_id=None):
+    """The mail of one ticket or of one order's tickets as an outbox message, to an address
+    the caller adds as its "target" (or the store, for `queue_mail_again`)."""
+    named = {"ticketId": ticket_id} if ticket_id else {"orderId": order_id}
+    return {"messageId": new_id(), "kind": EMAIL_MESSAGE, "payload": named, **named,
+            "createdAt": created_at}

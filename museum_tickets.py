@@ -154,10 +154,12 @@ class Tickets:
         validator.raise_if_invalid()
         ticket.update(soldBy=req.context.user.name, soldAt=rfc3339(now))
         purchase_limit = self.sale.purchase_limit(req.context.user, config, now)
+        # Queued in the sale's transaction: a sale that commits is mailed, even after a crash.
+        mails = museum_sales.ticket_mails(config, ticket, self.sale.new_id, rfc3339(now))
         stored, _ = self.sale.stored(lambda: self.store.create_ticket(
             {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
             idempotency, capacity.on(date.fromisoformat(ticket["ticketDate"])),
-            slot_capacity=capacity.per_slot, purchase_limit=purchase_limit), now)
+            slot_capacity=capacity.per_slot, purchase_limit=purchase_limit, messages=mails), now)
         self._answer(resp, stored)
 
     def on_get(self, req, resp):

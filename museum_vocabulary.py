@@ -13,6 +13,11 @@ from decimal import Decimal
 
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 TICKET_TYPES = ("general", "event")
+# The kinds of outbox messages (storage's "kind"): a mail to a ticket's buyer, whose payload
+# is {"ticketId"}.
+EMAIL_MESSAGE = "email"
+# The languages of the shipped mail templates ([museum] language), English first.
+MAIL_LANGUAGES = ("en", "de")
 TICKET_LABELS = {"general": "General entry", "event": "Special event"}  # by TICKET_TYPES
 UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 

@@ -18,6 +18,15 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
          contacts are erased (`erase_contacts`), "email" is "" and "phone" None; "price"
          and "currency" are None for tickets sold before prices were kept.
+message: {"messageId", "kind" (how it is delivered: "email"; any other kind is stored
+         alike), "target" (an email address, a receiver's URL), "payload" (a dict, stored
+         as JSON: what the sender needs to compose it), "ticketId" or "orderId" (the ticket
+         or order whose contacts it holds: erased with them; absent or None otherwise),
+         "createdAt"}; as read
+         back also "state" ("queued", "sending", "sent" or "failed"), "attempts",
+         "nextAttemptAt" (when it is due, or a claim's lease ends), "lastAnswer" (what the
+         receiver last said, or None) and "sentAt" (None until sent). Times are RFC 3339
+         UTC text, compared as text: callers write them in one format.
 day:    {"date", "closed" (bool), "timeOpen", "timeClose" (HH:MM, both or neither; None:
          the config's hours), "capacity" (places of general entry; None: the config's),
          "note" (or None), "changedAt" (RFC 3339 UTC text), "changedBy" (a user name)}: a
@@ -233,8 +242,9 @@ class Store(ABC):
         """Insert new events in one transaction: a seed or an import of many at once."""
 
     @abstractmethod
-    def get_event(self, event_id):
-        """Return the event; `NotFound` if unknown or cancelled."""
+    def get_event(self, event_id, cancelled_too=False):
+        """Return the event; `NotFound` if unknown or cancelled. With `cancelled_too`, a
+        cancelled event is returned too, as it was last, marked `"cancelled": True`."""
 
     @abstractmethod
     def list_events(self, start, end, offset, limit):
@@ -244,6 +254,15 @@ class Store(ABC):
         eventId. `total` counts every matching event in the window, not just this page, and
         is read at the same moment as the page.
         """
+
+    @abstractmethod
+    def list_changed_events(self, since, offset, limit):
+        """Return `(events, total)`: the events created, changed or cancelled at or after
+        `since` (UTC, `YYYY-MM-DDTHH:MM:SS.mmmZ`), whatever their dates, in the order of
+        their last change, then eventId. Each carries "updatedAt" (its last change, by the
+        database's clock, in that form), a cancelled one its last data and "cancelled":
+        True. Changes are timed in the order they commit, so a later call with the last
+        event's "updatedAt" misses no change. `total` is read with the page."""
 
     @abstractmethod
     def events_version(self):
@@ -265,7 +284,7 @@ class Store(ABC):
 
     @abstractmethod
     def create_ticket(self, ticket, idempotency=None, general_capacity=None,
-                      slot_capacity=None, purchase_limit=None):
+                      slot_capacity=None, purchase_limit=None, messages=()):
         """Store a ticket and return `(ticket, created)`.
 
         Its place is counted in the same transaction: past the event's capacity on that
@@ -290,6 +309,10 @@ class Store(ABC):
         `most` tickets with a "soldAt" after `since` (RFC 3339 UTC text), nothing is written
         and `LimitReached` names the earliest of them. Sales by one user, on any instances,
         are counted in turn.
+
+        `messages` (message dicts, see above) are queued in the same transaction, due at
+        their "createdAt": a sale that commits has them, one that fails or is replayed
+        has none.
         """
 
     @abstractmethod
@@ -344,15 +367,18 @@ class Store(ABC):
 
     @abstractmethod
     def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None,
-                     idempotency=None, purchase_limit=None):
+                     idempotency=None, purchase_limit=None, on_confirmed=None):
         """Store `order` and all its `tickets` (as `create_ticket` takes them, each with
         "persons", the places it takes, 1 when absent, and "email" None when the buyer gave
         none: read back as '', as an erased one) in one transaction, or nothing; return
-        the order as read back. Every place is counted as `create_ticket` counts one
-        ticket's, each ticket's "persons" at once, with the same errors: `SoldOut` names
-        the first place found full. A pending order's places count against capacity until
-        it is confirmed, cancelled or its hold ends at "expiresAt": from then on they are
-        free, whether or not anything is written meanwhile (see `places_taken`).
+        the order as read back. An order created confirmed has the messages
+        `on_confirmed(order as read back)` returns (see message) queued in that
+        transaction (a pending one none: its hold sends nothing). Every place is counted as
+        `create_ticket` counts one ticket's, each ticket's "persons" at once, with the same
+        errors: `SoldOut` names the first place found full. A pending order's places count
+        against capacity until it is confirmed, cancelled or its hold ends at "expiresAt":
+        from then on they are free, whether or not anything is written meanwhile (see
+        `places_taken`).
 
         `general_capacity` is one for every day, or `{date: capacity}` (a date left out:
         unlimited). `idempotency` is `(user, key, fingerprint)` or None, as for
@@ -375,10 +401,12 @@ class Store(ABC):
         """The order as read back at `now`; `NotFound` if unknown."""
 
     @abstractmethod
-    def confirm_order(self, order_id, now):
+    def confirm_order(self, order_id, now, on_confirmed=None):
         """Make a pending order confirmed and return it as read back; a confirmed one is
         returned as it is. `HoldExpired` when its hold ended; `NotAllowed` when cancelled
-        or voided; `NotFound` if unknown."""
+        or voided; `NotFound` if unknown. When this call confirms it, the messages
+        `on_confirmed(order as read back)` returns are queued in the same transaction: a
+        second confirmation queues none."""
 
     @abstractmethod
     def cancel_order(self, order_id, user, now):
@@ -519,9 +547,56 @@ class Store(ABC):
         """Erase the email and phone of at most `limit` tickets dated before `before` (an
         ISO date) that still have them, and forget their idempotency keys and scan keys (whose
         fingerprints hash the buyer's email), and those of at most `limit` orders whose
-        tickets are all dated before `before`, in one short transaction; return how many
-        tickets and orders were erased (fewer than `limit`: none are left). The tickets,
-        their orders, codes and admissions stay, so the counts stay true."""
+        tickets are all dated before `before`, with the outbox messages that hold those
+        contacts, in one short transaction; return how many tickets and orders were erased
+        (fewer than `limit`: none are left). The tickets, their orders, codes and admissions
+        stay, so the counts stay true."""
+
+    @abstractmethod
+    def claim_messages(self, now, lease_until, limit):
+        """Claim at most `limit` messages due at `now`, the earliest first: queued ones whose
+        "nextAttemptAt" has come, and sending ones whose lease ended (their sender died).
+        Each becomes "sending" until `lease_until` with one more attempt, and is returned
+        as read back. A claim commits before the caller sends: on PostgreSQL, rows another
+        instance is claiming are skipped (`FOR UPDATE SKIP LOCKED`); on sqlite its one
+        writer makes claims take turns. Either way a row goes to one claimant at a time."""
+
+    @abstractmethod
+    def settle_message(self, message_id, attempt, state, answer, at, next_attempt_at=None):
+        """Record the outcome of the claim that made `attempt` (its "attempts" as claimed):
+        `state` "sent" (at `at`), "failed", or "queued" again, due at `next_attempt_at`;
+        `answer` is what the receiver said. Return False, changing nothing, when the row is
+        no longer that claim's (its lease ended and another claimant took it, or an admin
+        dropped it). A sent row is never claimed again."""
+
+    @abstractmethod
+    def list_messages(self, state=None, limit=100):
+        """At most `limit` messages as read back (of `state` only, if given), the newest
+        first."""
+
+    @abstractmethod
+    def retry_message(self, message_id, now):
+        """Queue a queued or failed message again, due at `now`, its attempts counted from
+        0; return it as read back. `NotFound` if unknown; `NotAllowed` if it is sent, or
+        being sent."""
+
+    @abstractmethod
+    def drop_message(self, message_id):
+        """Forget a message that is not being sent. `NotFound` if unknown; `NotAllowed`
+        while it is "sending" (its claim may still deliver it)."""
+
+    @abstractmethod
+    def queue_mail_again(self, message, since, most, user=None):
+        """Queue `message` (see message, without "target") to the current email of the
+        ticket or order its "ticketId" or "orderId" names, in one transaction, unless that
+        has no email (none given, or erased), the ticket is void or the order not
+        confirmed, or `most` messages of it were queued after `since`; return whether
+        it was queued. `NotFound` when unknown, or, given `user`, sold to another user."""
+
+    @abstractmethod
+    def outbox_summary(self):
+        """`{"failed": n, "oldest": the "createdAt" of the oldest failed message (None when
+        none failed)}`: for the health check, one indexed read."""
 
     @abstractmethod
     def scrub(self):

@@ -337,6 +337,33 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN persons integer NOT NULL DEFAULT 1",
         "CREATE INDEX tickets_by_order ON tickets (order_id)",
     ],
+    [
+        # Changes without polling: as sqlite's step 21 says.
+        "ALTER TABLE events ADD COLUMN changed_at text NOT NULL DEFAULT ''",
+        "UPDATE events SET changed_at = to_char(clock_timestamp() AT TIME ZONE 'UTC', "
+        "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
+        "CREATE INDEX events_by_change ON events (changed_at, id)",
+    ],
+    [
+        # The outbox: as sqlite's step 22 says.
+        """CREATE TABLE outbox (
+            id uuid PRIMARY KEY,
+            kind text NOT NULL,
+            target text NOT NULL,
+            payload text NOT NULL,
+            ticket_id uuid,
+            order_id text,
+            state text NOT NULL,
+            attempts integer NOT NULL DEFAULT 0,
+            next_attempt_at text NOT NULL,
+            last_answer text,
+            created_at text NOT NULL,
+            sent_at text
+        )""",
+        "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
+        "CREATE INDEX outbox_by_ticket ON outbox (ticket_id)",
+        "CREATE INDEX outbox_by_order ON outbox (order_id)",
+    ],
 ]
 
 
@@ -409,7 +436,12 @@ class PostgresStore(SQLStore):
         SELECT 'index', tablename::text, indexname::text FROM pg_indexes
         WHERE schemaname = current_schema()"""
     SHARE_LOCK = "FOR SHARE"
+    # The clock when the statement runs (now() would be the transaction's start, before it
+    # waited for the events' change counter): changes are timed in the order they commit.
+    CHANGE_TIME = ("to_char(clock_timestamp() AT TIME ZONE 'UTC', "
+                   "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')")
     UPDATE_LOCK = "FOR NO KEY UPDATE"
+    CLAIM_LOCK = "FOR UPDATE SKIP LOCKED"
     # Connection lost, server shutting down, pool exhausted, deadlock, disk full, read-only.
     OUTAGE_ERRORS = (psycopg.OperationalError, errors.ReadOnlySqlTransaction)
 

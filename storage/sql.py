@@ -69,6 +69,8 @@ LAST_DATE = "9999-12-31"
 
 EVENT_COLUMNS = ("e.id, e.name, e.location, e.description, e.dates, e.price_minor, e.capacity, "
                  "e.prices")
+# Where a read of the changes puts its `cancelled` mark: the column after the event's.
+CANCELLED_COLUMN = len(EVENT_COLUMNS.split(","))
 
 TICKETS_READ_BACK = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
@@ -155,6 +157,15 @@ LIST_QUERY = f"""
                         AND earlier.date >= ? AND earlier.date < d.date)
     ORDER BY d.date, d.name, d.event_id
     LIMIT ? OFFSET ?"""
+
+# The events created, changed or cancelled from a moment on, in the order of their last
+# change, cancelled ones too (read on the index of the changes).
+CHANGES_QUERY = f"""
+    SELECT {EVENT_COLUMNS}, e.cancelled IS TRUE, e.changed_at
+    FROM events e WHERE e.changed_at >= ?
+    ORDER BY e.changed_at, e.id
+    LIMIT ? OFFSET ?"""
+CHANGES_COUNT_QUERY = "SELECT count(*) FROM events WHERE changed_at >= ?"
 
 # Events with a date in a closed window, counted on the listing index.
 COUNT_QUERY = "SELECT count(DISTINCT event_id) FROM event_dates WHERE date >= ? AND date <= ?"
@@ -360,6 +371,20 @@ def order_record(row, tickets, now):
             "payment": payment, "email": email, "phone": phone, "createdAt": created_at,
             "expiresAt": expires_at, "createdBy": created_by, "tickets": tickets}
 
+# The outbox (see the step that makes it): a row per message, queued in the transaction of
+# what caused it.
+MESSAGE_COLUMNS = ("id, kind, target, payload, ticket_id, order_id, state, attempts, "
+                   "next_attempt_at, last_answer, created_at, sent_at")
+QUEUE_MESSAGE = ("INSERT INTO outbox (id, kind, target, payload, ticket_id, order_id, state, "
+                 "next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)")
+# Due: queued and its time come, or sending with its lease ended (a sender died).
+CLAIM_MESSAGES = f"""
+    UPDATE outbox SET state = 'sending', attempts = attempts + 1, next_attempt_at = ?
+    WHERE id IN (SELECT id FROM outbox
+                 WHERE state IN ('queued', 'sending') AND next_attempt_at <= ?
+                 ORDER BY next_attempt_at LIMIT ? {{claim_lock}})
+    RETURNING {MESSAGE_COLUMNS}"""
+
 
 def event_record(row):
     event_id, name, location, description, dates, price, capacity, prices = row[:8]
@@ -379,6 +404,12 @@ def prices_text(prices):
         if prices else None
 
 
+def changed_event_record(row):
+    """An event with its `cancelled` mark (at `CANCELLED_COLUMN`), shown only when it is."""
+    event = event_record(row)
+    return {**event, "cancelled": True} if row[CANCELLED_COLUMN] else event
+
+
 def day_record(row):
     day, closed, time_open, time_close, capacity, note, changed_at, changed_by = row
     return {"date": day, "closed": bool(closed), "timeOpen": time_open,
@@ -395,6 +426,15 @@ def ticket_record(row):
             "eventName": event_name, "cancelled": bool(cancelled),
             "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at,
             "entryTime": entry_time, "category": category}
+
+
+def message_record(row):
+    (message_id, kind, target, payload, ticket_id, order_id, state, attempts, next_attempt_at,
+     last_answer, created_at, sent_at) = row
+    return {"messageId": message_id, "kind": kind, "target": target,
+            "payload": json.loads(payload), "ticketId": ticket_id, "orderId": order_id,
+            "state": state, "attempts": attempts, "nextAttemptAt": next_attempt_at,
+            "lastAnswer": last_answer, "createdAt": created_at, "sentAt": sent_at}
 
 
 def _prices_to_round(conn):
@@ -454,7 +494,11 @@ class SQLStore(Store):
     # already runs one writer at a time.
     SHARE_LOCK = ""  # the event stays as read until the ticket sold for it commits
     UPDATE_LOCK = ""  # one change of an event at a time
+    CLAIM_LOCK = ""  # outbox rows another sender is claiming are skipped, not waited for
     NO_LIMIT = None  # what a LIMIT clause takes for none (PostgreSQL: NULL)
+    # The database's clock as `events.changed_at` keeps it (UTC, to the millisecond), read
+    # when the statement runs: after the change counter's lock, so in the order of commits.
+    CHANGE_TIME = ""
     # Rows (kind, table, name) for every table, column and index of the current schema.
     SCHEMA_OBJECTS = ""
     OUTAGE_ERRORS = ()  # driver errors meaning the database cannot be used right now
@@ -686,16 +730,24 @@ class SQLStore(Store):
             for event in events:
                 conn.execute(
                     "INSERT INTO events (id, name, location, description, dates, price_minor, "
-                    "capacity, prices) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "capacity, prices, changed_at) "
+                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, {self.CHANGE_TIME})",
                     (event["eventId"], event["name"], event["location"],
                      event["eventDescription"], json.dumps(event["dates"]),
                      minor_units(event["price"]), event.get("capacity"),
                      prices_text(event.get("prices"))))
                 self._index_dates(conn, event)
 
-    def get_event(self, event_id):
+    def get_event(self, event_id, cancelled_too=False):
+        if not cancelled_too:
+            with self._reading() as conn:
+                return self._listed_event(conn, event_id)
         with self._reading() as conn:
-            return self._listed_event(conn, event_id)
+            row = conn.execute(f"SELECT {EVENT_COLUMNS}, e.cancelled IS TRUE FROM events e "
+                               "WHERE e.id = ?", (event_id,)).fetchone()
+        if row is None:
+            raise NotFound(event_id)
+        return changed_event_record(row)
 
     def list_events(self, start, end, offset, limit):
         # One snapshot: a change committed between the page and the count would make the
@@ -708,6 +760,12 @@ class SQLStore(Store):
             else:
                 total = conn.execute(COUNT_QUERY, (start, end)).fetchone()[0]
         return page, total
+
+    def list_changed_events(self, since, offset, limit):
+        with self._reading_one_snapshot() as conn:  # the total agrees with the page
+            rows = conn.execute(CHANGES_QUERY, (since, limit, offset)).fetchall()
+            total = conn.execute(CHANGES_COUNT_QUERY, (since,)).fetchone()[0]
+        return [{**changed_event_record(row), "updatedAt": row[-1]} for row in rows], total
 
     def events_version(self):
         with self._reading() as conn:
@@ -729,7 +787,8 @@ class SQLStore(Store):
             event.update(changes)
             conn.execute(
                 "UPDATE events SET name = ?, location = ?, description = ?, dates = ?, "
-                "price_minor = ?, capacity = ?, prices = ? WHERE id = ?",
+                "price_minor = ?, capacity = ?, prices = ?, "
+                f"changed_at = {self.CHANGE_TIME} WHERE id = ?",
                 (event["name"], event["location"], event["eventDescription"],
                  json.dumps(event["dates"]), minor_units(event["price"]),
                  event.get("capacity"), prices_text(event.get("prices")), event_id))
@@ -746,8 +805,8 @@ class SQLStore(Store):
             # On PostgreSQL the update waits for sales holding the row FOR SHARE, and a
             # concurrent cancel finds the row cancelled once it may look.
             row = conn.execute(
-                "UPDATE events SET cancelled = true WHERE id = ? AND NOT cancelled "
-                "RETURNING dates", (event_id,)).fetchone()
+                f"UPDATE events SET cancelled = true, changed_at = {self.CHANGE_TIME} "
+                "WHERE id = ? AND NOT cancelled RETURNING dates", (event_id,)).fetchone()
             if row is None:
                 raise NotFound(event_id)
             self._unindex_dates(conn, event_id, json.loads(row[0]))
@@ -805,7 +864,7 @@ class SQLStore(Store):
     # -- tickets --------------------------------------------------------------------------
 
     def create_ticket(self, ticket, idempotency=None, general_capacity=None,
-                      slot_capacity=None, purchase_limit=None):
+                      slot_capacity=None, purchase_limit=None, messages=()):
         with self._writing() as conn:
             # The key is claimed before the sale: a retry on another instance waits on it
             # until this transaction ends, then replays, and a failed sale frees the key.
@@ -817,6 +876,7 @@ class SQLStore(Store):
             sold = self._sell(conn, [ticket], None, general_capacity, slot_capacity)
             self._mark_all_changed(conn, released + [(ticket["ticketId"],
                                                       ticket["ticketDate"])])
+            self._queue(conn, messages)
         return sold[0], True
 
     def _sell(self, conn, tickets, order_id, general_capacity, slot_capacity):
@@ -1066,7 +1126,7 @@ class SQLStore(Store):
                                   expired, now)
 
     def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None,
-                     idempotency=None, purchase_limit=None):
+                     idempotency=None, purchase_limit=None, on_confirmed=None):
         with self._writing() as conn:
             # The key is claimed with the order's first ticket, as a single sale claims it.
             if idempotency is not None and not self._claim(conn, idempotency, tickets[0]):
@@ -1084,7 +1144,10 @@ class SQLStore(Store):
             self._sell(conn, tickets, order["orderId"], general_capacity, slot_capacity)
             self._mark_all_changed(conn, released + [(ticket["ticketId"], ticket["ticketDate"])
                                                      for ticket in tickets])
-            return self._order(conn, order["orderId"], now)
+            stored = self._order(conn, order["orderId"], now)
+            if stored["status"] == "confirmed" and on_confirmed is not None:
+                self._queue(conn, on_confirmed(stored))
+            return stored
 
     def replayed_order(self, user, key, fingerprint, now):
         with self._reading_one_snapshot() as conn:
@@ -1115,7 +1178,7 @@ class SQLStore(Store):
         tickets = [ticket_record(ticket) for ticket in conn.execute(ORDER_TICKETS, (order_id,))]
         return order_record(row, tickets, now)
 
-    def confirm_order(self, order_id, now):
+    def confirm_order(self, order_id, now, on_confirmed=None):
         with self._writing() as conn:
             released = self._release_expired_holds(conn, now)
             status = self._order_status(conn, order_id)
@@ -1125,7 +1188,10 @@ class SQLStore(Store):
                 raise NotAllowed(f"order {order_id} is {status}")
             conn.execute("UPDATE orders SET status = 'confirmed' WHERE id = ?", (order_id,))
             self._mark_all_changed(conn, released)
-            return self._order(conn, order_id, now)
+            confirmed = self._order(conn, order_id, now)
+            if status == "pending" and on_confirmed is not None:
+                self._queue(conn, on_confirmed(confirmed))
+            return confirmed
 
     def cancel_order(self, order_id, user, now):
         with self._writing() as conn:
@@ -1375,6 +1441,94 @@ class SQLStore(Store):
                                           "admitted": admitted})
         return summary
 
+    # -- the outbox ------------------------------------------------------------------------
+
+    @staticmethod
+    def _queue(conn, messages):
+        conn.executemany(QUEUE_MESSAGE, [
+            (message["messageId"], message["kind"], message["target"],
+             json.dumps(message["payload"]), message.get("ticketId"), message.get("orderId"),
+             message["createdAt"], message["createdAt"]) for message in messages])
+
+    def claim_messages(self, now, lease_until, limit):
+        with self._writing() as conn:
+            rows = conn.execute(CLAIM_MESSAGES.format(claim_lock=self.CLAIM_LOCK),
+                                (lease_until, now, limit)).fetchall()
+        # RETURNING gives no order: the earliest created go first.
+        return sorted((message_record(row) for row in rows),
+                      key=lambda message: message["createdAt"])
+
+    def settle_message(self, message_id, attempt, state, answer, at, next_attempt_at=None):
+        with self._writing() as conn:
+            settled = conn.execute(
+                "UPDATE outbox SET state = ?, last_answer = ?, sent_at = ?, "
+                "next_attempt_at = coalesce(?, next_attempt_at) "
+                "WHERE id = ? AND state = 'sending' AND attempts = ?",
+                (state, answer, at if state == "sent" else None, next_attempt_at, message_id,
+                 attempt))
+            return settled.rowcount == 1
+
+    def list_messages(self, state=None, limit=100):
+        where, args = ("WHERE state = ?", (state,)) if state else ("", ())
+        with self._reading() as conn:
+            rows = conn.execute(f"SELECT {MESSAGE_COLUMNS} FROM outbox {where} "
+                                f"ORDER BY created_at DESC, id LIMIT ?", (*args, limit)).fetchall()
+        return [message_record(row) for row in rows]
+
+    def retry_message(self, message_id, now):
+        with self._writing() as conn:
+            state = self._message_state(conn, message_id)
+            if state not in ("queued", "failed"):
+                raise NotAllowed(f"the message is {state}")
+            row = conn.execute(
+                f"UPDATE outbox SET state = 'queued', attempts = 0, next_attempt_at = ? "
+                f"WHERE id = ? RETURNING {MESSAGE_COLUMNS}", (now, message_id)).fetchone()
+        return message_record(row)
+
+    def drop_message(self, message_id):
+        with self._writing() as conn:
+            if self._message_state(conn, message_id) == "sending":
+                raise NotAllowed("the message is being sent")
+            conn.execute("DELETE FROM outbox WHERE id = ?", (message_id,))
+
+    def _message_state(self, conn, message_id):
+        """The message's state, its row locked until the transaction ends; `NotFound`."""
+        row = conn.execute(f"SELECT state FROM outbox WHERE id = ? {self.UPDATE_LOCK}",
+                           (message_id,)).fetchone()
+        if row is None:
+            raise NotFound(message_id)
+        return row[0]
+
+    def queue_mail_again(self, message, since, most, user=None):
+        ticket_id, order_id = message.get("ticketId"), message.get("orderId")
+        with self._writing() as conn:
+            # The ticket's or order's row stays locked to the commit: two resends at once
+            # on two instances are counted one after the other.
+            if ticket_id is not None:
+                row = conn.execute(
+                    f"SELECT email, sold_by, voided_at IS NULL FROM tickets WHERE id = ? "
+                    f"{self.UPDATE_LOCK}", (ticket_id,)).fetchone()
+                queued = "SELECT count(*) FROM outbox WHERE ticket_id = ? AND created_at > ?"
+            else:
+                row = conn.execute(
+                    f"SELECT email, created_by, status = 'confirmed' FROM orders WHERE id = ? "
+                    f"{self.UPDATE_LOCK}", (order_id,)).fetchone()
+                queued = "SELECT count(*) FROM outbox WHERE order_id = ? AND created_at > ?"
+            if row is None or (user is not None and row[1] != user):
+                raise NotFound(ticket_id or order_id)
+            email, _, valid = row
+            if not email or not valid or \
+                    conn.execute(queued, (ticket_id or order_id, since)).fetchone()[0] >= most:
+                return False
+            self._queue(conn, [{**message, "target": email}])
+        return True
+
+    def outbox_summary(self):
+        with self._reading() as conn:
+            failed, oldest = conn.execute("SELECT count(*), min(created_at) FROM outbox "
+                                          "WHERE state = 'failed'").fetchone()
+        return {"failed": failed, "oldest": oldest}
+
     # -- personal data that expires --------------------------------------------------------
 
     def erase_contacts(self, before, limit):
@@ -1393,6 +1547,9 @@ class SQLStore(Store):
                 "phone IS NOT NULL) AND id IN (SELECT order_id FROM tickets WHERE order_id "
                 "IS NOT NULL GROUP BY order_id HAVING max(date) < ? LIMIT ?) RETURNING id",
                 (before, limit)).fetchall()
+            # The messages that hold those contacts go with them.
+            conn.executemany("DELETE FROM outbox WHERE ticket_id = ?", erased)
+            conn.executemany("DELETE FROM outbox WHERE order_id = ?", orders)
         return len(erased) + len(orders)
 
     def scrub(self):

@@ -347,12 +347,49 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN persons INTEGER NOT NULL DEFAULT 1",
         "CREATE INDEX tickets_by_order ON tickets (order_id)",
     ],
+    [
+        # Changes without polling: each event's last change (created, changed, cancelled),
+        # in UTC to the millisecond by the database's clock, read in the order of the
+        # changes. The events stored before count as changed now, so that a shop asking
+        # for the changes since any earlier moment misses none of them.
+        "ALTER TABLE events ADD COLUMN changed_at TEXT NOT NULL DEFAULT ''",
+        "UPDATE events SET changed_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+        "CREATE INDEX events_by_change ON events (changed_at, id)",
+    ],
+    [
+        # The outbox: one row per message to send, written in the transaction of what
+        # caused it. `kind` names how it is delivered (an email; a webhook delivery is
+        # another kind), `target` where to (an address, a URL), `payload` (JSON) what the
+        # sender composes it from. A row is queued, then sending (claimed until its lease
+        # ends: a sender that died leaves it to be claimed again), then sent or failed.
+        # `ticket_id` or `order_id` ties a mail to the ticket or the order whose contacts
+        # it holds, so both are erased together. The sender reads the due rows in order.
+        """CREATE TABLE outbox (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            target TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            ticket_id TEXT,
+            order_id TEXT,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at TEXT NOT NULL,
+            last_answer TEXT,
+            created_at TEXT NOT NULL,
+            sent_at TEXT
+        ) WITHOUT ROWID""",
+        "CREATE INDEX outbox_due ON outbox (state, next_attempt_at)",
+        "CREATE INDEX outbox_by_ticket ON outbox (ticket_id)",
+        "CREATE INDEX outbox_by_order ON outbox (order_id)",
+    ],
 ]
 
 
 class SQLiteStore(SQLStore):
     MIGRATIONS = MIGRATIONS
     NO_LIMIT = -1  # sqlite's none: a negative LIMIT
+    # UTC to the millisecond, as `events.changed_at` keeps it; 'now' holds for a statement.
+    CHANGE_TIME = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
     SCHEMA_OBJECTS = """
         SELECT 'table', name, name FROM sqlite_master
         WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'

@@ -89,7 +89,7 @@ def test_running_out_of_confirmation_codes_is_a_described_503(make_client, confi
     """The rare 503 after three clashing codes carries the `Retry-After` the description
     promises for every 503 (it used to come without one)."""
     def always_taken(ticket, idempotency=None, general_capacity=None, slot_capacity=None,
-                     purchase_limit=None):
+                     purchase_limit=None, messages=()):
         raise storage.DuplicateCode()
 
     monkeypatch.setattr(store, "create_ticket", always_taken)

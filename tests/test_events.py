@@ -560,7 +560,7 @@ def test_cancel_answers_204_with_an_empty_body(client, event):
 
 def test_cancelled_event_is_gone_from_the_api(client, event):
     client.delete(url(event), headers=ADMIN, status=204)
-    assert_problem(get(client, event, 404), 404)
+    assert_problem(get(client, event, 410), 410)
     assert listing(client).json == [] and total(listing(client)) == 0
     assert_problem(patch(client, event, {}, 404), 404)
     assert_problem(patch(client, event, {"price": 1}, 404), 404)

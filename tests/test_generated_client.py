@@ -145,6 +145,17 @@ def test_every_operation_works_through_the_generated_client(connect, config_text
     assert deleted.status_code == 204
     gone = get_ticket_code.sync_detailed(bought.parsed.ticket_id, client=admin)
     assert (gone.status_code, gone.parsed.status) == (410, 410)
+    cancelled = get_special_event.sync_detailed(event_id, client=admin)
+    assert (cancelled.status_code, cancelled.parsed.status) == (410, 410)
+    assert (cancelled.parsed.event.event_id, cancelled.parsed.event.cancelled) == (event_id, True)
+    changes = list_special_events.sync_detailed(
+        client=admin, updated_since=datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc))
+    assert changes.status_code == 200
+    assert {(event.name, event.cancelled) for event in changes.parsed} >= {("Lecture 0", True)}
+    tagged = get_special_event.sync_detailed(created[1].event_id, client=admin)
+    same = get_special_event.sync_detailed(created[1].event_id, client=admin,
+                                           if_none_match=tagged.headers["ETag"])
+    assert same.status_code == 304
 
     description = get_open_api_description.sync_detailed(client=connect())
     assert description.status_code == 200

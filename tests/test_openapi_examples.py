@@ -26,9 +26,10 @@ OPEN_DAY = "2026-11-24"  # a Tuesday after conftest's NOW
 ADMISSIONS = "/v1.1/admissions"
 EVENT = {"name": "Night Tour", "location": "Great Hall", "eventDescription": "Torches.",
          "dates": [OPEN_DAY], "price": 25}
-# Members of the door's problems that name the particular ticket and moment.
+# Members of the door's problems that name the particular ticket and moment, and the event
+# a cancelled event's read shows.
 PARTICULAR = {"ticketId", "confirmationCode", "ticketDate", "eventName", "admittedAt",
-              "eventId"}
+              "eventId", "event"}
 # Examples whose detail names the ticket's day: compared with the day masked.
 DETAIL_NAMES_A_DAY = {"NotAdmittable/wrong-date"}
 
@@ -224,6 +225,12 @@ def gone(client, store):
     return client.get(f"{TICKETS}/{ticket['ticketId']}/qr", headers=ADMIN, status=410)
 
 
+def event_cancelled(client, store):
+    event = client.post_json(EVENTS, EVENT, headers=ADMIN, status=201).json
+    client.delete(f"{EVENTS}/{event['eventId']}", headers=ADMIN, status=204)
+    return client.get(f"{EVENTS}/{event['eventId']}", headers=VISITOR, status=410)
+
+
 def content_too_large(client, store):
     body = json.dumps({**EVENT, "eventDescription": "x" * museum_http.BODY_LIMIT}).encode()
     return client.post(EVENTS, body, headers=ADMIN, content_type="application/json",
@@ -313,7 +320,7 @@ def not_a_stored_device(client, store):
 
 
 def service_unavailable(client, store):
-    def unavailable(event_id):
+    def unavailable(event_id, cancelled_too=False):
         raise storage.Unavailable("the database is down")
 
     store.get_event = unavailable
@@ -368,6 +375,7 @@ CASES = {
     "NotAdmittable/too-early": too_early,
     "Gone/cancelled": gone,
     "Gone/void": void_image,
+    "EventCancelled": event_cancelled,
     "DeadTicket/cancelled": cancelled_ticket,
     "DeadTicket/void": void_ticket,
     "ForgedTicket/forged": forged_ticket,

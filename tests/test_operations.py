@@ -43,7 +43,8 @@ HOURS = "/v1.1/museum-hours"
 
 def test_health_names_the_software_and_the_interface_version(client):
     res = client.get("/healthz", status=200)
-    assert res.json == {"status": "ok", "version": "1.5.0", "interface": "1.3.0"}
+    assert res.json == {"status": "ok", "version": "1.5.0", "interface": "1.3.0",
+                        "outbox": {"failed": 0, "oldest": None}}
 
 
 def test_the_start_up_line_names_both_versions(tmp_path, config_text):

@@ -290,3 +290,15 @@ def test_the_single_ticket_sale_is_answered_as_before(shop):
                          "confirmationCode", "price", "currency"}
     assert sold["message"] == "Museum general entry ticket purchased"
     assert sold["price"] == 12
+
+
+def test_an_order_over_http_queues_its_one_mail_when_confirmed_and_a_hold_none(make_shop,
+                                                                                 store):
+    shop = make_shop("[mail]\nurl = smtp://127.0.0.1:2525\nfrom = tickets@museum.example\n")
+    sold = make_order(shop, order(item(quantity=2))).json
+    held = make_order(shop, order(item(), hold=True)).json
+    assert [message["orderId"] for message in store.list_messages()] == [sold["orderId"]]
+    shop.post(f"{ORDERS}/{held['orderId']}/confirm", headers=VISITOR, status=200)
+    shop.post(f"{ORDERS}/{held['orderId']}/confirm", headers=VISITOR, status=200)  # again
+    assert sorted(message["orderId"] for message in store.list_messages()) == sorted(
+        [sold["orderId"], held["orderId"]])

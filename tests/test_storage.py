@@ -7,6 +7,7 @@ Two stores opened on one backend behave like two instances of the service.
 
 import logging
 import os
+import re
 import sqlite3
 import stat
 import subprocess
@@ -262,6 +263,51 @@ def test_cancelled_events_keep_their_row_but_leave_reads(store, backend):
         store.update_event(created["eventId"], {"price": 1.0})
     assert store.list_events("2026-01-01", None, 0, 10) == ([], 0)
     assert backend.rows("SELECT name, cancelled FROM events") == [("Night tour", 1)]
+
+
+def test_a_cancelled_event_is_read_as_it_was_when_asked_for(store):
+    created = store.create_event(event())
+    store.update_event(created["eventId"], {"price": 3.0})
+    store.cancel_event(created["eventId"])
+    assert store.get_event(created["eventId"], cancelled_too=True) == {
+        **created, "price": 3.0, "cancelled": True}
+    with pytest.raises(storage.NotFound):
+        store.get_event(str(uuid.uuid4()), cancelled_too=True)
+
+
+def test_changes_are_listed_since_a_moment_in_their_order_cancelled_ones_marked(store):
+    first = store.create_event(event(name="first"))
+    second = store.create_event(event(name="second"))
+    third = store.create_event(event(name="third"))
+    store.update_event(first["eventId"], {"name": "first, renamed"})
+    store.cancel_event(second["eventId"])
+    changes, total = store.list_changed_events("2000-01-01T00:00:00.000Z", 0, 10)
+    assert [change["name"] for change in changes] == ["third", "first, renamed", "second"]
+    assert total == 3
+    assert changes[2] == {**second, "cancelled": True, "updatedAt": changes[2]["updatedAt"]}
+    moments = [change["updatedAt"] for change in changes]
+    assert moments == sorted(moments) and all(
+        re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", moment) for moment in moments)
+    # From the last change on: that change again (the moment is included), nothing older.
+    assert store.list_changed_events(moments[-1], 0, 10)[0][-1]["name"] == "second"
+    assert [change["name"] for change in store.list_changed_events(moments[0], 1, 1)[0]] == [
+        "first, renamed"]
+    assert store.list_changed_events("9999-12-31T23:59:59.999Z", 0, 10) == ([], 0)
+    assert "updatedAt" not in store.get_event(third["eventId"])
+
+
+def test_events_stored_before_their_changes_were_timed_count_as_changed_at_the_upgrade(
+        backend):
+    """The step that adds `events.changed_at` times the events it finds at the migration: a
+    shop asking for the changes since any earlier moment learns of them all."""
+    opened = backend.open()
+    kept = opened.create_event(event(name="kept"))
+    backend.rows("UPDATE events SET changed_at = ''")  # as the column's default leaves them
+    timing = next(statement for step in backend.store_class.MIGRATIONS for statement in step
+                  if isinstance(statement, str) and "UPDATE events SET changed_at" in statement)
+    backend.rows(timing)
+    changes, _ = opened.list_changed_events("2000-01-01T00:00:00.000Z", 0, 10)
+    assert [change["eventId"] for change in changes] == [kept["eventId"]]
 
 
 def test_listing_order_window_paging_and_total(store):
