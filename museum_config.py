@@ -277,8 +277,8 @@ def _mail_url(value):
         parts = None
     if parts is None or parts.scheme not in MAIL_SCHEMES or not parts.hostname \
             or parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError(f"must be smtp://, smtps:// or smtp+starttls://[user:password@]host"
-                         f"[:port], or empty (no email)")
+        raise ValueError("must be smtp://, smtps:// or smtp+starttls://[user:password@]host"
+                         "[:port], or empty (no email)")
     return value
 
 
