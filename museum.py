@@ -40,6 +40,7 @@ from museum_http import (API, BAD_QUERY, BODY_LIMIT, IDEMPOTENCY_KEY, PAGE_MAX,
 from museum_openapi import Answer, Operation
 from museum_pages import PageFile
 from museum_reports import SalesReport
+from museum_shop_page import add_shop_routes
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
 from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Ticket, TicketImage,
@@ -172,6 +173,7 @@ def add_routes(app, live, store, clock, new_id):
     # The worker lives beside the page's files but serves the page itself, at /scan.
     app.add_route("/scan/sw.js", PageFile("sw.js", "text/javascript; charset=utf-8",
                                           {"Service-Worker-Allowed": "/scan"}))
+    add_shop_routes(app, live)
 
 
 def api_resources(live, store, clock, new_id):
