@@ -38,19 +38,23 @@ from museum_http import (API, BAD_QUERY, BODY_LIMIT, IDEMPOTENCY_KEY, PAGE_MAX,
                          PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, Problem, Router, json_response,
                          storage_error_as_problem, to_json, unexpected_error, write_problem)
 from museum_openapi import Answer, Operation
+from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, Orders,
+                           order_fields)
 from museum_pages import PageFile
 from museum_reports import SalesReport
 from museum_shop_page import add_shop_routes
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
 from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Ticket, TicketImage,
-                            Tickets)
+                            Tickets, TicketSale)
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
 # info.version states and which changes only when the API does.
 __version__ = "1.5.0"
 INTERFACE_VERSION = "1.3.0"
+# An order's body and its items' fields: a single sale's ticket fields, and the order's own.
+ORDER_FIELDS, ORDER_ITEM_FIELDS = order_fields(TICKET_FIELDS)
 log = logging.getLogger("museum")
 
 
@@ -98,6 +102,8 @@ API_ROUTES = {
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
     "/devices/pair": DevicePairing, "/devices/session": DeviceSession,
     "/price-categories": PriceCategories, "/museum": Museum,
+    "/orders": Orders, "/orders/{orderId}": Order, "/orders/{orderId}/confirm": OrderConfirmation,
+    "/orders/{orderId}/qr": OrderImage,
     "/openapi.json": OpenAPIDocument}
 
 
@@ -113,7 +119,8 @@ def openapi_description():
         "LOOKUP_LIMIT": LOOKUP_LIMIT, "HOURS_HORIZON_DAYS": HOURS_HORIZON_DAYS,
         "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
-        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, **DEVICE_FACTS})
+        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, "ORDER_FIELDS": ORDER_FIELDS,
+        "ORDER_ITEM_FIELDS": ORDER_ITEM_FIELDS, **DEVICE_FACTS, **ORDER_FACTS})
 
 
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"
@@ -187,17 +194,20 @@ def api_resources(live, store, clock, new_id):
     secret = qr_secret(config, store)
     guesses = TypedCodeLimit(store, clock)
     entry_times = EntryTimes(config["door"]["early_minutes"], now)
+    sale = TicketSale(store, new_id)
     return (OpenAPIDocument(), MuseumHours(store, live, today),
             MuseumDay(store, live, today, clock),
             SpecialEvents(store, live, today, new_id, public_url), SpecialEvent(store, live),
-            Tickets(store, live, now, new_id, public_url), Ticket(store, clock),
+            Tickets(store, live, now, sale, public_url), Ticket(store, clock),
             Availability(store, live, now),
             SalesReport(store, today), TicketImage(store, secret),
             Admissions(store, secret, now, clock, guesses, entry_times),
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
             Admission(store, clock, now, public_url), DevicePairing(store, clock),
-            DeviceSession(store, clock), PriceCategories(live), Museum(live, clock))
+            DeviceSession(store, clock), PriceCategories(live), Museum(live, clock),
+            Orders(store, live, now, sale, new_id, public_url, (ORDER_FIELDS, ORDER_ITEM_FIELDS)),
+            Order(store, now), OrderConfirmation(store, now), OrderImage(store, now, secret))
 
 
 def set_log_level(config):

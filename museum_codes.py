@@ -33,6 +33,7 @@ FIELD_CODES = {
     "not-a-price": "The price is not a number from 0 to the highest price.",
     "too-many-decimals": "The price has more than 2 decimals.",
     "not-one-of": "The value is not one of those the message lists.",
+    "not-a-list": "The value is not a list of objects of the allowed length.",
     "not-a-date-list": "The value is not a list of dates of the allowed length.",
     "not-a-price-list": "The value is not an object of category names and prices.",
     "unknown-category": "No price category of this name is configured "
@@ -62,6 +63,10 @@ CONFLICT_REASONS = {
     "sold-out": "No places are left for the day, the entry slot or the event date; the "
                 "answer names what is full. Nothing was sold.",
     "key-reused": "The `Idempotency-Key` was used before with a different request.",
+    "expired": "The order's hold ended before it was confirmed; its places are free "
+               "again. Nothing was changed.",
+    "not-pending": "The order is no longer pending: a cancelled or voided order cannot be "
+                   "confirmed, and only a pending order can be cancelled by its creator.",
     "dates-sold": "A change of an event removes dates for which tickets were sold.",
     "capacity-below-sold": "A change of an event sets a capacity below the tickets "
                            "already sold for one of its dates.",

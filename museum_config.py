@@ -221,6 +221,16 @@ def _minutes(value):
     return int(value)
 
 
+HOLD_MINUTES_MAX = 1440
+
+
+def _hold_minutes(value):
+    if not (value.isascii() and value.isdigit() and 1 <= int(value) <= HOLD_MINUTES_MAX):
+        raise ValueError(f"must be a number of minutes from 1 to {HOLD_MINUTES_MAX}, "
+                         f"not {value!r}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class Option:
     default: str
@@ -319,6 +329,11 @@ SCHEMA = {
     "door": {
         "early_minutes": Option("15", _minutes, "minutes before its entry slot that a timed "
                                 "ticket is admitted (earlier: too-early)"),
+    },
+    "orders": {
+        "hold_minutes": Option("15", _hold_minutes, "minutes an order made with \"hold\": "
+                               "true keeps its places while the visitor pays; unconfirmed "
+                               "by then, they are free again"),
     },
     "log": {
         "access": Option("stderr", _text, "where the access log goes: stderr, off, or a file "
@@ -422,7 +437,7 @@ class Config:
 # What a reload applies (every option of a section named alone); the other options keep
 # their value until a restart. [users], [exceptions], [capacity_dates] and [categories] are
 # reloaded too.
-RELOADABLE = ("hours", "capacity", ("tickets", "general_price"), ("museum", "currency"),
+RELOADABLE = ("hours", "capacity", "orders", ("tickets", "general_price"), ("museum", "currency"),
               ("museum", "name"), ("log", "level"))
 
 

@@ -18,6 +18,7 @@ from http import HTTPStatus
 from museum_config import SCHEMA
 from museum_door import (
     CONFIRMATION_CODE,
+    ORDER_CODE,
     DOOR_FIELDS,
     DOOR_OUTCOMES,
     LIST_COLUMNS,
@@ -135,8 +136,9 @@ def document(resources, facts):
             "securitySchemes": {"MuseumPlaceholderAuth": SECURITY},
             "parameters": _parameters(facts), "headers": HEADERS,
             "schemas": {**_field_schemas(facts), **_ticket_schemas(facts),
+                        **_order_schemas(facts),
                         **_door_schemas(), **_device_schemas(facts), **SCHEMAS_FIXED},
-            "responses": {**_responses(facts), **_door_responses(),
+            "responses": {**_responses(facts), **_door_responses(), **_order_answers(facts),
                           **_device_responses(facts), **ANSWERS_FIXED},
         },
     }
@@ -284,6 +286,7 @@ TAGS = {"Operations": "The museum's opening hours, and the days an admin changed
         "Events": "Special events and their dates.",
         "Tickets": "Buying tickets and fetching their codes.",
         "Door": "Admitting tickets at the entrance; the day's counts.",
+        "Orders": "Several tickets bought together, all or nothing; quotes and holds.",
         "Reports": "What was sold.", "Description": "This OpenAPI description."}
 SECURITY = {"type": "http", "scheme": "basic", "description": (
     "Credentials of a user configured on the server. Each user has one role: "
@@ -440,6 +443,44 @@ PROSE = {
     "availability and the sales of every instance follow at once. General tickets are not "
     "sold for a closed day (event tickets follow their event); the answer lists the sold "
     "tickets the day as changed no longer admits, with their buyers' contacts.",
+    "createOrder": "Buys several tickets in one order, all or nothing: each item is a "
+    "ticket as `POST /tickets` sells it (the same rules of its date, event, entry time and "
+    "`category`) times its `quantity`, {ORDER_TICKETS_MAX} tickets at most in all. The "
+    "service computes every price (a `price`, `total` or `currency` in the body is refused "
+    "with `assigned-by-service`): general entry at its category's price, an event's ticket "
+    "at the event's `prices` entry for its category, else the event's `price`. If any "
+    "place is short (the day's general entry, an entry slot, an event's date, each ticket "
+    "counting its category's `persons`), the answer is 409 `\"reason\": \"sold-out\"` "
+    "naming the first place found full, and nothing is written. The `web` channel (the "
+    "{WEB_ROLES} role) needs the buyer's `email`; the `desk` channel (the {DESK_ROLES} "
+    "role; another role: 403) takes an optional email and a `payment`. With `\"hold\": "
+    "true` the order is `pending`: its places are held until `expiresAt` (`[orders] "
+    "hold_minutes` from now) while the visitor pays, its tickets not admitted; confirm it "
+    "before then, or the places are free again. `Idempotency-Key` replays as for a ticket: "
+    "the same key and body answer the order made first, before any rule is checked again; "
+    "another body is 409 `key-reused`. `?simulate=true` is a quote: the same checks and "
+    "the prices and total as the order would have now, answered 200 without ids, codes or "
+    "status, writing nothing and holding no place (whether the places are left is known "
+    "only when ordering). A visitor credential's `[auth] visitor_tickets_per_hour` counts "
+    "every ticket of the order (then 429).",
+    "getOrder": "The account that made the order, a gate and an admin read it; to any "
+    "other account it does not exist (404, never 403, so ids cannot be probed). A gate "
+    "does not see the buyer's `email` and `phone`. `status` is `pending` while held until "
+    "`expiresAt`, then `expired` (its tickets read `void`: their places are free) unless "
+    "confirmed; `cancelled` by its creator, `voided` by an admin.",
+    "cancelOrder": "The account that made a `pending` order cancels it: its tickets are "
+    "void and their places free at once (a confirmed order is 409 `not-pending`, an ended "
+    "hold 409 `expired`; to any other account but an admin the order does not exist: "
+    "404). An admin voids any order instead, a refund: every ticket `void`, its place free, "
+    "kept in the sales report; voiding a void order answers 204 again.",
+    "confirmOrder": "Makes a `pending` order `confirmed` once its payment went through: "
+    "its places are kept and its tickets admitted at the door. Confirming a confirmed order "
+    "answers it again; after `expiresAt` the answer is 409 `expired` (the places were "
+    "given back), for a cancelled or voided order 409 `not-pending`. The account that made "
+    "the order and an admin may; to another account the order does not exist (404).",
+    "getOrderCode": "The order's QR code as a PNG image: one scan at the door admits all "
+    "of the order's tickets valid that day. Readers as for the order; an order expired, "
+    "cancelled or voided answers 410.",
     "restoreMuseumDay": "Forgets the day's change: its hours and capacity "
     "are the configured ones again. A day without a change answers 204 too; a day before "
     "today is refused.",
@@ -489,8 +530,30 @@ _CATEGORIES = [
      "note": "Check student or senior ID"},
     {"name": "child", "label": "Child under 14", "price": 0, "currency": "EUR",
      "persons": 1, "note": ""}]
+_ORDER_ID = "6d0f4b7e-2a91-4c3d-8e5f-1b7a9c2d4e60"
+_ORDER_TICKETS = [
+    {"ticketId": f"0c5e8a1f-7b3d-4e2a-9f61-5d8c2b4a7e{number:02}", "ticketType": "general",
+     "ticketDate": "2027-10-29", "confirmationCode": f"ticket-general-3fa85f-6457{number}",
+     "price": price, "currency": "EUR", "category": category, "status": "valid"}
+    for number, (category, price) in enumerate(
+        [("adult", 12), ("adult", 12), ("child", 0), ("child", 0)], 1)]
+_QUOTE = {"channel": "web", "total": 24, "currency": "EUR", "tickets": [
+    {name: value for name, value in ticket.items()
+     if name not in ("ticketId", "confirmationCode", "status")} for ticket in _ORDER_TICKETS]}
 # The example of each operation's answer with a body.
 EXAMPLES = {
+    "createOrder": {"orderId": _ORDER_ID, "orderCode": "order-792d82-891fc", "status": "pending",
+                    "channel": "web", "total": 24, "currency": "EUR",
+                    "createdAt": "2027-10-20T14:02:11Z", "expiresAt": "2027-10-20T14:17:11Z",
+                    "email": "visitor@example.com", "tickets": _ORDER_TICKETS},
+    "confirmOrder": {"orderId": _ORDER_ID, "orderCode": "order-792d82-891fc",
+                     "status": "confirmed", "channel": "web", "total": 24, "currency": "EUR",
+                     "createdAt": "2027-10-20T14:02:11Z", "email": "visitor@example.com",
+                     "tickets": _ORDER_TICKETS},
+    "getOrder": {"orderId": _ORDER_ID, "orderCode": "order-792d82-891fc",
+                 "status": "confirmed", "channel": "desk", "total": 24, "currency": "EUR",
+                 "createdAt": "2027-10-29T09:42:00Z", "payment": "cash",
+                 "tickets": _ORDER_TICKETS},
     "getMuseumHours": [{"date": "2027-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
                        {"date": "2027-10-30", "timeOpen": "09:00", "timeClose": "21:00"}],
     "buyMuseumTickets": {"message": "Museum special event ticket purchased", **_EVENT_TICKET,
@@ -575,6 +638,12 @@ def _request_examples(facts):
             hours=("Other hours and capacity", example_of(
                 facts["DAY_FIELDS"], closed=None, note=None))),
         "pairDevice": {"example": example_of(facts["PAIRING_FIELDS"])},
+        "createOrder": _named(
+            web=("A family's order, held while they pay", example_of(facts["ORDER_FIELDS"])),
+            desk=("A walk-in at the desk, without email", {
+                "items": [{"ticketType": "general", "ticketDate": "2027-10-29",
+                           "category": "adult", "quantity": 1}],
+                "channel": "desk", "payment": "cash"})),
         "lookupTickets": _named(
             email=("By the buyer's email address", example_of(lookup, code=None, date=None)),
             code=("By the random part of the code, on a day",
@@ -614,6 +683,8 @@ def _parameters(facts):
                     "in": "path"},
         "TicketId": {**query("ticketId", "The ticket's id.", UUID_SCHEMA, _TICKET_ID, True),
                      "in": "path"},
+        "OrderId": {**query("orderId", "The order's id.", UUID_SCHEMA, _ORDER_ID, True),
+                    "in": "path"},
         "IdempotencyKey": {**query(
             "Idempotency-Key", "Client-chosen key that makes retrying a purchase or a scan "
             "safe; kept per user.",
@@ -749,6 +820,64 @@ def _ticket_schemas(facts):
                         "items": ref("schemas", "FoundTicket")}}),
         "DoorCounts": _object(TICKET_TYPES,
                               {kind: _COUNT for kind in TICKET_TYPES}),
+    }
+
+
+def _order_schemas(facts):
+    order_fields = body_schema(facts["ORDER_FIELDS"])
+    tickets = {"type": "array", "minItems": 1, "maxItems": facts["ORDER_TICKETS_MAX"],
+               "items": ref("schemas", "Ticket"), "description": "Each ticket as `GET "
+               "/tickets/{ticketId}` reads it, by date, event, entry time and category."}
+    priced = {"total": {**ref("schemas", "TicketPrice"), "description": "The sum of the "
+                        "tickets' prices."}, "currency": ref("schemas", "Currency"),
+              "channel": order_fields["properties"]["channel"],
+              "payment": order_fields["properties"]["payment"]}
+    return {
+        "OrderItem": {**body_schema(facts["ORDER_ITEM_FIELDS"]), "description": (
+            "`quantity` tickets alike; `eventId` is required for event tickets, refused for "
+            "general ones.")},
+        "OrderRequest": {**order_fields, "description": (
+            "`email` is required for the `web` channel; `payment` for the `desk` channel "
+            "only.")},
+        "Order": _object(["orderId", "orderCode", "status", "channel", "total", "currency",
+                          "createdAt", "tickets"], {
+            "orderId": UUID_SCHEMA,
+            "orderCode": {"type": "string", "pattern": anchored(ORDER_CODE), "description": (
+                "Typed at the door like a confirmation code: admits all the order's tickets "
+                "valid that day.")},
+            "status": {"type": "string", "enum": list(facts["ORDER_STATUSES"])},
+            **priced,
+            "createdAt": {"type": "string", "format": "date-time"},
+            "expiresAt": {"type": "string", "format": "date-time", "description": (
+                "Only while `pending` or once `expired`: when the hold ends.")},
+            "email": {"type": "string", "format": "email", "description": (
+                "For the account that made the order and an admin, when given, until "
+                "erased.")},
+            "phone": {"type": "string", "description": "As `email`."},
+            "tickets": tickets}),
+        "OrderQuote": _object(["channel", "total", "currency", "tickets"], {
+            **priced, "tickets": {**tickets, "items": {"description": (
+                "A ticket as it would be sold: without `ticketId`, `confirmationCode` or "
+                "`status`."), "type": "object"}}}),
+    }
+
+
+def _order_answers(facts):
+    return {
+        "ChannelRefused": problem(403, "The role may not sell on this channel (the desk "
+                                  f"needs the {facts['DESK_ROLES']} role).",
+                                  facts["DESK_REFUSED"]),
+        "OrderConflict": named_problems(
+            "The hold ended before the order was confirmed (`expired`: its places are free "
+            "again), or the order is no longer pending (`not-pending`); nothing changed.",
+            "Problem", {"expired": problem_body(409, facts["EXPIRED"], reason="expired"),
+                        "not-pending": problem_body(409, facts["NOT_PENDING"],
+                                                    reason="not-pending")}),
+        "OrderGone": problem(410, "The order expired, was cancelled or voided: its code "
+                             "admits nobody.", facts["ORDER_GONE"]),
+        "OrderQuote": json_answer("A quote (`simulate=true`): what the order would cost "
+                                  "now; nothing was bought or held.",
+                                  ref("schemas", "OrderQuote"), _QUOTE),
     }
 
 

@@ -22,7 +22,7 @@ __all__ = ["render_ticket", "TicketImages"]
 
 
 class TicketImages:
-    """Each ticket's image and its digest (for an ETag), drawn once per process: one
+    """Each ticket's (and order's) image and its digest (for an ETag), drawn once per process: one
     drawing costs about 15 ms. Concurrent first requests for an image wait for one
     drawing instead of each drawing it; the least recently used go first past LIMIT."""
 
@@ -37,7 +37,20 @@ class TicketImages:
     def image(self, ticket):
         """(PNG bytes, digest) of `ticket`, as the store gives it."""
         # The key holds everything drawn, so a renamed event gets a new image, never a stale one.
-        key = (ticket["ticketId"], ticket["eventName"])
+        return self._cached((ticket["ticketId"], ticket["eventName"]), lambda: render_ticket(
+            "MUSEUM TICKET", _ticket_lines(ticket), qr_text(
+                self.secret, ticket["ticketId"], ticket["confirmationCode"])))
+
+    def order_image(self, order):
+        """(PNG bytes, digest) of an order's code, which admits all its tickets at once."""
+        days = sorted({ticket["ticketDate"] for ticket in order["tickets"]})
+        lines = [("Date", ", ".join(days)), ("Tickets", str(len(order["tickets"]))),
+                 ("Code", order["orderCode"])]
+        return self._cached((order["orderId"],), lambda: render_ticket(
+            "MUSEUM ORDER", lines, qr_text(self.secret, order["orderId"], order["orderCode"])))
+
+    def _cached(self, key, draw):
+        """(PNG bytes, digest) that `draw()` makes for `key`, drawn once."""
         with self._lock:
             if key in self._images:
                 self._images.move_to_end(key)
@@ -48,8 +61,7 @@ class TicketImages:
                 if key in self._images:
                     return self._images[key]
             try:
-                png = render_ticket("MUSEUM TICKET", _ticket_lines(ticket), qr_text(
-                    self.secret, ticket["ticketId"], ticket["confirmationCode"]))
+                png = draw()
                 entry = png, hashlib.sha256(png).hexdigest()[:32]
                 with self._lock:
                     self._images[key] = entry

@@ -54,6 +54,66 @@ TICKET_FIELDS = {
 }
 
 
+class TicketSale:
+    """The rules of a sale, shared by a single ticket (`Tickets`) and an order's tickets
+    (museum_orders, which museum.py hands this to, the two standing on one floor): which
+    day, entry time and category a ticket may have at a moment, its price, a visitor
+    credential's purchase limit, and fresh codes on the rare clash."""
+
+    def __init__(self, store, new_id):
+        self.store = store
+        self.new_id = new_id
+
+    def check(self, validator, body, fields, config, now):
+        """The ticket `body` asks for at `now`, its `fields` (TICKET_FIELDS or an order
+        item's) checked into `validator` and priced in its category, and the general entry
+        capacity of its day; None for the ticket while a field is wrong."""
+        ticket = check_fields(body, fields, validator)
+        kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
+        if day and day < now.date():
+            validator.error("ticketDate", "past", "must not be in the past")
+        elif day and (day - now.date()).days > SALE_HORIZON_DAYS:
+            validator.error("ticketDate", "beyond-horizon",
+                            f"must be at most {SALE_HORIZON_DAYS} days ahead")
+        schedule, capacity = config.schedule, config.capacity
+        if kind == "general" and day:  # the day as an admin may have changed it
+            schedule, capacity = museum_sales.days_as_set(config, self.store, day, day)
+        if kind == "general" and day and day >= now.date() and not schedule.hours_on(day):
+            validator.error("ticketDate", "closed", closed_on(day.isoformat()))
+        museum_sales.check_entry_time(validator, schedule, body, ticket, now)
+        museum_categories.check_category(validator, config, ticket.get("category"))
+        if validator.errors:
+            return None, capacity
+        category = museum_categories.sold_in(config, ticket.get("category"))
+        return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
+                "eventId": ticket.get("eventId"), "category": category.name,
+                "price": storage.price_value(category.price), "persons": category.persons,
+                "currency": config["museum"]["currency"]}, capacity
+
+    @staticmethod
+    def purchase_limit(user, config, now):
+        """A visitor credential's `(most, since)` by `[auth] visitor_tickets_per_hour`
+        (None: no limit; other roles have none)."""
+        most = config["auth"]["visitor_tickets_per_hour"]
+        if most is None or user.role != VISITOR_ROLE:
+            return None
+        return most, rfc3339(now - museum_sales.PURCHASE_WINDOW)
+
+    @staticmethod
+    def stored(write, now):
+        """What `write()` stores, called again (drawing fresh codes) on the rare clash with
+        an existing code; 429 past the purchase limit, 503 after three clashes."""
+        for _ in range(3):
+            try:
+                return write()
+            except storage.DuplicateCode:
+                continue
+            except storage.LimitReached as reached:
+                raise purchase_limit_reached(reached.first, now) from None
+        raise Problem(503, "Could not draw a unique confirmation code; try again.",
+                      headers={"Retry-After": "1"})
+
+
 class Tickets:
     """Buying a ticket (any role), and the list of an event's buyers (admin)."""
 
@@ -71,11 +131,11 @@ class Tickets:
                 "type": "array", "maxItems": PAGE_SIZE_MAX, "items": ref("schemas", "Ticket")},
                 PAGED), 404: "NotFound"})}
 
-    def __init__(self, store, live, now, new_id, public_url):
+    def __init__(self, store, live, now, sale, public_url):
         self.store = store
         self.live = live  # museum_config.LiveConfig: hours, capacity, price and currency
         self.now = now  # the time at the museum
-        self.new_id = new_id
+        self.sale = sale  # TicketSale
         self.public_url = public_url
 
     def on_post(self, req, resp):
@@ -91,23 +151,15 @@ class Tickets:
                 self._answer(resp, replayed)
                 return
         config, now = self.live.config, self.now()
-        ticket, capacity = self._check(body, config, now)
+        validator = Validator()
+        ticket, capacity = self.sale.check(validator, body, TICKET_FIELDS, config, now)
+        validator.raise_if_invalid()
         ticket.update(soldBy=req.context.user.name, soldAt=rfc3339(now))
-        purchase_limit = self._purchase_limit(req.context.user, config, now)
-        for _ in range(3):  # a fresh code on the rare clash with an existing one
-            try:
-                stored, _ = self.store.create_ticket(
-                    {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
-                    idempotency, capacity.on(date.fromisoformat(ticket["ticketDate"])),
-                    slot_capacity=capacity.per_slot, purchase_limit=purchase_limit)
-                break
-            except storage.DuplicateCode:
-                continue
-            except storage.LimitReached as reached:
-                raise purchase_limit_reached(reached.first, now) from None
-        else:
-            raise Problem(503, "Could not draw a unique confirmation code; try again.",
-                          headers={"Retry-After": "1"})
+        purchase_limit = self.sale.purchase_limit(req.context.user, config, now)
+        stored, _ = self.sale.stored(lambda: self.store.create_ticket(
+            {**ticket, "confirmationCode": new_confirmation_code(ticket["ticketType"])},
+            idempotency, capacity.on(date.fromisoformat(ticket["ticketDate"])),
+            slot_capacity=capacity.per_slot, purchase_limit=purchase_limit), now)
         self._answer(resp, stored)
 
     def on_get(self, req, resp):
@@ -129,40 +181,6 @@ class Tickets:
         json_response(resp, self._receipt(ticket), 201)
         resp.location = f"{self.public_url}{API}/tickets/{ticket['ticketId']}/qr"
 
-    @staticmethod
-    def _purchase_limit(user, config, now):
-        """A visitor credential's `(most, since)` by `[auth] visitor_tickets_per_hour`
-        (None: no limit; other roles have none)."""
-        most = config["auth"]["visitor_tickets_per_hour"]
-        if most is None or user.role != VISITOR_ROLE:
-            return None
-        return most, rfc3339(now - museum_sales.PURCHASE_WINDOW)
-
-    def _check(self, body, config, now):
-        """The ticket to sell by `config` at `now`, and the general entry capacity of its
-        day."""
-        validator = Validator()
-        ticket = check_fields(body, TICKET_FIELDS, validator)
-        kind, day = ticket.get("ticketType"), ticket.get("ticketDate")
-        if day and day < now.date():
-            validator.error("ticketDate", "past", "must not be in the past")
-        elif day and (day - now.date()).days > SALE_HORIZON_DAYS:
-            validator.error("ticketDate", "beyond-horizon",
-                            f"must be at most {SALE_HORIZON_DAYS} days ahead")
-        schedule, capacity = config.schedule, config.capacity
-        if kind == "general" and day:  # the day as an admin may have changed it
-            schedule, capacity = museum_sales.days_as_set(config, self.store, day, day)
-        if kind == "general" and day and day >= now.date() and not schedule.hours_on(day):
-            validator.error("ticketDate", "closed", closed_on(day.isoformat()))
-        museum_sales.check_entry_time(validator, schedule, body, ticket, now)
-        museum_categories.check_category(validator, config, ticket.get("category"))
-        validator.raise_if_invalid()
-        category = museum_categories.sold_in(config, ticket.get("category"))
-        return {**ticket, "ticketId": self.new_id(), "ticketDate": day.isoformat(),
-                "eventId": ticket.get("eventId"), "category": category.name,
-                "price": storage.price_value(category.price), "persons": category.persons,
-                "currency": config["museum"]["currency"]}, capacity
-
     def _receipt(self, ticket):
         label = TICKET_LABELS[ticket["ticketType"]].lower()
         receipt = {"message": f"Museum {label} ticket purchased",
@@ -176,10 +194,11 @@ class Tickets:
 
 def purchase_limit_reached(first, now):
     """429 for a visitor credential at its limit, whose first purchase counted was at
-    `first`: retry when that one leaves the window."""
+    `first` (None: the order alone is over the limit): retry when that one leaves the
+    window."""
+    since = now if first is None else datetime.fromisoformat(first)
     return Problem(429, museum_sales.PURCHASE_LIMIT_RULE, headers={
-        "Retry-After": retry_after(datetime.fromisoformat(first) + museum_sales.PURCHASE_WINDOW,
-                                  now)})
+        "Retry-After": retry_after(since + museum_sales.PURCHASE_WINDOW, now)})
 
 
 class Ticket:

@@ -30,6 +30,11 @@ class Validator:
         `message` to a person."""
         self.errors.append(field_error(name, code, message))
 
+    def within(self, prefix):
+        """A validator for a part of this input (an order's item), naming its fields after
+        `prefix` (`items[2].`) and collecting its errors here."""
+        return _Within(self.errors, prefix)
+
     def raise_if_invalid(self, detail=INVALID_BODY):
         if self.errors:
             raise Problem(400, detail, errors=self.errors)
@@ -134,6 +139,15 @@ class Validator:
         self.error(name, "not-a-phone",
                    "must be 7 to 20 digits, spaces or +-() with at least 7 digits")
         return None
+
+
+class _Within(Validator):
+    def __init__(self, errors, prefix):
+        super().__init__()
+        self.errors, self.prefix = errors, prefix
+
+    def error(self, name, code, message):
+        super().error(self.prefix + name, code, message)
 
 
 def _printable(text, multiline):

@@ -343,14 +343,32 @@ class Store(ABC):
     # `now` is RFC 3339 UTC text in the same form as "expiresAt" (they compare as text).
 
     @abstractmethod
-    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None):
+    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None,
+                     idempotency=None, purchase_limit=None):
         """Store `order` and all its `tickets` (as `create_ticket` takes them, each with
-        "persons", the places it takes, 1 when absent) in one transaction, or nothing; return
+        "persons", the places it takes, 1 when absent, and "email" None when the buyer gave
+        none: read back as '', as an erased one) in one transaction, or nothing; return
         the order as read back. Every place is counted as `create_ticket` counts one
         ticket's, each ticket's "persons" at once, with the same errors: `SoldOut` names
         the first place found full. A pending order's places count against capacity until
         it is confirmed, cancelled or its hold ends at "expiresAt": from then on they are
-        free, whether or not anything is written meanwhile (see `places_taken`)."""
+        free, whether or not anything is written meanwhile (see `places_taken`).
+
+        `general_capacity` is one for every day, or `{date: capacity}` (a date left out:
+        unlimited). `idempotency` is `(user, key, fingerprint)` or None, as for
+        `create_ticket`: a key
+        used before with the same fingerprint writes nothing and returns that order as read
+        back; with another fingerprint (or a key that bought a single ticket),
+        `IdempotencyConflict`. `purchase_limit`, given, is `(most, since)` as for
+        `create_ticket`, counting the order's "createdBy" and all its tickets: past it,
+        nothing is written and `LimitReached` names the earliest purchase counted (None
+        when the order alone is over the limit)."""
+
+    @abstractmethod
+    def replayed_order(self, user, key, fingerprint, now):
+        """The order made earlier under that user's idempotency key, as read back at `now`,
+        or None if the key is unused; `IdempotencyConflict` if it was used with another
+        fingerprint or bought a single ticket. Reads only."""
 
     @abstractmethod
     def get_order(self, order_id, now):

@@ -859,13 +859,15 @@ class SQLStore(Store):
 
     @staticmethod
     def _insert_ticket(conn, ticket, order_id, price):
+        # A ticket without its buyer's email (an order at the desk) keeps '', as an erased
+        # contact does.
         inserted = conn.execute(
             "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
             "phone, price_minor, currency, entry_time, sold_by, sold_at, category, order_id, "
             "persons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (confirmation_code) DO NOTHING",
             (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
-             ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
+             ticket.get("eventId"), ticket["confirmationCode"], ticket["email"] or "",
              ticket.get("phone"), minor_units(price), ticket["currency"],
              ticket.get("entryTime"), ticket.get("soldBy"), ticket.get("soldAt"),
              ticket.get("category"), order_id, ticket.get("persons", 1)))
@@ -874,12 +876,13 @@ class SQLStore(Store):
         conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
                                   ticket["currency"], minor_units(price)))
 
-    def _refuse_past_purchase_limit(self, conn, user, most, since):
-        """`LimitReached` when `user` bought `most` tickets after `since`; the user's sales
-        are held off meanwhile, so two at once are counted one after the other."""
+    def _refuse_past_purchase_limit(self, conn, user, most, since, buying=1):
+        """`LimitReached` when `user`, having bought tickets after `since`, would pass `most`
+        with `buying` more; the user's sales are held off meanwhile, so two at once are
+        counted one after the other."""
         self._lock_buyer(conn, user)
         bought, first = conn.execute(PURCHASES_SINCE, (user, since)).fetchone()
-        if bought >= most:
+        if bought + buying > most:
             raise LimitReached(first)
 
     @staticmethod
@@ -897,6 +900,7 @@ class SQLStore(Store):
                 if changed and changed[0]:
                     raise DayClosed(day)
                 capacity = changed[1] if changed and changed[1] is not None \
+                    else general_capacity.get(day) if isinstance(general_capacity, dict) \
                     else general_capacity
                 if capacity is not None and taken > capacity:
                     raise SoldOut(day)
@@ -1061,9 +1065,16 @@ class SQLStore(Store):
         return self._void_tickets(conn, f"order_id IN ({', '.join('?' * len(expired))})",
                                   expired, now)
 
-    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None):
+    def create_order(self, order, tickets, now, general_capacity=None, slot_capacity=None,
+                     idempotency=None, purchase_limit=None):
         with self._writing() as conn:
+            # The key is claimed with the order's first ticket, as a single sale claims it.
+            if idempotency is not None and not self._claim(conn, idempotency, tickets[0]):
+                return self._replayed_order(conn, *idempotency, now)
             released = self._release_expired_holds(conn, now)
+            if purchase_limit is not None:
+                self._refuse_past_purchase_limit(conn, order["createdBy"], *purchase_limit,
+                                                 buying=len(tickets))
             conn.execute(f"INSERT INTO orders ({ORDER_COLUMNS}) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          (order["orderId"], order["orderCode"], order["status"],
@@ -1074,6 +1085,22 @@ class SQLStore(Store):
             self._mark_all_changed(conn, released + [(ticket["ticketId"], ticket["ticketDate"])
                                                      for ticket in tickets])
             return self._order(conn, order["orderId"], now)
+
+    def replayed_order(self, user, key, fingerprint, now):
+        with self._reading_one_snapshot() as conn:
+            return self._replayed_order(conn, user, key, fingerprint, now)
+
+    @classmethod
+    def _replayed_order(cls, conn, user, key, fingerprint, now):
+        row = cls._keyed(conn, "SELECT fingerprint, ticket_id FROM idempotency_keys "
+                         "WHERE user_name = ? AND key = ?", user, key, fingerprint)
+        if row is None:
+            return None
+        (order_id,) = conn.execute("SELECT order_id FROM tickets WHERE id = ?",
+                                   (row[1],)).fetchone()
+        if order_id is None:  # the key bought a single ticket: another request
+            raise IdempotencyConflict(key)
+        return cls._order(conn, order_id, now)
 
     def get_order(self, order_id, now):
         with self._reading_one_snapshot() as conn:

@@ -1,0 +1,398 @@
+"""Orders: several tickets bought together, all or nothing (`POST /v1.1/orders`), quoted
+without buying (`?simulate=true`), held while the visitor pays and then confirmed, read,
+cancelled by their creator or voided by an admin, and the order's own scannable code.
+
+An order's tickets follow a single sale's rules (museum_tickets.TicketSale, which museum.py
+hands over: the two modules stand on one floor), and its items' fields are a single sale's
+(`order_fields`); the store writes an order's tickets in one transaction or none of them,
+and counts a hold's places until it ends, exactly, with no job to run.
+"""
+
+from contextlib import contextmanager
+from datetime import date, timedelta
+
+import falcon
+
+import storage
+from museum_door import new_confirmation_code, new_order_code, ticket_status
+from museum_http import API, Problem, fingerprint, idempotency_key, json_response, read_json, \
+    rfc3339
+from museum_openapi import EMAIL_SCHEMA, Answer, Operation, query, ref
+from museum_sales import ticket_view
+from museum_ticket_image import TicketImages
+from museum_validation import Field, Validator, When, check_fields, checked_by, path_uuid
+from museum_vocabulary import ADMIN_ROLE, GATE_ROLE, VISITOR_ROLE
+
+# Who may sell on each channel: a visitor's or a shop's account on the web, the museum's
+# staff at the desk. The one place that says it, so a new role is one line here.
+CHANNEL_ROLES = {"web": (VISITOR_ROLE, GATE_ROLE, ADMIN_ROLE), "desk": (ADMIN_ROLE,)}
+PAYMENTS = ("cash", "card", "free", "invoice")
+ORDER_TICKETS_MAX = 50  # tickets in one order, adding up the items' quantities
+# An order's item is a single sale's ticket without its buyer (the order has one).
+ITEM_TICKET_FIELDS = ("ticketType", "ticketDate", "eventId", "entryTime", "category")
+# The service computes every price: a client that sends one is told so.
+PRICE_FIELDS = ("price", "total", "currency")
+ORDER_STATUSES = ("pending", "confirmed", "expired", "cancelled", "voided")
+
+
+def order_fields(ticket_fields):
+    """(an order's body, one of its items) as Fields by name, the ticket fields being those
+    of a single sale (museum_tickets.TICKET_FIELDS)."""
+    item = {name: ticket_fields[name] for name in ITEM_TICKET_FIELDS}
+    item["quantity"] = Field(_quantity, {
+        "type": "integer", "minimum": 1, "maximum": ORDER_TICKETS_MAX, "default": 1,
+        "description": "How many such tickets."}, 2)
+    email = ticket_fields["email"]
+    order = {
+        "items": Field(_items, {
+            "type": "array", "minItems": 1, "maxItems": ORDER_TICKETS_MAX,
+            "items": ref("schemas", "OrderItem"), "description": (
+                f"The tickets: 1 to {ORDER_TICKETS_MAX} in all, adding up the quantities.")},
+            [{"ticketType": "general", "ticketDate": "2027-10-29", "category": "adult",
+              "quantity": 2},
+             {"ticketType": "general", "ticketDate": "2027-10-29", "category": "child",
+              "quantity": 2}], True),
+        "email": email._replace(required=False, schema={
+            **EMAIL_SCHEMA, "description": "The buyer's; required for the `web` channel, "
+            "optional at the `desk`."}),
+        "phone": ticket_fields["phone"],
+        "channel": Field(checked_by(Validator.choice, tuple(CHANNEL_ROLES)), {
+            "type": "string", "enum": list(CHANNEL_ROLES), "default": "web",
+            "description": "`web` (a shop or a visitor) or `desk` (the museum's desk: "
+            f"the {', '.join(CHANNEL_ROLES['desk'])} role)."}, "web"),
+        "payment": Field(checked_by(Validator.choice, PAYMENTS), {
+            "type": "string", "enum": list(PAYMENTS),
+            "description": "How the desk was paid; required for the `desk` channel, "
+            "refused otherwise."}, None, When("channel", "desk")),
+        "hold": Field(checked_by(Validator.boolean), {
+            "type": "boolean", "default": False, "description": "`true`: the order is "
+            "`pending`, its places held until `expiresAt` (`[orders] hold_minutes`) for "
+            "the payment; confirm it before then."}, True),
+    }
+    return order, item
+
+
+def _items(validator, name, value):
+    if isinstance(value, list) and 1 <= len(value) <= ORDER_TICKETS_MAX \
+            and all(isinstance(item, dict) for item in value):
+        return value
+    validator.error(name, "not-a-list", f"must be a list of 1 to {ORDER_TICKETS_MAX} objects")
+    return None
+
+
+def _quantity(validator, name, value):
+    if isinstance(value, int) and not isinstance(value, bool) \
+            and 1 <= value <= ORDER_TICKETS_MAX:
+        return value
+    validator.error(name, "out-of-range",
+                    f"must be a whole number from 1 to {ORDER_TICKETS_MAX}")
+    return None
+
+
+def _refuse_prices(validator, body):
+    """`body` without the price fields a client may not set, each refused."""
+    for name in PRICE_FIELDS:
+        if name in body:
+            validator.error(name, "assigned-by-service",
+                            "is the service's to compute from the price categories")
+    return {name: value for name, value in body.items() if name not in PRICE_FIELDS}
+
+
+def order_view(order, contacts):
+    """An order as it is read back: its tickets as a ticket is read back (those of an
+    ended hold void: their places are free), the buyer's email and phone for `contacts`."""
+    status = order["status"]
+    view = {"orderId": order["orderId"], "orderCode": order["orderCode"], "status": status,
+            "channel": order["channel"], **_totals(order["tickets"]),
+            "createdAt": order["createdAt"]}
+    if order["payment"]:
+        view["payment"] = order["payment"]
+    if status in ("pending", "expired"):
+        view["expiresAt"] = order["expiresAt"]
+    for name in ("email", "phone"):
+        if contacts and order[name]:
+            view[name] = order[name]
+    view["tickets"] = [ticket_view(ticket, "void" if status == "expired"
+                                   else ticket_status(ticket)) for ticket in order["tickets"]]
+    return view
+
+
+def _totals(tickets):
+    """The order's `total` (exact, in hundredths) and `currency`, from its tickets."""
+    total = sum(storage.minor_units(ticket["price"]) for ticket in tickets)
+    return {"total": storage.price_value(total), "currency": tickets[0]["currency"]}
+
+
+class Orders:
+    """Buying several tickets in one order, or a quote for them."""
+
+    needed_roles = {"POST": VISITOR_ROLE}
+    described = {"post": Operation(
+        "createOrder", "Orders", "Buy tickets in one order", (
+            query("simulate", "`true`: a quote, with the prices and the total, buying "
+                  "nothing.", {"type": "boolean", "default": False}, "true"),
+            "IdempotencyKey"), {
+            200: "OrderQuote",
+            201: Answer("The order was made.", "Order", ("Location",)),
+            403: "ChannelRefused", 404: "NotFound", 409: "PurchaseConflict",
+            429: "PurchaseLimitReached"}, "OrderRequest")}
+
+    def __init__(self, store, live, now, sale, new_id, public_url, fields):
+        self.store = store
+        self.live = live  # museum_config.LiveConfig
+        self.now = now  # the time at the museum
+        self.sale = sale  # museum_tickets.TicketSale
+        self.new_id = new_id
+        self.public_url = public_url
+        self.fields, self.item_fields = fields  # order_fields()
+
+    def on_post(self, req, resp):
+        simulate = _simulate(req)
+        key = idempotency_key(req)
+        body = read_json(req)
+        user, now = req.context.user, self.now()
+        idempotency = None
+        if key is not None and not simulate:
+            # A retry gets its order before any rule is checked again, as a ticket's does.
+            idempotency = (user.name, key, fingerprint(body))
+            replayed = self.store.replayed_order(*idempotency, rfc3339(now))
+            if replayed is not None:
+                self._answer(resp, replayed)
+                return
+        config = self.live.config
+        order, tickets, capacities = self._check(body, user, config, now)
+        if simulate:
+            json_response(resp, self._quote(order, tickets))
+            return
+        limit = self.sale.purchase_limit(user, config, now)
+
+        def write():
+            codes = {"orderCode": new_order_code()}
+            return self.store.create_order(
+                {**order, **codes}, [{**ticket, "confirmationCode": new_confirmation_code(
+                    ticket["ticketType"])} for ticket in tickets], rfc3339(now),
+                capacities, config.capacity.per_slot, idempotency, limit)
+        self._answer(resp, self.sale.stored(write, now))
+
+    def _check(self, body, user, config, now):
+        """(the order, its tickets, {date: general entry capacity} of their days) that
+        `body` asks `user` to make at `now`; 400 naming every bad field, 403 for a channel
+        the user's role may not sell on."""
+        validator = Validator()
+        if not isinstance(body, dict):
+            raise Problem(400, "The request body must be a JSON object.")
+        # The channel's default is as if given, so that its rules (a payment) follow.
+        order = check_fields({"channel": "web", **_refuse_prices(validator, body)},
+                             self.fields, validator)
+        channel = order["channel"]
+        if channel == "web" and "email" not in body:
+            validator.error("email", "required", "is required for the web channel")
+        tickets, capacities = [], {}
+        for index, item in enumerate(order.get("items") or ()):
+            sold, capacity = self._item_tickets(validator.within(f"items[{index}]."), item,
+                                                config, now)
+            tickets += sold
+            if sold and sold[0]["ticketType"] == "general":
+                capacities[sold[0]["ticketDate"]] = capacity
+        if len(tickets) > ORDER_TICKETS_MAX:
+            validator.error("items", "out-of-range", f"must hold 1 to {ORDER_TICKETS_MAX} "
+                            f"tickets in all, not {len(tickets)}")
+        validator.raise_if_invalid()
+        if user.role not in CHANNEL_ROLES[channel]:
+            raise Problem(403, channel_refused(channel))
+        moment, hold = rfc3339(now), order.get("hold", False)
+        contact = {"email": order.get("email"), "phone": order.get("phone")}
+        made = {"orderId": self.new_id(), "status": "pending" if hold else "confirmed",
+                "channel": channel, "payment": order.get("payment"), **contact,
+                "createdAt": moment, "createdBy": user.name, "expiresAt": rfc3339(
+                    now + timedelta(minutes=config["orders"]["hold_minutes"])) if hold
+                else None}
+        return made, [{**ticket, **contact, "soldBy": user.name, "soldAt": moment}
+                      for ticket in tickets], capacities
+
+    def _item_tickets(self, validator, item, config, now):
+        """(the tickets one item asks for, each a single sale's, none while a field is
+        wrong; the general entry capacity of their day)."""
+        item = _refuse_prices(validator, item)
+        quantity = self.item_fields["quantity"].check(validator, "quantity",
+                                                      item.get("quantity", 1))
+        fields = {name: field for name, field in self.item_fields.items()
+                  if name != "quantity"}
+        ticket, capacity = self.sale.check(
+            validator, {name: value for name, value in item.items() if name != "quantity"},
+            fields, config, now)
+        if ticket is None or quantity is None:
+            return [], None
+        return [{**ticket, "ticketId": self.new_id()} for _ in range(quantity)], \
+            capacity.on(date.fromisoformat(ticket["ticketDate"]))
+
+    def _quote(self, order, tickets):
+        """What the order would cost, its tickets priced as the store would price them
+        now (an event's by its `prices`); no ids, codes or places."""
+        events = {}
+        quoted = []
+        for ticket in tickets:
+            event = None
+            if ticket["eventId"]:
+                event = events.get(ticket["eventId"]) or self.store.get_event(
+                    ticket["eventId"])
+                events[ticket["eventId"]] = event
+                if ticket["ticketDate"] not in event["dates"]:
+                    raise storage.DateNotOffered(event["dates"])
+                ticket = {**ticket, "price": event.get("prices", {}).get(
+                    ticket["category"], event["price"])}
+            view = ticket_view({**ticket, "confirmationCode": None, "admittedAt": None,
+                                "eventName": event and event["name"],
+                                "entryTime": ticket.get("entryTime")}, "valid")
+            quoted.append({name: value for name, value in view.items()
+                           if name not in ("ticketId", "confirmationCode", "status")})
+        quote = {"channel": order["channel"], **_totals(quoted)}
+        if order["payment"]:
+            quote["payment"] = order["payment"]
+        return {**quote, "tickets": quoted}
+
+    def _answer(self, resp, order):
+        json_response(resp, order_view(order, contacts=True), 201)
+        resp.location = f"{self.public_url}{API}/orders/{order['orderId']}"
+
+
+def channel_refused(channel):
+    """What a 403 says to a role that may not sell on `channel`."""
+    return f"The {channel} channel needs the {' or '.join(CHANNEL_ROLES[channel])} role."
+
+
+def _simulate(req):
+    """Whether `?simulate=` asks for a quote: `true` or `false`, else 400."""
+    validator = Validator()
+    text = req.get_param("simulate")
+    if text not in (None, "true", "false"):
+        validator.error("simulate", "not-a-boolean", "must be true or false")
+    validator.raise_if_invalid("A query parameter is not valid; see errors.")
+    return text == "true"
+
+
+class _OneOrder:
+    """What the resources of one order share: finding it for the user asking. The account
+    that created it, a gate and an admin find it; to any other it does not exist (404,
+    never 403, so that ids cannot be probed)."""
+
+    def __init__(self, store, now):
+        self.store = store
+        self.now = now  # the time at the museum
+
+    def found(self, req, order_id):
+        """The order of the path, as read back now; 404 unless the user may read it."""
+        user = req.context.user
+        order = self.store.get_order(path_uuid(order_id, "orderId"), rfc3339(self.now()))
+        if user.role not in (GATE_ROLE, ADMIN_ROLE) and order["createdBy"] != user.name:
+            raise storage.NotFound(order_id)
+        return order
+
+    @staticmethod
+    def sees_contacts(req, order):
+        """The creator and an admin see the buyer's email and phone; a gate does not."""
+        user = req.context.user
+        return user.role == ADMIN_ROLE or order["createdBy"] == user.name
+
+
+class Order(_OneOrder):
+    """One order: read, cancelled by its creator while pending, voided by an admin."""
+
+    needed_roles = {"GET": VISITOR_ROLE, "DELETE": VISITOR_ROLE}
+    described = {
+        "get": Operation("getOrder", "Orders", "Read an order", ("OrderId",), {
+            200: Answer("The order.", "Order"), 404: "NotFound"}),
+        "delete": Operation("cancelOrder", "Orders", "Cancel or void an order", ("OrderId",), {
+            204: Answer("The order is cancelled (its creator) or void (an admin).", None),
+            404: "NotFound", 409: "OrderConflict"})}
+
+    def on_get(self, req, resp, order_id):
+        order = self.found(req, order_id)
+        json_response(resp, order_view(order, self.sees_contacts(req, order)))
+
+    def on_delete(self, req, resp, order_id):
+        user, moment = req.context.user, rfc3339(self.now())
+        order_id = path_uuid(order_id, "orderId")
+        with _order_conflicts():
+            if user.role == ADMIN_ROLE:  # a refund: voiding a void order answers 204 too
+                self.store.void_order(order_id, moment)
+            else:
+                self.store.cancel_order(order_id, user.name, moment)
+        resp.status = 204
+
+
+class OrderConfirmation(_OneOrder):
+    """A held order made final once its payment went through."""
+
+    needed_roles = {"POST": VISITOR_ROLE}
+    described = {"post": Operation("confirmOrder", "Orders", "Confirm a held order", (
+        "OrderId",), {200: Answer("The order, confirmed.", "Order"), 404: "NotFound",
+                      409: "OrderConflict"})}
+
+    def on_post(self, req, resp, order_id):
+        order = self.found(req, order_id)
+        if req.context.user.role == GATE_ROLE and order["createdBy"] != req.context.user.name:
+            raise storage.NotFound(order_id)  # a gate reads orders; it confirms none
+        with _order_conflicts():
+            confirmed = self.store.confirm_order(order["orderId"], rfc3339(self.now()))
+        json_response(resp, order_view(confirmed, self.sees_contacts(req, confirmed)))
+
+
+EXPIRED = "The order's hold has ended: its places are free again."
+NOT_PENDING = "The order is no longer pending: it was cancelled, voided or confirmed."
+
+
+@contextmanager
+def _order_conflicts():
+    """The store's refusals of an order's change, as 409s with their reason."""
+    try:
+        yield
+    except storage.HoldExpired:
+        raise Problem(409, EXPIRED, members={"reason": "expired"}) from None
+    except storage.NotAllowed:
+        raise Problem(409, NOT_PENDING, members={"reason": "not-pending"}) from None
+
+
+class OrderImage(_OneOrder):
+    """The order's own QR code, which admits all its tickets valid that day at once."""
+
+    needed_roles = {"GET": VISITOR_ROLE}
+    described = {"get": Operation("getOrderCode", "Orders", "Get an order's scannable code",
+                                  ("OrderId", "IfNoneMatch"), {
+                                      200: "TicketImage", 304: "NotModified",
+                                      404: "NotFound", 410: "OrderGone"})}
+
+    def __init__(self, store, now, secret):
+        super().__init__(store, now)
+        self.images = TicketImages(secret)
+
+    def on_get(self, req, resp, order_id):
+        order = self.found(req, order_id)
+        if order["status"] in ("expired", "cancelled", "voided"):
+            raise Problem(410, order_gone(order["status"]))
+        png, digest = self.images.order_image(order)
+        resp.etag = etag = falcon.ETag(digest)
+        resp.cache_control = ["private", "max-age=86400"]
+        if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
+            resp.status = 304
+            return
+        resp.content_type = "image/png"
+        resp.data = png
+
+
+
+def order_gone(status):
+    """What the order's code answers once it admits nobody."""
+    return f"The order is {status}: its code admits nobody."
+
+
+def _roles_text(channel):
+    roles = CHANNEL_ROLES[channel]
+    return roles[0] if len(roles) == 1 else f"{', '.join(roles[:-1])} or {roles[-1]}"
+
+
+# What the OpenAPI description states of orders (museum.py hands it over).
+ORDER_FACTS = {"ORDER_TICKETS_MAX": ORDER_TICKETS_MAX, "WEB_ROLES": _roles_text("web"),
+               "DESK_ROLES": _roles_text("desk"), "ORDER_STATUSES": ORDER_STATUSES,
+               "EXPIRED": EXPIRED, "NOT_PENDING": NOT_PENDING,
+               "DESK_REFUSED": channel_refused("desk"), "ORDER_GONE": order_gone("expired")}
