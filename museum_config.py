@@ -330,6 +330,16 @@ SCHEMA = {
         "early_minutes": Option("15", _minutes, "minutes before its entry slot that a timed "
                                 "ticket is admitted (earlier: too-early)"),
     },
+    "shop": {
+        "enabled": Option("false", _boolean, "true: visitors without credentials may book "
+                          "on the booking page at /shop (docs/shop.md)"),
+        "allowed_origins": Option("", str.split, "the museum's own web origins (such as "
+                                  "https://www.museum.example), space-separated, that may "
+                                  "embed the booking page"),
+        "pay_at_desk": Option("false", _boolean, "true: tickets with a price are booked on "
+                              "the page and paid at the desk; false: only free ones"),
+        "max_tickets": Option("10", _positive_int, "tickets one order on the page may have"),
+    },
     "orders": {
         "hold_minutes": Option("15", _hold_minutes, "minutes an order made with \"hold\": "
                                "true keeps its places while the visitor pays; unconfirmed "

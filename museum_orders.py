@@ -53,8 +53,8 @@ def order_fields(ticket_fields):
              {"ticketType": "general", "ticketDate": "2027-10-29", "category": "child",
               "quantity": 2}], True),
         "email": email._replace(required=False, schema={
-            **EMAIL_SCHEMA, "description": "The buyer's; required for the `web` channel, "
-            "optional at the `desk`."}),
+            **EMAIL_SCHEMA, "description": "The buyer's; required for the `web` channel "
+            "(but not for a quote), optional at the `desk`."}),
         "phone": ticket_fields["phone"],
         "channel": Field(checked_by(Validator.choice, tuple(CHANNEL_ROLES)), {
             "type": "string", "enum": list(CHANNEL_ROLES), "default": "web",
@@ -160,7 +160,7 @@ class Orders:
                 self._answer(resp, replayed)
                 return
         config = self.live.config
-        order, tickets, capacities = self._check(body, user, config, now)
+        order, tickets, capacities = self._check(body, user, config, now, simulate)
         if simulate:
             json_response(resp, self._quote(order, tickets))
             return
@@ -174,10 +174,11 @@ class Orders:
                 capacities, config.capacity.per_slot, idempotency, limit)
         self._answer(resp, self.sale.stored(write, now))
 
-    def _check(self, body, user, config, now):
+    def _check(self, body, user, config, now, simulate=False):
         """(the order, its tickets, {date: general entry capacity} of their days) that
-        `body` asks `user` to make at `now`; 400 naming every bad field, 403 for a channel
-        the user's role may not sell on."""
+        `body` asks `user` to make at `now` (or, `simulate`, to quote: a quote needs no
+        buyer's email, so a shop shows its total before asking for one); 400 naming every
+        bad field, 403 for a channel the user's role may not sell on."""
         validator = Validator()
         if not isinstance(body, dict):
             raise Problem(400, "The request body must be a JSON object.")
@@ -185,7 +186,7 @@ class Orders:
         order = check_fields({"channel": "web", **_refuse_prices(validator, body)},
                              self.fields, validator)
         channel = order["channel"]
-        if channel == "web" and "email" not in body:
+        if channel == "web" and "email" not in body and not simulate:
             validator.error("email", "required", "is required for the web channel")
         tickets, capacities = [], {}
         for index, item in enumerate(order.get("items") or ()):

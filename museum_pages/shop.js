@@ -283,10 +283,9 @@ function items() {
       ...(!event && state.slot ? { entryTime: state.slot } : {}), ...item }));
 }
 
+// No payment: with [shop] pay_at_desk the service itself marks a priced order as due.
 function orderBody() {
-  const body = { items: items(), email: $("email").value.trim() };
-  if (state.quote && state.quote.total > 0) body.payment = "due";
-  return body;
+  return { items: items(), email: $("email").value.trim() };
 }
 
 // What is missing before the API is asked, in the visitor's language.
