@@ -130,7 +130,7 @@ class Orders:
     described = {"post": Operation(
         "createOrder", "Orders", "Buy tickets in one order", (
             query("simulate", "`true`: a quote, with the prices and the total, buying "
-                  "nothing.", {"type": "boolean", "default": False}, "true"),
+                  "nothing.", {"type": "boolean", "default": False}, True),
             "IdempotencyKey"), {
             200: "OrderQuote",
             201: Answer("The order was made.", "Order", ("Location",)),

@@ -16,7 +16,8 @@ import museum
 import museum_validation
 from conftest import ADMIN, GATE, TODAY, assert_problem
 from museum_codes import CONFLICT_REASONS, FIELD_CODES
-from ticketing import EVENT_DATES, EVENTS, OPEN_DAY, OMIT, TICKETS, body, buy, create_event
+from ticketing import (EVENT_DATES, EVENTS, OPEN_DAY, OMIT, TICKETS, body, buy, create_event,
+                       ended_hold)
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(ROOT.glob("museum*.py"))
@@ -110,6 +111,7 @@ CASES = [
     Case("not-a-price", "price", "PATCH", f"{EVENTS}/EVENT", {"price": -1}),
     Case("too-many-decimals", "price", "PATCH", f"{EVENTS}/EVENT", {"price": 9.999}),
     Case("not-one-of", "ticketType", "POST", TICKETS, body(ticketType="vip")),
+    Case("not-a-list", "items", "POST", "/v1.1/orders", {"items": [], "email": "a@b.org"}),
     Case("not-a-date-list", "dates", "PATCH", f"{EVENTS}/EVENT", {"dates": []}),
     Case("not-a-price-list", "prices", "PATCH", f"{EVENTS}/EVENT", {"prices": [1]}),
     Case("unknown-category", "category", "POST", TICKETS, body(category="student")),
@@ -187,7 +189,7 @@ def test_each_rule_answers_its_code(museums, case):
 
 # -- each 409's reason ---------------------------------------------------------------------
 
-def test_every_409_but_the_doors_carries_its_reason(client):
+def test_every_409_but_the_doors_carries_its_reason(client, store):
     event = create_event(client)
     path = f"{EVENTS}/{event['eventId']}"
     sale = body("event", eventId=event["eventId"])
@@ -201,6 +203,16 @@ def test_every_409_but_the_doors_carries_its_reason(client):
                                      status=409))
     client.patch_json(path, {"capacity": 2}, headers=ADMIN, status=200)
     answers.append(buy(client, later, status=409))
+    held = client.post_json("/v1.1/orders", {
+        "items": [{"ticketType": "general", "ticketDate": OPEN_DAY}], "email": "bo@example.org",
+        "hold": True}, headers=ADMIN, status=201).json
+    client.delete(f"/v1.1/orders/{held['orderId']}", headers=ADMIN, status=204)
+    answers.append(client.post(f"/v1.1/orders/{held['orderId']}/confirm", headers=ADMIN,
+                               status=409))
+    answers.append(client.post(f"/v1.1/orders/{ended_hold(store)}/confirm", headers=ADMIN,
+                               status=409))
     reasons = [assert_problem(answer, 409)["reason"] for answer in answers]
-    assert reasons == ["key-reused", "capacity-below-sold", "dates-sold", "sold-out"]
+    assert reasons == ["key-reused", "capacity-below-sold", "dates-sold", "sold-out",
+                       "not-pending", "expired"]
     assert set(reasons) == set(CONFLICT_REASONS)
+

@@ -35,6 +35,7 @@ API_OPERATIONS = {
     "getAvailability", "listEventTickets", "getSalesReport",
     "pairDevice", "startDeviceSession", "endDeviceSession",
     "listPriceCategories", "getMuseum",
+    "createOrder", "getOrder", "cancelOrder", "confirmOrder", "getOrderCode",
 }
 # Operations that need no credentials: the description, and pairing (its code is one).
 PUBLIC_OPERATIONS = {"getOpenApiDescription", "pairDevice"}
@@ -49,6 +50,8 @@ DECLARED = [
     (museum.LOOKUP_FIELDS, ["LookupRequest"]),
     (museum.DAY_FIELDS, ["MuseumDayChange"]),
     (museum_devices.PAIRING_FIELDS, ["PairingRequest"]),
+    (museum.ORDER_FIELDS, ["OrderRequest"]),
+    (museum.ORDER_ITEM_FIELDS, ["OrderItem"]),
 ]
 
 

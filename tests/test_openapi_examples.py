@@ -17,6 +17,7 @@ import museum_devices
 import museum_http
 import storage
 from conftest import ADMIN, GATE, NOW, PASSWORDS, TODAY, VISITOR, basic, quick_hash
+from ticketing import ended_hold
 from described import DOCUMENT, operations, resolve, schema_errors
 
 EVENTS = "/v1.1/special-events"
@@ -289,6 +290,31 @@ def service_unavailable(client, store):
     return client.get(f"{EVENTS}/{uuid.uuid4()}", headers=ADMIN, status=503)
 
 
+ORDERS = "/v1.1/orders"
+ORDER = {"items": [{"ticketType": "general", "ticketDate": OPEN_DAY}],
+         "email": "ada@example.org"}
+
+
+def channel_refused(client, store):
+    return client.post_json(ORDERS, {**ORDER, "channel": "desk", "payment": "cash"},
+                            headers=VISITOR, status=403)
+
+
+def order_not_pending(client, store):
+    made = client.post_json(ORDERS, ORDER, headers=VISITOR, status=201).json
+    return client.delete(f"{ORDERS}/{made['orderId']}", headers=VISITOR, status=409)
+
+
+def order_expired(client, store):
+    return client.post(f"{ORDERS}/{ended_hold(store)}/confirm",
+                       headers=ADMIN, status=409)
+
+
+def order_gone(client, store):
+    return client.get(f"{ORDERS}/{ended_hold(store)}/qr", headers=ADMIN,
+                      status=410)
+
+
 CASES = {
     "BadRequest": bad_request,
     "Unauthorized": unauthorized,
@@ -327,6 +353,10 @@ CASES = {
     "PairingCodeSpent/expired": expired_pairing_code,
     "PairingLimited": pairing_limited,
     "NotAStoredDevice": not_a_stored_device,
+    "ChannelRefused": channel_refused,
+    "OrderConflict/not-pending": order_not_pending,
+    "OrderConflict/expired": order_expired,
+    "OrderGone": order_gone,
 }
 
 

@@ -20,6 +20,7 @@ validation again.
 
 import json
 import sqlite3
+import uuid
 from contextlib import closing, contextmanager
 from datetime import datetime, timedelta, timezone
 
@@ -173,3 +174,17 @@ def check_store(db_path):
         assert code.startswith(f"ticket-{body['ticketType']}-"), code
     assert len({code for _, code in tickets.values()}) == len(tickets)
     return events, tickets
+
+
+def ended_hold(store):
+    """The id of an order whose hold ended an hour before conftest's NOW."""
+    made = store.create_order({
+        "orderId": str(uuid.uuid4()), "orderCode": museum_door.new_order_code(),
+        "status": "pending", "channel": "web", "email": "bo@example.org",
+        "createdAt": "2026-11-22T10:45:00Z", "expiresAt": "2026-11-22T11:00:00Z",
+        "createdBy": "admin"}, [{
+            "ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": OPEN_DAY,
+            "confirmationCode": museum_door.new_confirmation_code("general"),
+            "email": "bo@example.org", "price": 0, "currency": "EUR"}],
+        "2026-11-22T10:45:00Z")
+    return made["orderId"]
