@@ -92,9 +92,10 @@ const state = { museum: null, days: [], events: [], offer: "general", day: null,
 // -- talking to the API -------------------------------------------------------------------
 
 class ShopError extends Error {
-  constructor(message, fields = []) {
+  constructor(message, fields = [], reason = null) {
     super(message);
     this.fields = fields; // [{field, message}] from a problem's `errors`
+    this.reason = reason; // a 409's
   }
 }
 
@@ -116,7 +117,7 @@ async function call(method, path, body, headers = {}) {
   }
   if (response.status === 401 || response.status === 403) throw new ShopError(T.closed);
   if (!data || response.status >= 500) throw new ShopError(T.failed);
-  throw new ShopError(data.detail, data.errors || []);
+  throw new ShopError(data.detail, data.errors || [], data.reason);
 }
 
 // -- dates, times and money as the visitor reads them -----------------------------------
@@ -152,29 +153,31 @@ function offeredCategories() {
     (category) => priceOf(category) === 0 || settings.payAtDesk === "true");
 }
 
-// Each day of the window this offer can be booked on: {date, label, note, bookable}.
+// Each open day of the window for this offer: {date, label, note, bookable}.
 function dayChoices() {
   const event = offeredEvent();
   return state.days.flatMap((day) => {
     if (!day.open) return [];
-    const label = `${dayName(day.date)} · ${day.hours.timeOpen}–${day.hours.timeClose}`;
+    const label = dayName(day.date), hours = `${day.hours.timeOpen}–${day.hours.timeClose}`;
+    const choice = (note, bookable) => [{ date: day.date, label,
+      note: [hours, note].filter(Boolean).join(" · "), bookable }];
     if (event) {
       const places = day.events.find((each) => each.eventId === event.eventId);
-      return places ? [{ date: day.date, label, ...placesNote(places.available) }] : [];
+      return places ? choice(...placesNote(places.available)) : [];
     }
     if (day.slots && day.slots.length) {
       const ended = day.slots.every((slot) => slot.ended);
       const left = day.slots.some((slot) => !slot.ended && slot.available !== 0);
-      return [{ date: day.date, label, note: ended ? T.ended : left ? "" : T.full,
-        bookable: left }];
+      return choice(ended ? T.ended : left ? "" : T.full, left);
     }
-    return [{ date: day.date, label, ...placesNote(day.general.available) }];
+    return choice(...placesNote(day.general.available));
   });
 }
 
+// [note, bookable] of a number of places left (null: no limit).
 function placesNote(available) {
-  if (available === null) return { note: "", bookable: true };
-  return { note: available > 0 ? T.left(available) : T.full, bookable: available > 0 };
+  if (available === null) return ["", true];
+  return [available > 0 ? T.left(available) : T.full, available > 0];
 }
 
 function chosenDay() {
@@ -234,9 +237,15 @@ function drawSlots() {
     open(slot), slot.time === state.slot)));
 }
 
+function quantities() {
+  return Object.fromEntries([...document.querySelectorAll("#categories input")]
+    .map((input) => [input.dataset.category, Number(input.value) || 0]));
+}
+
 function drawCategories() {
   const offered = offeredCategories();
   const max = Number(settings.maxTickets) || 10;
+  const before = quantities(); // kept when the places left are read again
   $("categories").replaceChildren(...offered.map((category) => {
     const id = `quantity-${category.name}`;
     const row = Object.assign(document.createElement("div"), { className: "category" });
@@ -246,7 +255,7 @@ function drawCategories() {
     const cost = Object.assign(document.createElement("span"), { className: "price",
       textContent: price === 0 ? T.free : money(price) });
     const input = Object.assign(document.createElement("input"), { type: "number", id,
-      min: 0, max, value: 0, inputMode: "numeric" });
+      min: 0, max, value: before[category.name] || 0, inputMode: "numeric" });
     input.dataset.category = category.name;
     const step = (by, text, name) => {
       const button = Object.assign(document.createElement("button"),
@@ -275,8 +284,8 @@ function drawCategories() {
 
 function items() {
   const event = offeredEvent();
-  return [...document.querySelectorAll("#categories input")]
-    .map((input) => ({ category: input.dataset.category, quantity: Number(input.value) || 0 }))
+  return Object.entries(quantities())
+    .map(([category, quantity]) => ({ category, quantity }))
     .filter((item) => item.quantity > 0)
     .map((item) => ({ ticketType: event ? "event" : "general", ticketDate: state.day,
       ...(event ? { eventId: event.eventId } : {}),
@@ -343,8 +352,8 @@ function showProblem(error) {
   $("email").setAttribute("aria-invalid", String(emailErrors.length > 0));
   const text = others.length ? others.map((each) => `${fieldName(each.field)}: ${each.message}`)
     : error && !emailErrors.length ? [error.message] : [];
-  $("items-error").textContent = text.join(" ");
-  $("items-error").hidden = !text.length;
+  $("problem").textContent = text.join(" ");
+  $("problem").hidden = !text.length;
 }
 
 async function book(event) {
@@ -362,6 +371,7 @@ async function book(event) {
       { "Idempotency-Key": state.idempotency });
     showConfirmation(order);
   } catch (error) {
+    if (error.reason === "sold-out") await load(); // the places left now, then why
     showProblem(error);
   } finally {
     $("book").disabled = false;
@@ -415,7 +425,7 @@ async function load() {
     const [hours, availability, events] = await Promise.all([
       call("GET", `/museum-hours?startDate=${today}&limit=${WINDOW_DAYS}`),
       call("GET", `/availability?startDate=${today}&endDate=${end}`),
-      call("GET", "/special-events?limit=100")]);
+      call("GET", "/special-events?limit=30")]);
     const hoursOf = Object.fromEntries(hours.map((day) => [day.date, day]));
     state.museum = museum;
     state.days = availability.map((day) => ({ ...day, hours: hoursOf[day.date],
@@ -430,7 +440,7 @@ async function load() {
     drawCategories();
     $("loading").hidden = true;
     $("booking").hidden = false;
-    quote();
+    await quote();
   } catch (error) {
     $("loading").hidden = true;
     $("status").textContent = error.message;
