@@ -6,8 +6,8 @@ module assembles it: every path with its resource, the middleware, the error ans
 the OpenAPI description made from the resources' own. The resources live by area beside
 it: the opening hours and a day changed (museum_days.py), the special events
 (museum_events.py), tickets and availability (museum_tickets.py), the door's admissions
-(museum_admissions.py) and the reports (museum_reports.py). docs/architecture.md draws
-every module and which may import which.
+(museum_admissions.py), the reports (museum_reports.py) and the shop's public access
+(museum_shop.py). docs/architecture.md draws every module and which may import which.
 """
 
 import functools
@@ -43,6 +43,7 @@ from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, Or
 from museum_pages import PageFile
 from museum_reports import SalesReport
 from museum_shop_page import add_shop_routes
+from museum_shop import ShopCors
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
 from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Ticket, TicketImage,
@@ -152,8 +153,8 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
         live.follow(authenticator.take_users)
     live.follow(set_log_level)
     access = access or open_access_log(config)
-    app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware, authenticator],
-                     router=Router())
+    app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware,
+                                 ShopCors(config["shop"]), authenticator], router=Router())
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)
@@ -198,7 +199,7 @@ def api_resources(live, store, clock, new_id):
     return (OpenAPIDocument(), MuseumHours(store, live, today),
             MuseumDay(store, live, today, clock),
             SpecialEvents(store, live, today, new_id, public_url), SpecialEvent(store, live),
-            Tickets(store, live, now, sale, public_url), Ticket(store, clock),
+            Tickets(store, live, now, sale, public_url), Ticket(store, clock, now),
             Availability(store, live, now),
             SalesReport(store, today), TicketImage(store, secret),
             Admissions(store, secret, now, clock, guesses, entry_times),

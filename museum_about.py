@@ -22,6 +22,7 @@ class PriceCategories:
     """The price categories a ticket is sold in, with general entry's price in each."""
 
     needed_roles = {"GET": VISITOR_ROLE}
+    shop_methods = ("GET",)  # [shop] enabled: anyone may read it
     described = {"get": Operation("listPriceCategories", "Tickets", "List the price categories",
                                   (), {200: Answer("The categories, the default first.", {
                                       "type": "array", "minItems": 1,
@@ -41,6 +42,7 @@ class Museum:
     currency, the door's early admission and the entry slots' length, the categories."""
 
     needed_roles = {"GET": VISITOR_ROLE}
+    shop_methods = ("GET",)  # [shop] enabled: anyone may read it
     described = {"get": Operation("getMuseum", "Operations", "The museum's settings", (), {
         200: Answer("The museum's settings.", "Museum")})}
 

@@ -32,7 +32,11 @@ A password sign-in that succeeds answers a fresh device cookie when the request 
 none of that name, or one older than a day.
 
 Only the last section knows HTTP: the `Authenticator` middleware turns `NotSignedIn` into
-401 and `TryLater` into 429, then checks the role each resource declares.
+401 and `TryLater` into 429, then checks the role each resource declares. With `[shop]
+enabled`, a request without an Authorization header to an operation the shop opens
+(museum_vocabulary.open_in_shop) passes with no user at all: credentials, when sent, are
+checked as ever. A 401 to a script's request (a browser's `fetch`, or a request saying
+`X-Requested-With`) carries no Basic challenge, so the browser shows no login box.
 """
 
 import base64
@@ -61,7 +65,7 @@ from museum_credentials import (
     is_key_digest,
     unknown_user_hash,
 )
-from museum_vocabulary import ADMIN_ROLE, admitted_roles, needs_role
+from museum_vocabulary import ADMIN_ROLE, admitted_roles, needs_role, open_in_shop
 
 log = logging.getLogger("museum.auth")
 
@@ -565,23 +569,32 @@ class Authenticator:
     """HTTP Basic sign-in (`Logins`), then the role the resource declares for the method.
     Deny by default: a resource that needs credentials declares `needed_roles` for every
     method it serves, HEAD taking GET's; a method it does not declare is answered 405. The
-    app's error serializer writes these errors as problem+json."""
+    app's error serializer writes these errors as problem+json. `shop_open` ([shop]
+    enabled): the operations the shop opens need no credentials; `req.context.user` is
+    None for a request that sent none."""
 
     CHALLENGE = 'Basic realm="museum", charset="UTF-8"'
 
-    def __init__(self, logins):
+    def __init__(self, logins, shop_open=False):
         self.logins = logins
+        self.shop_open = shop_open
 
     def process_resource(self, req, resp, resource, params):
         if resource is None or not getattr(resource, "auth_required", True):
             return
+        header = req.get_header("Authorization")
+        if header is None and self.shop_open and open_in_shop(resource, req.method):
+            req.context.user = None
+            return
         cookies = req.get_cookie_values(DeviceCookies.NAME) or ()
         try:
-            user = self.logins.sign_in(req.remote_addr, req.get_header("Authorization"),
-                                       cookies)
+            user = self.logins.sign_in(req.remote_addr, header, cookies)
         except NotSignedIn:
+            # A challenge makes a browser show its login box, over the page of a script
+            # that asked (and a fetch waits on it): a script signs in by its own means.
+            challenges = None if from_script(req) else [self.CHALLENGE]
             raise falcon.HTTPUnauthorized(description="Valid credentials are required.",
-                                          challenges=[self.CHALLENGE]) from None
+                                          challenges=challenges) from None
         except TryLater as later:
             raise falcon.HTTPTooManyRequests(description=later.detail,
                                              retry_after=later.seconds) from None
@@ -604,8 +617,16 @@ class Authenticator:
 
     def take_users(self, config):
         """Sign in against `config`'s [users] from now on, beside the same stored devices
-        (a reload; see Logins.use_accounts)."""
+        (a reload; see Logins.use_accounts). [shop] needs a restart, as museum_config says."""
         self.logins.use_accounts(ConfiguredUsers(config.users, self.logins.accounts.devices))
+
+
+def from_script(req):
+    """Whether `req` comes from a page's script rather than a person at the browser: a
+    `fetch` or XMLHttpRequest (`Sec-Fetch-Mode: cors`, which browsers send for them on any
+    origin, or `same-origin`), or a request saying so with `X-Requested-With`, as libraries do."""
+    return req.get_header("Sec-Fetch-Mode", default="").lower() in ("cors", "same-origin") \
+        or req.get_header("X-Requested-With") is not None
 
 
 def authenticator_for(config, accounts=None, store=None, cookie_secret=None):
@@ -619,4 +640,4 @@ def authenticator_for(config, accounts=None, store=None, cookie_secret=None):
         accounts or ConfiguredUsers(config.users, store),
         max_failures=auth["max_failures"], max_address_failures=auth["max_address_failures"],
         failure_window=auth["failure_window"], lockout=auth["lockout"],
-        cookies=DeviceCookies(secret)))
+        cookies=DeviceCookies(secret)), shop_open=config["shop"]["enabled"])

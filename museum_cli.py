@@ -260,8 +260,8 @@ def command_add_device(args):
               "with a letter or digit", file=sys.stderr)
         return 2
     if args.qr and args.role != GATE_ROLE:
-        print("museum: --qr is for a gate device, which the scanner page pairs; a visitor "
-              "device (a web shop) is given its key", file=sys.stderr)
+        print("museum: --qr is for a gate device, which the scanner page pairs; a desk or "
+              "visitor device (a desk computer, a web shop) is given its key", file=sys.stderr)
         return 2
     config = _configured(args)
     if args.name in config.users:
@@ -273,7 +273,8 @@ def command_add_device(args):
     base = (args.url or server["public_url"]
             or f"http://{server['host']}:{server['port']}").rstrip("/")
     # A gate device's key is made when the scanner page exchanges the pairing code for
-    # it: until then its key is one nobody is shown. A visitor device is given its key.
+    # it: until then its key is one nobody is shown. A desk or visitor device is given its
+    # key.
     key = new_device_key()
     now = utc_now()
     code, pairing = new_pairing(now) if args.role == GATE_ROLE else (None, None)
@@ -445,20 +446,21 @@ def _setup_commands(commands):
     hash_cmd.set_defaults(run=command_hash_password)
 
     device = commands.add_parser(
-        "add-device", help="add a device (a door's scanner, a web shop) to the database: a "
-        "gate device gets a one-time pairing link, a visitor device its key; running "
+        "add-device", help="add a device (a door's scanner, a desk, a web shop) to the database: a "
+        "gate device gets a one-time pairing link, a desk or visitor device its key; running "
         "services accept it at once",
         description="Add a device, which signs in with its name as the user and a random "
                     "key (192 bits) as the password, to the configured database (which "
                     "keeps only the key's digest). A gate device gets a pairing link "
                     f"(/scan#pair=CODE), valid {PAIRING_MINUTES} minutes and once: the "
                     "scanner page opened by it fetches the key in a POST and keeps it, so "
-                    "no address or history ever holds the key. A visitor device (a web "
-                    "shop) gets its key, printed once. Every service on the database lets "
+                    "no address or history ever holds the key. A desk or visitor device "
+                    "(a desk computer, a web shop) gets its key, printed once. Every service on the database lets "
                     "the device sign in from its next request: no restart.")
     device.add_argument("name", help="the device's user name, such as gate-north")
-    device.add_argument("--role", required=True, choices=["gate", "visitor"],
-                        help="gate: a door's scanner; visitor: an integration such as a web shop")
+    device.add_argument("--role", required=True, choices=["gate", "desk", "visitor"],
+                        help="gate: a door's scanner; desk: a shared desk computer; visitor: "
+                        "an integration such as a web shop")
     device.add_argument("--qr", metavar="FILE.png",
                         help="gate devices: also write the pairing link as a QR code PNG "
                         "(readable by its owner only)")

@@ -215,6 +215,30 @@ def _purchases_per_hour(value):
     return int(value)
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origins(value):
+    """Web origins separated by spaces or commas -> a tuple of each as a browser writes it
+    in its Origin header (scheme://host, a port only when not the scheme's own), so that
+    the comparison is of exact strings. No wildcard: each origin is named."""
+    origins = []
+    for text in value.replace(",", " ").split():
+        parts = urlsplit(text)
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if parts.scheme not in DEFAULT_PORTS or not parts.hostname or parts.username \
+                or port == -1 or parts.path not in ("", "/") or parts.query or parts.fragment:
+            raise ValueError(f"{text!r} is not a web origin such as https://museum.example.org "
+                             f"(scheme, host and port only)")
+        port_part = "" if port in (None, DEFAULT_PORTS[parts.scheme]) else f":{port}"
+        host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+        origins.append(f"{parts.scheme}://{host}{port_part}")
+    return tuple(dict.fromkeys(origins))
+
+
 def _minutes(value):
     if not (value.isascii() and value.isdigit() and int(value) <= 1440):
         raise ValueError(f"must be a number of minutes from 0 to 1440, not {value!r}")
@@ -319,6 +343,24 @@ SCHEMA = {
                                            "instances together (empty: no limit); set it "
                                            "for any credential a browser or partner holds"),
     },
+    "shop": {
+        "enabled": Option("false", _boolean, "true: anyone may read the hours, events, places "
+                          "and prices and create orders on the web channel without "
+                          "credentials (docs/security.md); false: every call needs a user"),
+        "orders_per_hour": Option("10", _positive_int, "orders without credentials that one "
+                                  "client address (an IPv6 /64) may create within an hour, "
+                                  "counted by each instance (then 429)"),
+        "orders_per_email_per_day": Option("5", _positive_int, "orders without credentials "
+                                           "for one email within 24 hours, on all instances "
+                                           "together (then 429)"),
+        "max_tickets": Option("10", _positive_int, "tickets one order without credentials may "
+                              "hold at most (more: 400)"),
+        "allowed_origins": Option("", _origins, "web origins, such as "
+                                  "https://www.museum.example.org, whose pages may call the "
+                                  "shop's operations from a browser (CORS); empty: none"),
+        "pay_at_desk": Option("false", _boolean, "true: the booking page (/shop) also offers "
+                              "priced categories, paid at the desk; false: only free ones"),
+    },
     "capacity": {
         "general_per_day": Option("", _places, "general entry tickets sold for each open day "
                                   "(empty: unlimited); [capacity_dates] overrides single days"),
@@ -329,16 +371,6 @@ SCHEMA = {
     "door": {
         "early_minutes": Option("15", _minutes, "minutes before its entry slot that a timed "
                                 "ticket is admitted (earlier: too-early)"),
-    },
-    "shop": {
-        "enabled": Option("false", _boolean, "true: visitors without credentials may book "
-                          "on the booking page at /shop (docs/shop.md)"),
-        "allowed_origins": Option("", str.split, "the museum's own web origins (such as "
-                                  "https://www.museum.example), space-separated, that may "
-                                  "embed the booking page"),
-        "pay_at_desk": Option("false", _boolean, "true: tickets with a price are booked on "
-                              "the page and paid at the desk; false: only free ones"),
-        "max_tickets": Option("10", _positive_int, "tickets one order on the page may have"),
     },
     "orders": {
         "hold_minutes": Option("15", _hold_minutes, "minutes an order made with \"hold\": "
@@ -649,7 +681,7 @@ def help_for_config():
     for section, options in SCHEMA.items():
         lines.append(f"[{section}]")
         lines += [f"  {key} = {option.default:<14} {option.help}" for key, option in options.items()]
-    lines += ["[users]", "  NAME = ROLE:HASH  role admin, gate or visitor; hash from 'museum "
+    lines += ["[users]", f"  NAME = ROLE:HASH  role {', '.join(ROLES)}; hash from 'museum "
               "hash-password', or a device key's digest (new devices: 'museum add-device')",
               "[exceptions]", "  YYYY-MM-DD = closed | HH:MM-HH:MM  dated exceptions to [hours]",
               "[capacity_dates]", "  YYYY-MM-DD = PLACES | unlimited  dated exceptions to "

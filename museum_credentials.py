@@ -42,6 +42,8 @@ DEMO_PASSWORD_HASHES = frozenset({  # each as its parameters and salt, then its 
     "jFRALfQ0GRguoLKStyonXcKBcZf2I9zRBw4amfTWTFP840WxS2CS+yMJPNirIc6yivMgFRcQPkO4fdIrp+PPUQ==",
     "scrypt$131072$8$1$kxJDhBBwyxDRG45ETviH9Q==$"
     "toDb+qvG/EBLPQ9H6nNTxQ2ylWeBIdbcVZRqgqFa6MA9GRPz9Zd2MFMlybo2XSkBCVwGZSpJX/nr+eVkjCGnyg==",
+    "scrypt$131072$8$1$eRAH9rKQ910VdcHy029tXw==$"
+    "6qhbV7BbalQAD9t46Q0KkclIysAt5OF/yDbTCc2kh/AiaWBlL8la/UAEetFJmr4r44yPJ3KSJnzhvDXNiXG40A==",
     "scrypt$16384$8$1$FONya8OiiOLoeDSWkz8VlQ==$"
     "efikookp+n6iY0/MSt5CtP1m2C4RYGg323xhZNK+Qi8yh9KkAihL8bGd1ALJfjsukBWjjIAMx2IeUm7URfv6/A==",
     "scrypt$16384$8$1$PcyLeXDnzJAptxmbQDmlNg==$"

@@ -54,6 +54,7 @@ class MuseumHours:
     an admin changed it."""
 
     needed_roles = {"GET": VISITOR_ROLE}
+    shop_methods = ("GET",)  # [shop] enabled: anyone may read it
     described = {"get": Operation("getMuseumHours", "Operations", "Get museum hours",
                                   ("StartDate", "Page", "Limit"),
                                   {200: Answer("One page of open days.", "MuseumHours")})}

@@ -25,7 +25,7 @@ from museum_credentials import hash_key, is_key_digest, new_device_key
 from museum_http import Problem, json_response, read_json, rfc3339
 from museum_openapi import Answer, Operation, trimmed_text
 from museum_validation import Field, Validator, check_fields, checked_by
-from museum_vocabulary import GATE_ROLE, VISITOR_ROLE
+from museum_vocabulary import DESK_ROLE, GATE_ROLE, VISITOR_ROLE
 
 PAIRING_MINUTES = 10
 PAIRING_CODE_BYTES = 16  # 128 bits, 22 characters of URL-safe base64
@@ -89,7 +89,7 @@ def device_key_answer(name, role, key):
 _KEY_ANSWER = {"type": "object", "required": ["name", "role", "key"], "properties": {
     "name": {"type": "string", "description": "The device's name: the user name it signs "
              "in with."},
-    "role": {"type": "string", "enum": [GATE_ROLE, VISITOR_ROLE]},
+    "role": {"type": "string", "enum": [GATE_ROLE, DESK_ROLE, VISITOR_ROLE]},
     "key": {"type": "string", "description": "The device's key: its password from now on, "
             "shown only in this answer (the database keeps its digest)."}}}
 
@@ -135,12 +135,13 @@ class DevicePairing:
 
 
 class DeviceSession:
-    """A door device's sign-in: a gate user's password exchanged for a device of its own
-    (its key answered once), a device's key taken as it is; and its end."""
+    """A staff device's sign-in (the door's, the desk's): a gate or desk user's password
+    exchanged for a device of its own and of its role (its key answered once), a device's
+    key taken as it is; and its end."""
 
-    # The gate role only: the door's page signs in no admin (nor visitor), whose powers a
-    # device at the entrance has no need of.
-    needed_roles = {"POST": (GATE_ROLE,), "DELETE": (GATE_ROLE,)}
+    # The gate and desk roles only: the door's and the desk's pages sign in no admin (nor
+    # visitor), whose powers a device left at the entrance or the desk has no need of.
+    needed_roles = {"POST": (GATE_ROLE, DESK_ROLE), "DELETE": (GATE_ROLE, DESK_ROLE)}
     described = {
         "post": Operation("startDeviceSession", "Door", "Sign a door device in", (), {
             204: Answer("The credentials are a gate device's key already: they sign in "
@@ -164,11 +165,11 @@ class DeviceSession:
         key = new_device_key()
         name = session_name(user.name, now)
         try:
-            self.store.add_device(name, GATE_ROLE, hash_key(key), rfc3339(now))
+            self.store.add_device(name, user.role, hash_key(key), rfc3339(now))
         except storage.DeviceExists:  # a second session of the user within the second
             name = f"{name}-{secrets.token_hex(2)}"
-            self.store.add_device(name, GATE_ROLE, hash_key(key), rfc3339(now))
-        json_response(resp, device_key_answer(name, GATE_ROLE, key), 201)
+            self.store.add_device(name, user.role, hash_key(key), rfc3339(now))
+        json_response(resp, device_key_answer(name, user.role, key), 201)
 
     def on_delete(self, req, resp):
         user = req.context.user

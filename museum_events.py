@@ -67,6 +67,7 @@ EVENT_FIELDS = {
 
 class SpecialEvents:
     needed_roles = {"GET": VISITOR_ROLE, "POST": ADMIN_ROLE}
+    shop_methods = ("GET",)  # [shop] enabled: anyone may read it
     described = {
         "post": Operation("createSpecialEvent", "Events", "Create a special event", (), {
             201: Answer("The event was created.", "SpecialEvent", ("Location",))},
@@ -104,6 +105,7 @@ class SpecialEvents:
 
 class SpecialEvent:
     needed_roles = {"GET": VISITOR_ROLE, "PATCH": ADMIN_ROLE, "DELETE": ADMIN_ROLE}
+    shop_methods = ("GET",)  # [shop] enabled: anyone may read it
     described = {
         "get": Operation("getSpecialEvent", "Events", "Get a special event", ("EventId",),
                          {200: "SpecialEvent", 404: "NotFound"}),

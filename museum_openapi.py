@@ -32,6 +32,8 @@ from museum_door import (
 from museum_codes import CONFLICT_REASONS, FIELD_CODES
 from museum_http import KEY_REUSED
 from museum_sales import (
+    DESK_READS_TODAY,
+    DESK_VOIDS_TODAYS,
     AVAILABILITY_DAYS_DEFAULT,
     AVAILABILITY_DAYS_MAX,
     PURCHASE_LIMIT_RULE,
@@ -43,6 +45,7 @@ from museum_vocabulary import (
     ADMIN_ROLE,
     CURRENCY,
     DATE,
+    DESK_ROLE,
     EMAIL_MAX,
     GATE_ROLE,
     PRICE_MAX,
@@ -51,6 +54,7 @@ from museum_vocabulary import (
     VISITOR_ROLE,
     admitted_roles,
     needs_role,
+    open_in_shop,
 )
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -63,7 +67,8 @@ _HEADER_LIMIT = SCHEMA["server"]["max_request_header_size"].default
 _ANY_OPERATION = {400: "BadRequest", 401: "Unauthorized", 429: "TooManyRequests",
                   431: "RequestHeaderFieldsTooLarge", 503: "ServiceUnavailable"}
 # Who may not: the answer to credentials without the role a method needs.
-_ROLE_REFUSED = {ADMIN_ROLE: "Forbidden", GATE_ROLE: "NeedsGateRole"}
+_ROLE_REFUSED = {ADMIN_ROLE: "Forbidden", DESK_ROLE: "NeedsDeskRole",
+                 GATE_ROLE: "NeedsGateRole"}
 _BODY_REFUSED = {413: "ContentTooLarge", 415: "UnsupportedMediaType"}  # wherever a body is read
 # The HTTP server itself answers malformed framing (400) and bodies over its buffer (413)
 # with a short text; the application never sees those requests.
@@ -155,9 +160,13 @@ def _operation(resource, method, operation, facts):
     if not admitted:  # the app would answer 405: deny by default (museum_auth)
         raise ValueError(f"{resource.__name__} describes {method} without a role for it")
     prose = PROSE.get(operation.operation_id, "").format_map(facts)
+    shop = open_in_shop(resource, method.upper())
     described = {"operationId": operation.operation_id, "summary": operation.summary,
-                 "description": f"{_who_may(public, admitted)} {prose}".rstrip(),
+                 "description": " ".join(filter(None, (
+                     _who_may(public, admitted), shop and OPEN_IN_SHOP, prose))),
                  "x-roles": list(admitted), "tags": [operation.tag]}
+    if shop:
+        described["x-shop"] = True
     if operation.parameters:
         described["parameters"] = [ref("parameters", parameter) if isinstance(parameter, str)
                                    else parameter for parameter in operation.parameters]
@@ -281,7 +290,12 @@ INFO = (
     "museum's time zone. Requests that the HTTP server refuses before they reach the "
     "application (malformed framing, a request line and headers over "
     f"{_HEADER_LIMIT} bytes by default, bodies over its buffer limit) get its short "
-    "text/plain answer instead (400, 431, 413).")
+    "text/plain answer instead (400, 431, 413). Only with `[shop] enabled` on the server "
+    "(off by default) do the operations marked `x-shop` (reading the hours, events, places, "
+    "prices and the museum's settings) need no credentials, and the pages of `[shop] "
+    "allowed_origins` may call them from a browser (CORS).")
+OPEN_IN_SHOP = ("With `[shop] enabled` on the server, anyone may call it without credentials, "
+                "from the pages of `[shop] allowed_origins` too (CORS).")
 TAGS = {"Operations": "The museum's opening hours, and the days an admin changed.",
         "Events": "Special events and their dates.",
         "Tickets": "Buying tickets and fetching their codes.",
@@ -1114,13 +1128,26 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "ListNotModified": {"description": "`If-None-Match` matched: the list the client holds "
                         "is current.", "headers": {"ETag": ref("headers", "ETag"),
                                                    "Cache-Control": _NO_STORE}},
-    "Unauthorized": problem(401, "Credentials are missing or wrong.",
+    "Unauthorized": problem(401, "Credentials are missing or wrong. The `WWW-Authenticate` "
+                            "challenge is left out of the answer to a page's script (a "
+                            "request with `Sec-Fetch-Mode: cors` or `same-origin`, or with "
+                            "`X-Requested-With`), so that no browser shows its login box.",
                             "Valid credentials are required.", headers={
                                 "WWW-Authenticate": ref("headers", "WWWAuthenticate")}),
     "Forbidden": problem(403, f"The credentials are valid but lack the {ADMIN_ROLE} role.",
                          needs_role(ADMIN_ROLE)),
     "NeedsGateRole": problem(403, f"The credentials are valid but lack the {GATE_ROLE} "
                              "role.", needs_role(GATE_ROLE)),
+    "NeedsDeskRole": problem(403, f"The credentials are valid but lack the {DESK_ROLE} "
+                             "role.", needs_role(DESK_ROLE)),
+    "NotTodaysTicket": problem(
+        403, f"The {DESK_ROLE} role voiding a ticket not dated today at the museum (an admin "
+        f"may void any); or credentials without the {DESK_ROLE} role.",
+        DESK_VOIDS_TODAYS),
+    "NotTodaysReport": problem(
+        403, f"The {DESK_ROLE} role asking for a window other than today at the museum (an "
+        f"admin may ask for any); or credentials without the {DESK_ROLE} role.",
+        DESK_READS_TODAY),
     "NotFound": problem(404, "The event or ticket does not exist, or the event was "
                         "cancelled.", "No such record (it may have been cancelled)."),
     "UnsupportedMediaType": problem(415, "The body is not of a JSON media type.",

@@ -26,6 +26,12 @@ REPORT_COLUMNS = ("date", "ticketType", "eventId", "eventName", "sold", "void", 
 PURCHASE_WINDOW = timedelta(hours=1)
 PURCHASE_LIMIT_RULE = ("This credential bought as many tickets within the last hour as "
                        "[auth] visitor_tickets_per_hour allows; retry later.")
+# The desk refunds the visits of its own day, and closes that day; other days are an
+# admin's, who sees the whole picture (an event cancelled, a complaint by mail).
+DESK_VOIDS_TODAYS = ("The desk role voids only tickets dated today at the museum; any other "
+                     "needs the admin role.")
+DESK_READS_TODAY = ("The desk role reads the report of today at the museum only; another "
+                    "window needs the admin role.")
 TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
                       "currency")
 

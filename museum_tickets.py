@@ -24,7 +24,7 @@ from museum_openapi import (DATE_SCHEMA, EMAIL_SCHEMA, PAGED, UUID_SCHEMA, Answe
 from museum_ticket_image import TicketImages
 from museum_validation import (PHONE, Field, Validator, When, check_fields, checked_by,
                                path_uuid)
-from museum_vocabulary import (ADMIN_ROLE, GATE_ROLE, TICKET_LABELS, TICKET_TYPES, TIME_OF_DAY,
+from museum_vocabulary import (ADMIN_ROLE, DESK_ROLE, GATE_ROLE, TICKET_LABELS, TICKET_TYPES, TIME_OF_DAY,
                                VISITOR_ROLE)
 
 # Tickets sell at most this many days ahead: a contact is erased keep_contact_days after
@@ -202,34 +202,42 @@ def purchase_limit_reached(first, now):
 
 
 class Ticket:
-    """One ticket: read at the door or the desk, and voided (a refund) by an admin."""
+    """One ticket: read at the door or the desk, and voided (a refund): one dated today at
+    the desk, any by an admin."""
 
-    needed_roles = {"GET": GATE_ROLE, "DELETE": ADMIN_ROLE}
+    needed_roles = {"GET": GATE_ROLE, "DELETE": DESK_ROLE}
     described = {
         "get": Operation("getTicket", "Tickets", "Read a ticket", ("TicketId",), {
             200: Answer("The ticket.", "Ticket"), 404: "NotFound"}),
         "delete": Operation("voidTicket", "Tickets", "Void a ticket", ("TicketId",), {
-            204: Answer("The ticket is void.", None), 404: "NotFound"})}
+            204: Answer("The ticket is void.", None), 403: "NotTodaysTicket",
+            404: "NotFound"})}
 
-    def __init__(self, store, clock):
+    def __init__(self, store, clock, now):
         self.store = store
         self.clock = clock
+        self.now = now  # the time at the museum
+
+    def on_delete(self, req, resp, ticket_id):
+        ticket_id = path_uuid(ticket_id, "ticketId")
+        if req.context.user.role != ADMIN_ROLE and \
+                self.store.get_ticket(ticket_id)["ticketDate"] != self.now().date().isoformat():
+            raise Problem(403, museum_sales.DESK_VOIDS_TODAYS)
+        # A second void answers 204 too: the ticket is void, as asked.
+        self.store.void_ticket(ticket_id, rfc3339(self.clock()))
+        resp.status = 204
 
     def on_get(self, req, resp, ticket_id):
         ticket = self.store.get_ticket(path_uuid(ticket_id, "ticketId"))
         json_response(resp, museum_sales.ticket_view(ticket, ticket_status(ticket),
                                                      req.context.user.role == ADMIN_ROLE))
 
-    def on_delete(self, req, resp, ticket_id):
-        # A second void answers 204 too: the ticket is void, as asked.
-        self.store.void_ticket(path_uuid(ticket_id, "ticketId"), rfc3339(self.clock()))
-        resp.status = 204
-
 
 class Availability:
     """The places left on each day of a window: general entry and each event's."""
 
     needed_roles = {"GET": VISITOR_ROLE}
+    shop_methods = ("GET",)  # [shop] enabled: anyone may read it
     described = {"get": Operation("getAvailability", "Tickets", "Places left each day", (
         "StartDate", query("endDate", "Last day to include; defaults to "
                            f"{museum_sales.AVAILABILITY_DAYS_DEFAULT - 1} days after `startDate`, "

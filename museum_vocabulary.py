@@ -1,5 +1,5 @@
 """The words the museum service's modules share: the roles (and which of them a resource's
-method admits), the ticket types, the patterns of dates, ids and times of day, the limits
+method admits, and which methods the shop opens to anyone), the ticket types, the patterns of dates, ids and times of day, the limits
 of prices, places and emails, and the rules of a price and of a number of places, which
 the settings (from museum.ini's text) and the validator (from JSON) both apply.
 
@@ -17,8 +17,9 @@ UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 
 VISITOR_ROLE = "visitor"  # reads hours and events, buys tickets
 GATE_ROLE = "gate"  # also admits tickets at the door and reads its counters
-ADMIN_ROLE = "admin"  # also manages events and undoes admissions
-ROLES = (VISITOR_ROLE, GATE_ROLE, ADMIN_ROLE)  # in order of power
+DESK_ROLE = "desk"  # also sells at the desk, voids today's tickets, reads today's report
+ADMIN_ROLE = "admin"  # also manages events, voids any ticket, reads any report
+ROLES = (VISITOR_ROLE, GATE_ROLE, DESK_ROLE, ADMIN_ROLE)  # in order of power
 TIME_OF_DAY = re.compile(r"([01]\d|2[0-3]):[0-5]\d")  # HH:MM, such as an entry time
 CURRENCY = re.compile(r"[A-Z]{3}")
 PRICE_MAX = 1_000_000
@@ -92,3 +93,12 @@ def admitted_roles(resource, method):
     if needed is None or isinstance(needed, tuple):
         return needed or ()
     return ROLES[ROLES.index(needed):]
+
+
+def open_in_shop(resource, method):
+    """Whether `method` of `resource` (HEAD as GET) is one the shop opens to requests
+    without credentials when `[shop] enabled` is true: those the resource lists in
+    `shop_methods` (reading the hours, events and places, creating an order). The
+    Authenticator lets them through, the shop's CORS answers them, the description says
+    so."""
+    return ("GET" if method == "HEAD" else method) in getattr(resource, "shop_methods", ())

@@ -393,6 +393,13 @@ class Store(ABC):
         void already). `NotFound` if unknown."""
 
     @abstractmethod
+    def web_orders_of(self, email, since):
+        """`(orders, first)`: how many orders on the "web" channel for `email` (compared
+        ignoring ASCII case) were created after `since` (RFC 3339 UTC text), whatever
+        became of them, and the "createdAt" of the earliest (None when there is none).
+        Reads only; what every instance on the database wrote counts."""
+
+    @abstractmethod
     def set_day(self, day):
         """Store `day` (a day dict, see above), replacing what was set for its date; return
         the tickets dated that day that are not void and not of a cancelled event, as read

@@ -1161,6 +1161,16 @@ class SQLStore(Store):
             raise NotFound(order_id)
         return row[0]
 
+    def web_orders_of(self, email, since):
+        # No index on email: a scan of the orders, few for a museum, and only for orders
+        # made without credentials (which [shop] orders_per_hour limits per address).
+        with self._reading() as conn:
+            orders, first = conn.execute(
+                "SELECT count(*), min(created_at) FROM orders WHERE channel = 'web' AND "
+                "created_at > ? AND lower(email) = ?",
+                (since, email.translate(ASCII_LOWER))).fetchone()
+        return orders, first
+
     # -- the museum's days ----------------------------------------------------------------
 
     def set_day(self, day):

@@ -23,7 +23,8 @@ NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
 TODAY = NOW.date().isoformat()
 # The door's timed-entry rule (15 minutes early) at NOW, for the door's verdict.
 ENTRY_TIMES = museum_door.EntryTimes(15, lambda: NOW)
-PASSWORDS = {"admin": "admin-pass", "gate": "gate-pass", "visitor": "visitor-pass"}
+PASSWORDS = {"admin": "admin-pass", "desk": "desk-pass", "gate": "gate-pass",
+             "visitor": "visitor-pass"}
 
 
 class Clock:
@@ -64,6 +65,7 @@ def config_text(password_hashes):
         "[log]\nflush = 0\n"
         "[users]\n"
         f"admin = admin:{password_hashes['admin']}\n"
+        f"desk = desk:{password_hashes['desk']}\n"
         f"gate = gate:{password_hashes['gate']}\n"
         f"visitor = visitor:{password_hashes['visitor']}\n"
     )
@@ -129,6 +131,7 @@ def basic(name, password):
 
 
 ADMIN = basic("admin", PASSWORDS["admin"])
+DESK = basic("desk", PASSWORDS["desk"])
 GATE = basic("gate", PASSWORDS["gate"])
 VISITOR = basic("visitor", PASSWORDS["visitor"])
 

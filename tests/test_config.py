@@ -18,8 +18,8 @@ SHIPPED = ROOT / "museum.ini"
 def test_shipped_config_parses_with_demo_users_and_default_hours():
     config = museum.load_config(str(SHIPPED), environ={})
     assert {name: user.role for name, user in config.users.items()} == {
-        "admin": "admin", "visitor": "visitor", "gate": "gate"}
-    assert sorted(museum_config.check_passwords(config, None)) == ["admin", "gate", "visitor"]
+        "admin": "admin", "visitor": "visitor", "gate": "gate", "desk": "desk"}
+    assert sorted(museum_config.check_passwords(config, None)) == ["admin", "desk", "gate", "visitor"]
     assert config["server"]["host"] == "127.0.0.1"
     assert config.schedule.weekly == (None,) + (("09:00", "18:00"),) * 3 + (
         ("10:00", "16:00"),) + (("09:00", "18:00"),) * 2

@@ -16,7 +16,7 @@ import museum_credentials
 import museum_devices
 import museum_http
 import storage
-from conftest import ADMIN, GATE, NOW, PASSWORDS, TODAY, VISITOR, basic, quick_hash
+from conftest import ADMIN, DESK, GATE, NOW, PASSWORDS, TODAY, VISITOR, basic, quick_hash
 from ticketing import ended_hold
 from described import DOCUMENT, operations, resolve, schema_errors
 
@@ -61,6 +61,20 @@ def forbidden(client, store):
 
 def needs_gate_role(client, store):
     return client.get(f"{ADMISSIONS}/summary", headers=VISITOR, status=403)
+
+
+def needs_desk_role(client, store):
+    return client.delete(f"{TICKETS}/{uuid.uuid4()}", headers=GATE, status=403)
+
+
+def not_todays_ticket(client, store):
+    ticket = sell(client, OPEN_DAY)
+    return client.delete(f"{TICKETS}/{ticket['ticketId']}", headers=DESK, status=403)
+
+
+def not_todays_report(client, store):
+    return client.get("/v1.1/reports/sales", params={"startDate": OPEN_DAY}, headers=DESK,
+                      status=403)
 
 
 def not_found(client, store):
@@ -320,6 +334,9 @@ CASES = {
     "Unauthorized": unauthorized,
     "Forbidden": forbidden,
     "NeedsGateRole": needs_gate_role,
+    "NeedsDeskRole": needs_desk_role,
+    "NotTodaysTicket": not_todays_ticket,
+    "NotTodaysReport": not_todays_report,
     "NotFound": not_found,
     "UndoNotAllowed": undo_not_allowed,
     "NotAdmitted": not_admitted,

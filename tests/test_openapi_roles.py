@@ -8,14 +8,15 @@ import uuid
 
 import pytest
 
-from conftest import ADMIN, GATE, VISITOR
+from conftest import ADMIN, DESK, GATE, VISITOR
 from described import SERVER, operations
 from museum_vocabulary import needs_role
 from museum_vocabulary import ROLES
 
-CREDENTIALS = {"visitor": VISITOR, "gate": GATE, "admin": ADMIN}
+CREDENTIALS = {"visitor": VISITOR, "gate": GATE, "desk": DESK, "admin": ADMIN}
 # A value for each path parameter: well formed, naming nothing stored.
-PATH_VALUES = {"eventId": str(uuid.uuid4()), "ticketId": str(uuid.uuid4()), "date": "2027-10-30"}
+PATH_VALUES = {"eventId": str(uuid.uuid4()), "ticketId": str(uuid.uuid4()), "orderId": str(uuid.uuid4()),
+               "date": "2027-10-30"}
 
 
 def call(client, path, method, headers):

@@ -250,3 +250,17 @@ def test_an_orders_contact_is_erased_with_its_last_tickets_date(store):
     assert (erased["email"], erased["phone"]) == (None, None)
     assert store.get_order(kept["orderId"], START)["email"] is None
     assert store.erase_contacts("2026-12-06", 10) == 0
+
+
+def test_the_web_orders_of_an_email_are_counted_since_a_moment(store):
+    """What [shop] orders_per_email_per_day counts, on every instance of the database."""
+    store.create_order(order(createdAt="2026-11-30T08:00:00Z"), [general()], START)
+    store.create_order(order(email="Family@EXAMPLE.org", status="pending",
+                             expires_at=HOLD_ENDS), [general()], START)
+    store.create_order(order(channel="desk"), [general()], START)
+    store.create_order(order(email="other@example.org"), [general()], START)
+    store.cancel_order(store.create_order(held(), [general()], START)["orderId"], "shop", START)
+    assert store.web_orders_of("FAMILY@example.org", "2026-11-30T07:00:00Z") == \
+        (3, "2026-11-30T08:00:00Z")
+    assert store.web_orders_of("family@example.org", "2026-11-30T08:00:00Z") == (2, START)
+    assert store.web_orders_of("nobody@example.org", "2026-11-30T07:00:00Z") == (0, None)
