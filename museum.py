@@ -22,6 +22,7 @@ import falcon.inspect
 import museum_auth
 import museum_openapi
 import museum_privacy
+import museum_ticket_page
 import storage
 from museum_about import Museum, PriceCategories
 from museum_access_log import AccessLog, SafeHeaders, open_access_log
@@ -170,8 +171,9 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
 def add_routes(app, live, store, clock, new_id):
     """Every path of the service, each with its resource."""
     app.add_route("/healthz", Health(store))
+    links = museum_ticket_page.TicketLinks(qr_secret(live.config, store), live.config["server"]["public_url"])
     built = {type(resource): resource
-             for resource in api_resources(live, store, clock, new_id)}
+             for resource in api_resources(live, store, clock, new_id, links)}
     for path, kind in API_ROUTES.items():
         app.add_route(API + re.sub(r"\{(\w+)Id\}", r"{\1_id}", path), built[kind])
     app.add_route("/scan", PageFile("scan.html", "text/html; charset=utf-8"))
@@ -182,24 +184,26 @@ def add_routes(app, live, store, clock, new_id):
     app.add_route("/scan/sw.js", PageFile("sw.js", "text/javascript; charset=utf-8",
                                           {"Service-Worker-Allowed": "/scan"}))
     add_shop_routes(app, live)
+    museum_ticket_page.add_routes(app, store, live, clock, links)
 
 
-def api_resources(live, store, clock, new_id):
-    """One resource of each class in API_ROUTES, made on the app's dependencies. Those
-    that follow a reload read `live`; the others keep the config they were made with."""
+def api_resources(live, store, clock, new_id, links):
+    """One resource of each class in API_ROUTES, made on the app's dependencies (`links`
+    make a ticket's QR text and page link). Those that follow a reload read `live`; the
+    others keep the config they were made with."""
     config = live.config
     now, today = museum_now(config, clock), museum_today(config, clock)
     # Built on public_url when set: never on the Host or X-Forwarded-Host a client sent.
     # Unset, Location stays a path (relative to the URL requested) and Link takes the request's.
     public_url = config["server"]["public_url"]
-    secret = qr_secret(config, store)
+    secret = links.secret
     guesses = TypedCodeLimit(store, clock)
     entry_times = EntryTimes(config["door"]["early_minutes"], now)
     sale = TicketSale(store, new_id)
     return (OpenAPIDocument(), MuseumHours(store, live, today),
             MuseumDay(store, live, today, clock),
             SpecialEvents(store, live, today, new_id, public_url), SpecialEvent(store, live),
-            Tickets(store, live, now, sale, public_url), Ticket(store, clock, now),
+            Tickets(store, live, now, sale, public_url, links), Ticket(store, clock, now, links),
             Availability(store, live, now),
             SalesReport(store, today), TicketImage(store, secret),
             Admissions(store, secret, now, clock, guesses, entry_times),
@@ -207,8 +211,10 @@ def api_resources(live, store, clock, new_id):
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),
             Admission(store, clock, now, public_url), DevicePairing(store, clock),
             DeviceSession(store, clock), PriceCategories(live), Museum(live, clock),
-            Orders(store, live, now, sale, new_id, public_url, (ORDER_FIELDS, ORDER_ITEM_FIELDS)),
-            Order(store, now), OrderConfirmation(store, now), OrderImage(store, now, secret))
+            Orders(store, live, now, sale, new_id, public_url, (ORDER_FIELDS, ORDER_ITEM_FIELDS),
+                   links),
+            Order(store, now, links), OrderConfirmation(store, now, links),
+            OrderImage(store, now, links))
 
 
 def set_log_level(config):

@@ -22,6 +22,7 @@ from museum_door import (
     DOOR_FIELDS,
     DOOR_OUTCOMES,
     LIST_COLUMNS,
+    QR_TEXT,
     SAME_DEVICE_WINDOW,
     TICKET_STATUSES,
     UNDO_RULE,
@@ -347,7 +348,9 @@ PROSE = {
     "instances together (then 429 with `Retry-After`; a replayed key is no new purchase). "
     "An optional `category` (`GET /price-categories`; default: the first) sets the price: "
     "general entry's in that category, or the event's `prices` entry for it, else the "
-    "event's `price`.",
+    "event's `price`. The answer carries the ticket's QR code text (`qrText`) and its "
+    "page's link (`ticketPage`), made in the sale's own transaction: hand the link to the "
+    "buyer alone.",
     "listEventTickets": "The tickets of one event (a cancelled one too), "
     "with their buyers' email and phone, to tell them of a cancellation or a change: by "
     "date, then in the order they were sold, in pages like the event listing.",
@@ -417,10 +420,11 @@ PROSE = {
     "without tickets are left out. With `Accept: text/csv` the same rows come as CSV, with "
     "a header line; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return "
     "is prefixed with `'` so that no spreadsheet runs it.",
-    "getTicket": "The ticket as sold, its `status` and its admission; "
-    "the {ADMIN_ROLE} role also sees the buyer's `email` and `phone` until they are erased.",
+    "getTicket": "The ticket as sold, its `status` and its admission, its QR code's text "
+    "(`qrText`) and its page's link (`ticketPage`); the {ADMIN_ROLE} role also sees the "
+    "buyer's `email` and `phone` until they are erased.",
     "voidTicket": "A refund at the desk: the ticket's place is free again at "
-    "once, its image answers 410 and the door refuses it (`void`). It stays stored, reads "
+    "once, its image and its page answer 410 and the door refuses it (`void`). It stays stored, reads "
     "as `status: void` and is counted in the sales report. Voiding a void ticket answers "
     "204 again.",
     "getTicketCode": "Returns the ticket's QR code as a PNG image, sent as `image/png`. "
@@ -517,6 +521,10 @@ _DOOR_TICKET = {"ticketId": _TICKET_ID, "ticketType": "general", "ticketDate": "
 _ADMITTED = {"admittedAt": "2027-10-29T09:14:05Z", "admittedBy": "gate"}
 _EVENT_TICKET = {"ticketId": _TICKET_ID, "ticketType": "event", "ticketDate": "2027-10-30",
                  "confirmationCode": _EVENT_CODE, "price": 25, "currency": "EUR"}
+# What a sold ticket carries for the visitor and a shop (_LINKS), for that ticket.
+_EVENT_TICKET_LINKS = {
+    "qrText": f"MUSEUM1:{_TICKET_ID}:{_EVENT_CODE}:4be0c1f5a2d93e6b7c18",
+    "ticketPage": "https://museum.example.org/t/q3Zx8uV2bT0mYc5RkN1wJg"}
 # The ticket members of each refusal's example; only those that find a ticket show it.
 _DOOR_REFUSALS = {
     "already-admitted": {**_DOOR_TICKET, **_ADMITTED},
@@ -571,9 +579,10 @@ EXAMPLES = {
     "getMuseumHours": [{"date": "2027-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
                        {"date": "2027-10-30", "timeOpen": "09:00", "timeClose": "21:00"}],
     "buyMuseumTickets": {"message": "Museum special event ticket purchased", **_EVENT_TICKET,
-                         "eventName": _WORKSHOP, "eventId": _EVENT_ID},
-    "listEventTickets": [{**_EVENT_TICKET, "status": "valid", "eventId": _EVENT_ID,
-                          "eventName": _WORKSHOP, "email": "visitor@example.com"}],
+                         **_EVENT_TICKET_LINKS, "eventName": _WORKSHOP, "eventId": _EVENT_ID},
+    "listEventTickets": [{**_EVENT_TICKET, **_EVENT_TICKET_LINKS, "status": "valid",
+                          "eventId": _EVENT_ID, "eventName": _WORKSHOP,
+                          "email": "visitor@example.com"}],
     "admitTicket": {"result": "admitted", **_DOOR_TICKET, **_ADMITTED},
     "getAdmissionSummary": {
         "date": "2027-10-30", "sold": {"general": 120, "event": 35},
@@ -616,7 +625,8 @@ EXAMPLES = {
     "getMuseum": {"name": "City Museum", "timeZone": "Europe/Berlin",
                   "now": "2027-10-29T10:00:00+02:00", "currency": "EUR", "earlyMinutes": 15,
                   "slotMinutes": 30, "categories": _CATEGORIES},
-    "getTicket": {**_EVENT_TICKET, "category": "adult", "status": "admitted",
+    "getTicket": {**_EVENT_TICKET, **_EVENT_TICKET_LINKS, "category": "adult",
+                  "status": "admitted",
                   "eventId": _EVENT_ID,
                   "eventName": _WORKSHOP, **_ADMITTED, "email": "visitor@example.com",
                   "phone": "+1 555-0100"},
@@ -747,6 +757,20 @@ _ADMISSION = {"admittedAt": {"type": "string", "format": "date-time",
               "admittedBy": {"type": "string", "description": "The user who admitted it."}}
 _EVENT_ONLY = {**UUID_SCHEMA, "description": "Only on event tickets."}
 _PRICED = {"price": ref("schemas", "TicketPrice"), "currency": ref("schemas", "Currency")}
+# What a sold ticket carries for the visitor and a shop (museum_ticket_page.TicketLinks).
+_LINKS = {
+    "qrText": {"type": "string", "pattern": anchored(QR_TEXT), "description": (
+        "The exact text of the ticket's QR code, for a shop that prints or mails tickets of "
+        "its own: encode it as a QR code (model 2, not Micro QR) and the door admits it.")},
+    "ticketPage": {"type": "string", "format": "uri-reference", "description": (
+        "The ticket's own page, for the visitor: its QR code large, the museum, the date, "
+        "entry time, category and code; it prints on one page and keeps working offline "
+        "once opened. It needs no credentials: whoever has the link sees the ticket, as "
+        "whoever holds the printed ticket does, so give it to the buyer alone. Its token "
+        "is 128 random bits; on a void (of the ticket or its order) it answers 410. "
+        "Absolute on `[server] public_url`; a path from the service's root while that is "
+        "unset.")},
+}
 
 
 def _object(required, properties, **more):
@@ -807,10 +831,14 @@ def _ticket_schemas(facts):
     return {
         "TicketPurchase": _object(
             ["message", "ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
-             "currency"],
-            {"message": {"type": "string"}, **_TICKET, **_PRICED, "eventId": _EVENT_ONLY}),
+             "currency", *_LINKS],
+            {"message": {"type": "string"}, **_TICKET, **_PRICED, **_LINKS,
+             "eventId": _EVENT_ONLY}),
         "Ticket": _object([*TICKET_VIEW_FIELDS, "status"], {
-            **_TICKET, **_PRICED,
+            **_TICKET, **_PRICED, **{name: {**schema, "description": schema["description"] +
+                                            " In the ticket read and the list of an event's "
+                                            "buyers; not in a changed day's tickets."}
+                                     for name, schema in _LINKS.items()},
             "status": {"type": "string", "enum": statuses, "description": (
                 "`void` once voided, whatever else happened; `cancelled` when its event "
                 "was; `admitted` once admitted at the door.")},

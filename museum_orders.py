@@ -98,9 +98,10 @@ def _refuse_prices(validator, body):
     return {name: value for name, value in body.items() if name not in PRICE_FIELDS}
 
 
-def order_view(order, contacts):
-    """An order as it is read back: its tickets as a ticket is read back (those of an
-    ended hold void: their places are free), the buyer's email and phone for `contacts`."""
+def order_view(order, contacts, links):
+    """An order as it is read back: its tickets as a ticket is read back, with what `links`
+    (a museum_ticket_page.TicketLinks) adds (those of an ended hold void: their places are
+    free), the buyer's email and phone for `contacts`."""
     status = order["status"]
     view = {"orderId": order["orderId"], "orderCode": order["orderCode"], "status": status,
             "channel": order["channel"], **_totals(order["tickets"]),
@@ -113,7 +114,8 @@ def order_view(order, contacts):
         if contacts and order[name]:
             view[name] = order[name]
     view["tickets"] = [ticket_view(ticket, "void" if status == "expired"
-                                   else ticket_status(ticket)) for ticket in order["tickets"]]
+                                   else ticket_status(ticket), links=links)
+                       for ticket in order["tickets"]]
     return view
 
 
@@ -137,8 +139,9 @@ class Orders:
             403: "ChannelRefused", 404: "NotFound", 409: "PurchaseConflict",
             429: "PurchaseLimitReached"}, "OrderRequest")}
 
-    def __init__(self, store, live, now, sale, new_id, public_url, fields):
+    def __init__(self, store, live, now, sale, new_id, public_url, fields, links):
         self.store = store
+        self.links = links  # museum_ticket_page.TicketLinks
         self.live = live  # museum_config.LiveConfig
         self.now = now  # the time at the museum
         self.sale = sale  # museum_tickets.TicketSale
@@ -253,7 +256,7 @@ class Orders:
         return {**quote, "tickets": quoted}
 
     def _answer(self, resp, order):
-        json_response(resp, order_view(order, contacts=True), 201)
+        json_response(resp, order_view(order, True, self.links), 201)
         resp.location = f"{self.public_url}{API}/orders/{order['orderId']}"
 
 
@@ -277,9 +280,10 @@ class _OneOrder:
     that created it, a gate and an admin find it; to any other it does not exist (404,
     never 403, so that ids cannot be probed)."""
 
-    def __init__(self, store, now):
+    def __init__(self, store, now, links):
         self.store = store
         self.now = now  # the time at the museum
+        self.links = links  # museum_ticket_page.TicketLinks
 
     def found(self, req, order_id):
         """The order of the path, as read back now; 404 unless the user may read it."""
@@ -309,7 +313,7 @@ class Order(_OneOrder):
 
     def on_get(self, req, resp, order_id):
         order = self.found(req, order_id)
-        json_response(resp, order_view(order, self.sees_contacts(req, order)))
+        json_response(resp, order_view(order, self.sees_contacts(req, order), self.links))
 
     def on_delete(self, req, resp, order_id):
         user, moment = req.context.user, rfc3339(self.now())
@@ -336,7 +340,7 @@ class OrderConfirmation(_OneOrder):
             raise storage.NotFound(order_id)  # a gate reads orders; it confirms none
         with _order_conflicts():
             confirmed = self.store.confirm_order(order["orderId"], rfc3339(self.now()))
-        json_response(resp, order_view(confirmed, self.sees_contacts(req, confirmed)))
+        json_response(resp, order_view(confirmed, self.sees_contacts(req, confirmed), self.links))
 
 
 EXPIRED = "The order's hold has ended: its places are free again."
@@ -363,9 +367,9 @@ class OrderImage(_OneOrder):
                                       200: "TicketImage", 304: "NotModified",
                                       404: "NotFound", 410: "OrderGone"})}
 
-    def __init__(self, store, now, secret):
-        super().__init__(store, now)
-        self.images = TicketImages(secret)
+    def __init__(self, store, now, links):
+        super().__init__(store, now, links)
+        self.images = TicketImages(links.secret)
 
     def on_get(self, req, resp, order_id):
         order = self.found(req, order_id)

@@ -43,10 +43,13 @@ def days_as_set(config, store, start, end):
     return config.schedule.with_changed_days(changed), config.capacity.with_changed_days(changed)
 
 
-def ticket_view(ticket, status, contacts=False):
+def ticket_view(ticket, status, contacts=False, links=None):
     """A ticket as it is read back, with its `status`: with its buyer's email and phone only
-    for `contacts` (an admin), and only until they are erased."""
+    for `contacts` (an admin), and only until they are erased; with what `links` (a
+    museum_ticket_page.TicketLinks) adds, its QR's text and its page's link."""
     view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
+    if links is not None:
+        view.update(links.of_ticket(ticket))
     if ticket["entryTime"]:
         view["entryTime"] = ticket["entryTime"]
     if ticket["category"]:  # none on tickets sold before categories were kept

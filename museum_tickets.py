@@ -131,12 +131,13 @@ class Tickets:
                 "type": "array", "maxItems": PAGE_SIZE_MAX, "items": ref("schemas", "Ticket")},
                 PAGED), 404: "NotFound"})}
 
-    def __init__(self, store, live, now, sale, public_url):
+    def __init__(self, store, live, now, sale, public_url, links):
         self.store = store
         self.live = live  # museum_config.LiveConfig: hours, capacity, price and currency
         self.now = now  # the time at the museum
         self.sale = sale  # TicketSale
         self.public_url = public_url
+        self.links = links  # museum_ticket_page.TicketLinks
 
     def on_post(self, req, resp):
         key = idempotency_key(req)
@@ -173,8 +174,8 @@ class Tickets:
         validator.raise_if_invalid(BAD_QUERY)
         tickets, total = self.store.list_tickets(event_id, day and day.isoformat(),
                                                  (page - 1) * limit, limit)
-        json_response(resp, [museum_sales.ticket_view(ticket, ticket_status(ticket), True)
-                             for ticket in tickets])
+        json_response(resp, [museum_sales.ticket_view(ticket, ticket_status(ticket), True,
+                                                      self.links) for ticket in tickets])
         set_paging_headers(req, resp, self.public_url, page, limit, total)
 
     def _answer(self, resp, ticket):
@@ -184,7 +185,8 @@ class Tickets:
     def _receipt(self, ticket):
         label = TICKET_LABELS[ticket["ticketType"]].lower()
         receipt = {"message": f"Museum {label} ticket purchased",
-                   **{name: ticket[name] for name in museum_sales.TICKET_VIEW_FIELDS}}
+                   **{name: ticket[name] for name in museum_sales.TICKET_VIEW_FIELDS},
+                   **self.links.of_ticket(ticket)}
         if ticket["ticketType"] == "event":
             receipt.update(eventName=ticket["eventName"], eventId=ticket["eventId"])
         if ticket["entryTime"]:
@@ -213,10 +215,11 @@ class Ticket:
             204: Answer("The ticket is void.", None), 403: "NotTodaysTicket",
             404: "NotFound"})}
 
-    def __init__(self, store, clock, now):
+    def __init__(self, store, clock, now, links):
         self.store = store
         self.clock = clock
         self.now = now  # the time at the museum
+        self.links = links  # museum_ticket_page.TicketLinks
 
     def on_delete(self, req, resp, ticket_id):
         ticket_id = path_uuid(ticket_id, "ticketId")
@@ -229,8 +232,8 @@ class Ticket:
 
     def on_get(self, req, resp, ticket_id):
         ticket = self.store.get_ticket(path_uuid(ticket_id, "ticketId"))
-        json_response(resp, museum_sales.ticket_view(ticket, ticket_status(ticket),
-                                                     req.context.user.role == ADMIN_ROLE))
+        json_response(resp, museum_sales.ticket_view(
+            ticket, ticket_status(ticket), req.context.user.role == ADMIN_ROLE, self.links))
 
 
 class Availability:

@@ -15,7 +15,8 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          read back also "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
-         UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
+         UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text), "pageToken" (the
+         token of its page's link, made with the sale; see `page`); once its
          contacts are erased (`erase_contacts`), "email" is "" and "phone" None; "price"
          and "currency" are None for tickets sold before prices were kept.
 day:    {"date", "closed" (bool), "timeOpen", "timeClose" (HH:MM, both or neither; None:
@@ -338,6 +339,7 @@ class Store(ABC):
     # An order: {"orderId", "orderCode", "status" ("pending": held until "expiresAt", or
     # "confirmed"), "channel" ("web", "desk"), "payment", "email", "phone", "createdAt",
     # "expiresAt" (RFC 3339 UTC text; None unless held), "createdBy"}. Read back it gains
+    # "pageToken" (the token of its page's link, made with the order; see `page`),
     # "tickets" (each as a ticket is read back), and its "status" is one of "pending",
     # "confirmed", "expired" (a hold that ended unconfirmed), "cancelled", "voided".
     # `now` is RFC 3339 UTC text in the same form as "expiresAt" (they compare as text).
@@ -398,6 +400,14 @@ class Store(ABC):
         ignoring ASCII case) were created after `since` (RFC 3339 UTC text), whatever
         became of them, and the "createdAt" of the earliest (None when there is none).
         Reads only; what every instance on the database wrote counts."""
+
+    @abstractmethod
+    def page(self, token, now):
+        """What the page link of `token` shows: `("ticket", the ticket as read back)` or
+        `("order", the order as read back at `now`)`; `NotFound` when no ticket or order
+        has that token. Every ticket and order gets its token (128 random bits) in the
+        transaction that sells it; it is found by its digest, so the time a guess takes
+        tells nothing of a real token. Reads only."""
 
     @abstractmethod
     def set_day(self, day):

@@ -37,6 +37,7 @@ from storage.sql import (
     LAST_DATES_FROM_THE_LISTING_INDEX,
     SQLStore,
     one_line,
+    pages_for_earlier_sales,
 )
 
 # Seconds the pool goes on trying to replace a lost connection, with growing pauses (1 s,
@@ -336,6 +337,16 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN order_id text REFERENCES orders (id)",
         "ALTER TABLE tickets ADD COLUMN persons integer NOT NULL DEFAULT 1",
         "CREATE INDEX tickets_by_order ON tickets (order_id)",
+    ],
+    [
+        # The ticket page (schema step 23): as sqlite's step says.
+        "ALTER TABLE tickets ADD COLUMN page_token text",
+        "ALTER TABLE tickets ADD COLUMN page_digest text",
+        "ALTER TABLE orders ADD COLUMN page_token text",
+        "ALTER TABLE orders ADD COLUMN page_digest text",
+        pages_for_earlier_sales,
+        "CREATE UNIQUE INDEX tickets_by_page ON tickets (page_digest)",
+        "CREATE UNIQUE INDEX orders_by_page ON orders (page_digest)",
     ],
 ]
 

@@ -17,6 +17,7 @@ import hashlib
 import inspect
 import json
 import logging
+import secrets
 import threading
 import time
 from contextlib import contextmanager, nullcontext
@@ -73,10 +74,18 @@ EVENT_COLUMNS = ("e.id, e.name, e.location, e.description, e.dates, e.price_mino
 TICKETS_READ_BACK = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
            t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
-           a.admitted_by, t.voided_at, t.entry_time, t.category
+           a.admitted_by, t.voided_at, t.entry_time, t.category, t.page_token
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
                    LEFT JOIN admissions a ON a.ticket_id = t.id"""
 TICKET_BY_ID = TICKETS_READ_BACK + " WHERE t.id = ?"
+# The ticket page (schema step 23): each ticket and each order has a link `/t/TOKEN`, the
+# token 128 random bits. The token itself is kept, since the ticket read, the order answer
+# and a mail sent later show the link again (a digest alone could not); it opens nothing a
+# reader of the database or a backup could not already see there (the QR secret and the
+# confirmation codes are beside it). The page finds it by its SHA-256 digest, on a unique
+# index: the index walk compares the digest of a guess, never the guess itself, so how long
+# it takes says nothing about any real token.
+TICKET_BY_PAGE = TICKETS_READ_BACK + " WHERE t.page_digest = ?"
 TICKET_BY_CODE = TICKETS_READ_BACK + " WHERE t.confirmation_code = ?"
 # A page of an event's buyers, in the order they bought, on the index by event and date.
 EVENT_TICKETS = TICKETS_READ_BACK + """
@@ -327,7 +336,7 @@ EXPIRED_HOLDS_HELD = """
       AND t.date >= ? AND t.date <= ?
     GROUP BY 1, 2, 3, 4"""
 ORDER_COLUMNS = ("id, code, status, channel, payment, email, phone, created_at, expires_at, "
-                 "created_by")
+                 "created_by, page_token")
 ORDER_TICKETS = TICKETS_READ_BACK + """
     WHERE t.order_id = ? ORDER BY t.date, t.event_id, t.entry_time, t.category, t.id"""
 
@@ -353,12 +362,34 @@ def places_needed(tickets):
 def order_record(row, tickets, now):
     """An order as read back: a pending order whose hold ended reads 'expired'."""
     (order_id, code, status, channel, payment, email, phone, created_at, expires_at,
-     created_by) = row
+     created_by, page_token) = row
     if status == "pending" and expires_at <= now:
         status = "expired"
     return {"orderId": order_id, "orderCode": code, "status": status, "channel": channel,
             "payment": payment, "email": email, "phone": phone, "createdAt": created_at,
-            "expiresAt": expires_at, "createdBy": created_by, "tickets": tickets}
+            "expiresAt": expires_at, "createdBy": created_by, "pageToken": page_token,
+            "tickets": tickets}
+
+
+def new_page():
+    """A fresh page token (128 random bits, URL-safe: 22 characters) and its digest."""
+    token = secrets.token_urlsafe(16)
+    return token, page_digest(token)
+
+
+def page_digest(token):
+    """The digest a page token is kept and found by (see TICKET_BY_PAGE)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def pages_for_earlier_sales(conn):
+    """A page token for every ticket and order sold before schema step 23, made in its
+    migration so that every ticket has its link from then on and reads stay reads (used by
+    that step of both backends: never change it)."""
+    for table in ("tickets", "orders"):
+        unpaged = conn.execute(f"SELECT id FROM {table} WHERE page_digest IS NULL").fetchall()
+        conn.executemany(f"UPDATE {table} SET page_token = ?, page_digest = ? WHERE id = ?",
+                         [(*new_page(), row[0]) for row in unpaged])
 
 
 def event_record(row):
@@ -388,13 +419,13 @@ def day_record(row):
 
 def ticket_record(row):
     (ticket_id, kind, date, event_id, code, email, phone, price, currency, event_name,
-     cancelled, admitted_at, admitted_by, voided_at, entry_time, category) = row
+     cancelled, admitted_at, admitted_by, voided_at, entry_time, category, page_token) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
             "price": None if price is None else price_value(price), "currency": currency,
             "eventName": event_name, "cancelled": bool(cancelled),
             "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at,
-            "entryTime": entry_time, "category": category}
+            "entryTime": entry_time, "category": category, "pageToken": page_token}
 
 
 def _prices_to_round(conn):
@@ -831,7 +862,7 @@ class SQLStore(Store):
             event = events.get(ticket.get("eventId"))
             price = ticket.get("price") if event is None else \
                 event.get("prices", {}).get(ticket.get("category"), event["price"])
-            self._insert_ticket(conn, ticket, order_id, price)
+            page_token = self._insert_ticket(conn, ticket, order_id, price)
             # The row as inserted, with the name of an event that stays locked until the
             # commit.
             sold.append(ticket_record((
@@ -839,7 +870,7 @@ class SQLStore(Store):
                 ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
                 ticket.get("phone"), minor_units(price), ticket["currency"],
                 event and event["name"], False, None, None, None, ticket.get("entryTime"),
-                ticket.get("category"))))
+                ticket.get("category"), page_token)))
         return sold
 
     def _events_sold(self, conn, tickets):
@@ -859,22 +890,26 @@ class SQLStore(Store):
 
     @staticmethod
     def _insert_ticket(conn, ticket, order_id, price):
+        """Insert the ticket with a new page token, which is returned."""
         # A ticket without its buyer's email (an order at the desk) keeps '', as an erased
         # contact does.
+        page_token, digest = new_page()
         inserted = conn.execute(
             "INSERT INTO tickets (id, type, date, event_id, confirmation_code, email, "
             "phone, price_minor, currency, entry_time, sold_by, sold_at, category, order_id, "
-            "persons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "persons, page_token, page_digest) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (confirmation_code) DO NOTHING",
             (ticket["ticketId"], ticket["ticketType"], ticket["ticketDate"],
              ticket.get("eventId"), ticket["confirmationCode"], ticket["email"] or "",
              ticket.get("phone"), minor_units(price), ticket["currency"],
              ticket.get("entryTime"), ticket.get("soldBy"), ticket.get("soldAt"),
-             ticket.get("category"), order_id, ticket.get("persons", 1)))
+             ticket.get("category"), order_id, ticket.get("persons", 1), page_token, digest))
         if inserted.rowcount == 0:
             raise DuplicateCode(ticket["confirmationCode"])
         conn.execute(COUNT_SALE, (ticket["ticketDate"], ticket.get("eventId") or "",
                                   ticket["currency"], minor_units(price)))
+        return page_token
 
     def _refuse_past_purchase_limit(self, conn, user, most, since, buying=1):
         """`LimitReached` when `user`, having bought tickets after `since`, would pass `most`
@@ -1075,12 +1110,12 @@ class SQLStore(Store):
             if purchase_limit is not None:
                 self._refuse_past_purchase_limit(conn, order["createdBy"], *purchase_limit,
                                                  buying=len(tickets))
-            conn.execute(f"INSERT INTO orders ({ORDER_COLUMNS}) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            conn.execute(f"INSERT INTO orders ({ORDER_COLUMNS}, page_digest) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                          (order["orderId"], order["orderCode"], order["status"],
                           order["channel"], order.get("payment"), order.get("email"),
                           order.get("phone"), order["createdAt"], order.get("expiresAt"),
-                          order.get("createdBy")))
+                          order.get("createdBy"), *new_page()))
             self._sell(conn, tickets, order["orderId"], general_capacity, slot_capacity)
             self._mark_all_changed(conn, released + [(ticket["ticketId"], ticket["ticketDate"])
                                                      for ticket in tickets])
@@ -1107,13 +1142,23 @@ class SQLStore(Store):
             return self._order(conn, order_id, now)
 
     @staticmethod
-    def _order(conn, order_id, now):
-        row = conn.execute(f"SELECT {ORDER_COLUMNS} FROM orders WHERE id = ?",
+    def _order(conn, order_id, now, key="id"):
+        """The order whose `key` column (its id, or its page's digest) is `order_id`, as
+        read back at `now`; `NotFound`."""
+        row = conn.execute(f"SELECT {ORDER_COLUMNS} FROM orders WHERE {key} = ?",
                            (order_id,)).fetchone()
         if row is None:
             raise NotFound(order_id)
-        tickets = [ticket_record(ticket) for ticket in conn.execute(ORDER_TICKETS, (order_id,))]
+        tickets = [ticket_record(ticket) for ticket in conn.execute(ORDER_TICKETS, (row[0],))]
         return order_record(row, tickets, now)
+
+    def page(self, token, now):
+        digest = page_digest(token)
+        with self._reading_one_snapshot() as conn:
+            ticket = conn.execute(TICKET_BY_PAGE, (digest,)).fetchone()
+            if ticket is not None:
+                return "ticket", ticket_record(ticket)
+            return "order", self._order(conn, digest, now, key="page_digest")
 
     def confirm_order(self, order_id, now):
         with self._writing() as conn:

@@ -22,6 +22,7 @@ from storage.sql import (
     LAST_DATES_FROM_THE_LISTING_INDEX,
     SQLStore,
     one_line,
+    pages_for_earlier_sales,
 )
 
 BUSY_TIMEOUT_MS = 5000  # of the commands' own connections (backup, restore, check)
@@ -346,6 +347,18 @@ MIGRATIONS = [
         "ALTER TABLE tickets ADD COLUMN order_id TEXT REFERENCES orders (id)",
         "ALTER TABLE tickets ADD COLUMN persons INTEGER NOT NULL DEFAULT 1",
         "CREATE INDEX tickets_by_order ON tickets (order_id)",
+    ],
+    [
+        # The ticket page (schema step 23): each ticket and order keeps the token of its
+        # link /t/TOKEN and the digest the page finds it by (storage/sql.py,
+        # TICKET_BY_PAGE, says why both); those sold before get theirs here.
+        "ALTER TABLE tickets ADD COLUMN page_token TEXT",
+        "ALTER TABLE tickets ADD COLUMN page_digest TEXT",
+        "ALTER TABLE orders ADD COLUMN page_token TEXT",
+        "ALTER TABLE orders ADD COLUMN page_digest TEXT",
+        pages_for_earlier_sales,
+        "CREATE UNIQUE INDEX tickets_by_page ON tickets (page_digest)",
+        "CREATE UNIQUE INDEX orders_by_page ON orders (page_digest)",
     ],
 ]
 

@@ -14,7 +14,7 @@ from ticketing import UNKNOWN_ID, body, buy, cancel_event, create_event, qr_path
 
 TICKETS = "/v1.1/tickets"
 RECEIPT_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
-                  "currency")
+                  "currency", "qrText", "ticketPage")
 
 
 def path(ticket):

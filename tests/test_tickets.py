@@ -7,11 +7,13 @@ conftest (Sunday 2026-11-22, UTC); see `ticketing` for the calendar.
 """
 
 import logging
+import re
 import uuid
 
 import pytest
 
 import museum
+import museum_door
 import museum_tickets
 from conftest import ADMIN, TODAY, VISITOR, assert_problem
 from ticketing import (CODE, EVENT_DATES, EVENTS, OMIT, OPEN_DAY, TICKETS, UNKNOWN_ID, body, buy,
@@ -41,7 +43,8 @@ def stored_ticket(db_path, ticket_id):
 
 def assert_receipt(res, payload, event=None):
     """`res` is the 201 receipt for `payload`: exactly the promised fields, a fresh UUID, a
-    well-formed code and the Location of the ticket's image."""
+    well-formed code, the QR's text naming both, the ticket page's link and the Location of
+    the ticket's image."""
     receipt = res.json
     expected = {
         "message": EVENT_SOLD if event else GENERAL_SOLD,
@@ -51,6 +54,8 @@ def assert_receipt(res, payload, event=None):
         "confirmationCode": receipt.get("confirmationCode"),
         "price": event["price"] if event else 0,
         "currency": "EUR",
+        "qrText": receipt.get("qrText"),
+        "ticketPage": receipt.get("ticketPage"),
     }
     if event:
         expected.update(eventName=event["name"], eventId=event["eventId"])
@@ -59,6 +64,9 @@ def assert_receipt(res, payload, event=None):
     assert CODE.fullmatch(receipt["confirmationCode"])
     assert receipt["confirmationCode"].startswith(f"ticket-{payload['ticketType']}-")
     assert res.headers["Location"] == qr_path(receipt["ticketId"])
+    shown = museum_door.QR_TEXT.fullmatch(receipt["qrText"])
+    assert shown and shown.group(1, 2) == (receipt["ticketId"], receipt["confirmationCode"])
+    assert re.fullmatch(r"/t/[A-Za-z0-9_-]{22}", receipt["ticketPage"])
     return receipt
 
 
