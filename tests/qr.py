@@ -1,7 +1,8 @@
 """Reading ticket images back in tests: a small PNG reader and zxing-cpp QR decoding.
 
 Only what `museum_ticket_image` writes is understood: 8-bit greyscale, no interlace, every row
-with filter type 0. Anything else fails an assertion, which is itself a finding.
+with filter type 0. Anything else fails an assertion, which is itself a finding. Screenshots
+of a browser (8-bit RGB or RGBA, any filter) are read by `read_screenshot_qr`.
 """
 
 import struct
@@ -49,5 +50,42 @@ def scan(png: bytes) -> list:
 def read_qr(png: bytes) -> str:
     """The text of the one QR code in the image (anything else found fails)."""
     results = scan(png)
+    assert [result.format for result in results] == [zxingcpp.BarcodeFormat.QRCode], results
+    return results[0].text
+
+
+def _paeth(left, up, up_left):
+    guess = left + up - up_left
+    distances = (abs(guess - left), abs(guess - up), abs(guess - up_left))
+    return (left, up, up_left)[distances.index(min(distances))]
+
+
+def decode_screenshot(png: bytes) -> tuple[int, int, bytes]:
+    """Width, height and grey pixels (the green channel) of an 8-bit RGB or RGBA PNG, as
+    Chromium writes screenshots: any of the five row filters, no interlace."""
+    parts = chunks(png)
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", parts[0][1])
+    assert (depth, colour, interlace) in ((8, 2, 0), (8, 6, 0))
+    step = 3 if colour == 2 else 4
+    stride = width * step
+    raw = zlib.decompress(b"".join(data for kind, data, _ in parts if kind == b"IDAT"))
+    previous, grey = bytearray(stride), bytearray()
+    for y in range(height):
+        start = y * (stride + 1)
+        kind, row = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        for x in range(stride):
+            left = row[x - step] if x >= step else 0
+            up_left = previous[x - step] if x >= step else 0
+            row[x] = (row[x] + (0, left, previous[x], (left + previous[x]) // 2,
+                                _paeth(left, previous[x], up_left))[kind]) & 0xFF
+        grey += row[1::step]
+        previous = row
+    return width, height, bytes(grey)
+
+
+def read_screenshot_qr(png: bytes) -> str:
+    """The text of the one QR code in a browser's screenshot (anything else found fails)."""
+    width, height, pixels = decode_screenshot(png)
+    results = zxingcpp.read_barcodes(memoryview(pixels).cast("B", (height, width)))
     assert [result.format for result in results] == [zxingcpp.BarcodeFormat.QRCode], results
     return results[0].text
