@@ -202,7 +202,9 @@ class Embedder(http.server.BaseHTTPRequestHandler):
     iframe line (the shop's address in the server's `shop` attribute)."""
 
     def do_GET(self):  # noqa: N802 (the name http.server calls)
-        body = ("<!doctype html><title>Visit us</title><h1>Visit us</h1>"
+        body = ("<!doctype html><title>Visit us</title><body style='font-family: serif'>"
+                "<h1>Museum of the Sea: visit us</h1><p>Open every day from 8 to 20. "
+                "Children under 14 come free.</p>"
                 f'<iframe src="{self.server.shop}" title="Book tickets" width="100%" '
                 'height="900" style="border: 0"></iframe>').encode()
         self.send_response(200)
@@ -250,7 +252,11 @@ def test_the_museums_site_embeds_the_page_and_no_other_site_may(server, browser,
         add_tickets(browser, "adult", 2)
         add_tickets(browser, "child", 2)
         wait_for_total(browser, "Total: €24.00, paid at the desk")
+        browser.execute_script("window.scrollTo(0, 0)")
+        browser.switch_to.default_content()
+        browser.execute_script("window.scrollTo(0, 0)")
         screenshot(browser, tmp_path, "shop-embedded-1280.png")
+        browser.switch_to.frame(browser.find_element(By.TAG_NAME, "iframe"))
         book(browser, FAMILY_EMAIL)
         codes = wait_for_tickets(browser, 4)
         assert len(set(map(shown_qr, codes))) == 4
