@@ -15,9 +15,7 @@ import falcon
 
 import storage
 from museum_door import new_confirmation_code, new_order_code, ticket_status
-from museum_codes import field_error
-from museum_http import API, INVALID_BODY, Problem, fingerprint, idempotency_key, json_response, \
-    read_json, \
+from museum_http import API, Problem, fingerprint, idempotency_key, json_response, read_json, \
     rfc3339
 from museum_openapi import EMAIL_SCHEMA, Answer, Operation, query, ref
 from museum_sales import ticket_view
@@ -35,14 +33,6 @@ ITEM_TICKET_FIELDS = ("ticketType", "ticketDate", "eventId", "entryTime", "categ
 # The service computes every price: a client that sends one is told so.
 PRICE_FIELDS = ("price", "total", "currency")
 ORDER_STATUSES = ("pending", "confirmed", "expired", "cancelled", "voided")
-# An order made without credentials ([shop] enabled) is on the web channel; with a price,
-# it is paid at the desk when [shop] pay_at_desk allows it, and says so.
-SHOP_CHANNEL = "web"
-PAYMENT_DUE = "due"
-# Whose Idempotency-Keys those orders' are: a name no user can have (":" ends a user name).
-SHOP_BUYER = "shop:"
-NOT_PAID_AT_DESK = ("must be free: a ticket with a price is booked without credentials only "
-                    "to be paid at the desk ([shop] pay_at_desk)")
 
 
 def order_fields(ticket_fields):
@@ -139,7 +129,6 @@ class Orders:
     """Buying several tickets in one order, or a quote for them."""
 
     needed_roles = {"POST": VISITOR_ROLE}
-    shop_methods = ("POST",)  # [shop] enabled: anyone may order on the web channel
     described = {"post": Operation(
         "createOrder", "Orders", "Buy tickets in one order", (
             query("simulate", "`true`: a quote, with the prices and the total, buying "
@@ -150,10 +139,9 @@ class Orders:
             403: "ChannelRefused", 404: "NotFound", 409: "PurchaseConflict",
             429: "PurchaseLimitReached"}, "OrderRequest")}
 
-    def __init__(self, store, live, now, sale, new_id, public_url, fields, links, limits):
+    def __init__(self, store, live, now, sale, new_id, public_url, fields, links):
         self.store = store
         self.links = links  # museum_ticket_page.TicketLinks
-        self.limits = limits  # museum_shop.OrderLimits: those of orders without credentials
         self.live = live  # museum_config.LiveConfig
         self.now = now  # the time at the museum
         self.sale = sale  # museum_tickets.TicketSale
@@ -165,23 +153,21 @@ class Orders:
         simulate = _simulate(req)
         key = idempotency_key(req)
         body = read_json(req)
-        user, now = req.context.user, self.now()  # user None: without credentials, the shop's
+        user, now = req.context.user, self.now()
         idempotency = None
         if key is not None and not simulate:
             # A retry gets its order before any rule is checked again, as a ticket's does.
-            idempotency = (user.name if user else SHOP_BUYER, key, fingerprint(body))
+            idempotency = (user.name, key, fingerprint(body))
             replayed = self.store.replayed_order(*idempotency, rfc3339(now))
             if replayed is not None:
                 self._answer(resp, replayed)
                 return
         config = self.live.config
         order, tickets, capacities = self._check(body, user, config, now, simulate)
-        if user is None:
-            order = self._paid_at_desk(order, tickets, config["shop"])
         if simulate:
             json_response(resp, self._quote(order, tickets))
             return
-        limit = self.sale.purchase_limit(user, config, now) if user else None
+        limit = self.sale.purchase_limit(user, config, now)
 
         def write():
             codes = {"orderCode": new_order_code()}
@@ -189,19 +175,7 @@ class Orders:
                 {**order, **codes}, [{**ticket, "confirmationCode": new_confirmation_code(
                     ticket["ticketType"])} for ticket in tickets], rfc3339(now),
                 capacities, config.capacity.per_slot, idempotency, limit)
-        with self.limits.admitted(req, order["email"], len(tickets), "items"):
-            made = self.sale.stored(write, now)
-        self._answer(resp, made)
-
-    def _paid_at_desk(self, order, tickets, shop):
-        """An order without credentials: free, or with `payment` "due" where [shop]
-        pay_at_desk lets the desk take the payment; 400 otherwise (the shop takes none)."""
-        if self._quote(order, tickets)["total"] == 0:
-            return order
-        if not shop["pay_at_desk"]:
-            raise Problem(400, INVALID_BODY, errors=[field_error(
-                "items", "not-allowed", NOT_PAID_AT_DESK)])
-        return {**order, "payment": PAYMENT_DUE}
+        self._answer(resp, self.sale.stored(write, now))
 
     def _check(self, body, user, config, now, simulate=False):
         """(the order, its tickets, {date: general entry capacity} of their days) that
@@ -228,17 +202,16 @@ class Orders:
             validator.error("items", "out-of-range", f"must hold 1 to {ORDER_TICKETS_MAX} "
                             f"tickets in all, not {len(tickets)}")
         validator.raise_if_invalid()
-        if not _may_sell(user, channel):
+        if user.role not in CHANNEL_ROLES[channel]:
             raise Problem(403, channel_refused(channel))
         moment, hold = rfc3339(now), order.get("hold", False)
-        seller = user.name if user else None
         contact = {"email": order.get("email"), "phone": order.get("phone")}
         made = {"orderId": self.new_id(), "status": "pending" if hold else "confirmed",
                 "channel": channel, "payment": order.get("payment"), **contact,
-                "createdAt": moment, "createdBy": seller, "expiresAt": rfc3339(
+                "createdAt": moment, "createdBy": user.name, "expiresAt": rfc3339(
                     now + timedelta(minutes=config["orders"]["hold_minutes"])) if hold
                 else None}
-        return made, [{**ticket, **contact, "soldBy": seller, "soldAt": moment}
+        return made, [{**ticket, **contact, "soldBy": user.name, "soldAt": moment}
                       for ticket in tickets], capacities
 
     def _item_tickets(self, validator, item, config, now):
@@ -285,13 +258,6 @@ class Orders:
     def _answer(self, resp, order):
         json_response(resp, order_view(order, True, self.links), 201)
         resp.location = f"{self.public_url}{API}/orders/{order['orderId']}"
-
-
-def _may_sell(user, channel):
-    """Whether `user` (None: without credentials, in the shop) may sell on `channel`."""
-    if user is None:
-        return channel == SHOP_CHANNEL
-    return user.role in CHANNEL_ROLES[channel]
 
 
 def channel_refused(channel):
@@ -431,8 +397,7 @@ def _roles_text(channel):
 
 
 # What the OpenAPI description states of orders (museum.py hands it over).
-ORDER_FACTS = {"ORDER_TICKETS_MAX": ORDER_TICKETS_MAX,
-               "ORDER_PAYMENTS": (*PAYMENTS, PAYMENT_DUE), "WEB_ROLES": _roles_text("web"),
+ORDER_FACTS = {"ORDER_TICKETS_MAX": ORDER_TICKETS_MAX, "WEB_ROLES": _roles_text("web"),
                "DESK_ROLES": _roles_text("desk"), "ORDER_STATUSES": ORDER_STATUSES,
                "EXPIRED": EXPIRED, "NOT_PENDING": NOT_PENDING,
                "DESK_REFUSED": channel_refused("desk"), "ORDER_GONE": order_gone("expired")}

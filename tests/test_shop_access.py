@@ -84,7 +84,7 @@ def test_the_shop_opens_the_reads_a_booking_page_needs(shop):
     assert {operation["operationId"] for _, _, operation in operations().values()
             if operation.get("x-shop")} == {
         "getMuseumHours", "listSpecialEvents", "getSpecialEvent", "getAvailability",
-        "listPriceCategories", "getMuseum", "createOrder"}
+        "listPriceCategories", "getMuseum"}
     assert shop.get(url("/museum"), status=200).json["name"] == "Museum"
     assert shop.head(url("/museum-hours"), status=200)
     assert shop.get(url("/availability"), status=200).json
