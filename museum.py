@@ -43,8 +43,8 @@ from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, Or
                            order_fields)
 from museum_pages import PageFile
 from museum_reports import SalesReport
+from museum_shop import OrderLimits, ShopCors
 from museum_shop_page import add_shop_routes
-from museum_shop import ShopCors
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
 from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Ticket, TicketImage,
@@ -212,7 +212,7 @@ def api_resources(live, store, clock, new_id, links):
             Admission(store, clock, now, public_url), DevicePairing(store, clock),
             DeviceSession(store, clock), PriceCategories(live), Museum(live, clock),
             Orders(store, live, now, sale, new_id, public_url, (ORDER_FIELDS, ORDER_ITEM_FIELDS),
-                   links),
+                   links, OrderLimits(config["shop"], store, clock)),
             Order(store, now, links), OrderConfirmation(store, now, links),
             OrderImage(store, now, links))
 

@@ -34,8 +34,8 @@ none of that name, or one older than a day.
 Only the last section knows HTTP: the `Authenticator` middleware turns `NotSignedIn` into
 401 and `TryLater` into 429, then checks the role each resource declares. With `[shop]
 enabled`, a request without an Authorization header to an operation the shop opens
-(museum_vocabulary.open_in_shop) passes with no user at all: credentials, when sent, are
-checked as ever. A 401 to a script's request (a browser's `fetch`, or a request saying
+(museum_vocabulary.open_in_shop) passes as `ANYONE`: credentials, when sent, are checked
+as ever. A 401 to a script's request (a browser's `fetch`, or a request saying
 `X-Requested-With`) carries no Basic challenge, so the browser shows no login box.
 """
 
@@ -65,9 +65,14 @@ from museum_credentials import (
     is_key_digest,
     unknown_user_hash,
 )
-from museum_vocabulary import ADMIN_ROLE, admitted_roles, needs_role, open_in_shop
+from museum_vocabulary import ADMIN_ROLE, ANYONE_ROLE, admitted_roles, needs_role, open_in_shop
 
 log = logging.getLogger("museum.auth")
+
+# Whom a request without credentials acts as where the shop opens an operation: a name no
+# credentials can carry (HTTP Basic ends a user name at its first colon), a role no user
+# has (museum_vocabulary.ANYONE_ROLE).
+ANYONE = User("shop:anyone", ANYONE_ROLE, "")
 
 
 class NotSignedIn(Exception):
@@ -571,7 +576,7 @@ class Authenticator:
     method it serves, HEAD taking GET's; a method it does not declare is answered 405. The
     app's error serializer writes these errors as problem+json. `shop_open` ([shop]
     enabled): the operations the shop opens need no credentials; `req.context.user` is
-    None for a request that sent none."""
+    `ANYONE` for a request that sent none."""
 
     CHALLENGE = 'Basic realm="museum", charset="UTF-8"'
 
@@ -584,7 +589,7 @@ class Authenticator:
             return
         header = req.get_header("Authorization")
         if header is None and self.shop_open and open_in_shop(resource, req.method):
-            req.context.user = None
+            req.context.user = ANYONE
             return
         cookies = req.get_cookie_values(DeviceCookies.NAME) or ()
         try:

@@ -167,6 +167,18 @@ def json_response(resp, value, status=200):
     resp.data = to_json(value)
 
 
+def png_response(req, resp, png, digest):
+    """A PNG image with `digest` as its strong ETag, kept a day by the client; 304 while
+    If-None-Match names it."""
+    resp.etag = etag = falcon.ETag(digest)
+    resp.cache_control = ["private", "max-age=86400"]
+    if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
+        resp.status = 304
+        return
+    resp.content_type = "image/png"
+    resp.data = png
+
+
 def set_paging_headers(req, resp, public_url, page, limit, total):
     """`X-Total-Count` and, where there are other pages, `Link` (on public_url when set)."""
     resp.set_header("X-Total-Count", str(total))

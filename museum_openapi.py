@@ -33,6 +33,8 @@ from museum_door import (
 from museum_codes import CONFLICT_REASONS, FIELD_CODES
 from museum_http import KEY_REUSED
 from museum_sales import (
+    SHOP_ADDRESS_LIMITED,
+    SHOP_EMAIL_LIMITED,
     DESK_READS_TODAY,
     DESK_VOIDS_TODAYS,
     AVAILABILITY_DAYS_DEFAULT,
@@ -84,7 +86,7 @@ DATE_SCHEMA = {"$ref": "#/components/schemas/Date"}
 EMAIL_SCHEMA = {"type": "string", "format": "email", "maxLength": EMAIL_MAX}
 PAGED = ("XTotalCount", "Link")  # the headers an answer with a page of a listing has
 # The facts of the service this module reads itself, beside those museum.py hands over.
-OWN_FACTS = {"ADMIN_ROLE": ADMIN_ROLE, "VISITOR_ROLE": VISITOR_ROLE,
+OWN_FACTS = {"ADMIN_ROLE": ADMIN_ROLE, "DESK_ROLE": DESK_ROLE, "VISITOR_ROLE": VISITOR_ROLE,
              "UNDO_MINUTES": UNDO_MINUTES, "SAME_DEVICE_MINUTES": SAME_DEVICE_MINUTES,
              "DOOR_RESULTS": DOOR_RESULTS, "TypedCodeLimit": TypedCodeLimit,
              "UndoLimit": UndoLimit, "AVAILABILITY_DAYS_LATER": AVAILABILITY_DAYS_DEFAULT - 1,
@@ -419,14 +421,17 @@ PROSE = {
     "rows). Days "
     "without tickets are left out. With `Accept: text/csv` the same rows come as CSV, with "
     "a header line; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return "
-    "is prefixed with `'` so that no spreadsheet runs it.",
+    "is prefixed with `'` so that no spreadsheet runs it. The {DESK_ROLE} role reads "
+    "today's report only (no dates, or today as both; 403 for another window); the "
+    "{ADMIN_ROLE} role reads any.",
     "getTicket": "The ticket as sold, its `status` and its admission, its QR code's text "
     "(`qrText`) and its page's link (`ticketPage`); the {ADMIN_ROLE} role also sees the "
     "buyer's `email` and `phone` until they are erased.",
     "voidTicket": "A refund at the desk: the ticket's place is free again at "
     "once, its image and its page answer 410 and the door refuses it (`void`). It stays stored, reads "
     "as `status: void` and is counted in the sales report. Voiding a void ticket answers "
-    "204 again.",
+    "204 again. The {DESK_ROLE} role voids only tickets dated today at the museum (403 for "
+    "another day); the {ADMIN_ROLE} role voids any.",
     "getTicketCode": "Returns the ticket's QR code as a PNG image, sent as `image/png`. "
     "`application/octet-stream` is listed too, for client generators that hand back the "
     "bytes of that type only.",
@@ -438,11 +443,12 @@ PROSE = {
     "used or expired one answers 410, an unknown one 404. {PAIRING_FAILURES} unknown, used "
     "or expired codes from one client address within {PAIRING_WINDOW} s make it wait "
     "(429).",
-    "startDeviceSession": "A gate device's key or a gate user's password; not an admin's, "
-    "as the door's page signs in gates only. A gate user's password is exchanged for a "
-    "device session: a new device named for the user and the moment (listed by `museum "
-    "devices`, revoked like any device), and its key, which the page keeps instead of the "
-    "password. A device's key answers 204: it signs in as it is.",
+    "startDeviceSession": "A gate or desk device's key, or a gate or desk user's password; "
+    "not an admin's, as the door's and the desk's pages sign in staff devices only. A "
+    "user's password is exchanged for a device session of the user's role: a new device "
+    "named for the user and the moment (listed by `museum devices`, revoked like any "
+    "device), and its key, which the page keeps instead of the password. A device's key "
+    "answers 204: it signs in as it is.",
     "endDeviceSession": "The credentials of a device of the database (a device session, "
     "or a paired device): the page's sign-out revokes the device it signed in as, so its "
     "key signs in nowhere from then on. A user's password, or a device of `[users]`, "
@@ -479,7 +485,7 @@ PROSE = {
     "another body is 409 `key-reused`. `?simulate=true` is a quote: the same checks and "
     "the prices and total as the order would have now, answered 200 without ids, codes or "
     "status, writing nothing and holding no place (whether the places are left is known "
-    "only when ordering). A visitor credential's `[auth] visitor_tickets_per_hour` counts "
+    "only when ordering; an `Idempotency-Key` is not used). A visitor credential's `[auth] visitor_tickets_per_hour` counts "
     "every ticket of the order (then 429).",
     "getOrder": "The account that made the order, a gate and an admin read it; to any "
     "other account it does not exist (404, never 403, so ids cannot be probed). A gate "
@@ -1201,6 +1207,19 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
         "the first of them leaves the hour.", ref("schemas", "Problem"), {
             "too-many-logins": {"value": _LOGINS_REFUSED},
             "purchase-limit": {"value": problem_body(429, PURCHASE_LIMIT_RULE)}},
+        _RETRY, "application/problem+json", named=True),
+    "OrderLimitReached": json_answer(
+        "Too many failed logins (as for any operation); a visitor credential bought as many "
+        "tickets within the last hour as `[auth] visitor_tickets_per_hour` allows; or, "
+        "without credentials ([shop] enabled), this client address made `[shop] "
+        "orders_per_hour` orders within the hour (counted by each instance), or this email "
+        "has `[shop] orders_per_email_per_day` orders within 24 hours (counted on every "
+        "instance together). Nothing was sold; `Retry-After` says when to retry.",
+        ref("schemas", "Problem"), {
+            "too-many-logins": {"value": _LOGINS_REFUSED},
+            "purchase-limit": {"value": problem_body(429, PURCHASE_LIMIT_RULE)},
+            "address-limit": {"value": problem_body(429, SHOP_ADDRESS_LIMITED)},
+            "email-limit": {"value": problem_body(429, SHOP_EMAIL_LIMITED)}},
         _RETRY, "application/problem+json", named=True),
     "UndoLimitReached": json_answer(
         "Too many failed logins (as for any operation), or this gate undid this ticket's "

@@ -11,21 +11,21 @@ and counts a hold's places until it ends, exactly, with no job to run.
 from contextlib import contextmanager
 from datetime import date, timedelta
 
-import falcon
-
 import storage
 from museum_door import new_confirmation_code, new_order_code, ticket_status
-from museum_http import API, Problem, fingerprint, idempotency_key, json_response, read_json, \
-    rfc3339
+from museum_http import (API, Problem, fingerprint, idempotency_key, json_response,
+                         png_response, read_json, rfc3339)
 from museum_openapi import EMAIL_SCHEMA, Answer, Operation, query, ref
 from museum_sales import ticket_view
 from museum_ticket_image import TicketImages
 from museum_validation import Field, Validator, When, check_fields, checked_by, path_uuid
-from museum_vocabulary import ADMIN_ROLE, GATE_ROLE, VISITOR_ROLE
+from museum_vocabulary import (ADMIN_ROLE, ANYONE_ROLE, DESK_ROLE, GATE_ROLE, ROLES,
+                               VISITOR_ROLE)
 
-# Who may sell on each channel: a visitor's or a shop's account on the web, the museum's
-# staff at the desk. The one place that says it, so a new role is one line here.
-CHANNEL_ROLES = {"web": (VISITOR_ROLE, GATE_ROLE, ADMIN_ROLE), "desk": (ADMIN_ROLE,)}
+# Who may sell on each channel: anyone through the shop ([shop] enabled) and every account
+# on the web, the museum's desk staff at the desk. The one place that says it, so a new
+# role is one line here.
+CHANNEL_ROLES = {"web": (ANYONE_ROLE, *ROLES), "desk": (DESK_ROLE, ADMIN_ROLE)}
 PAYMENTS = ("cash", "card", "free", "invoice")
 ORDER_TICKETS_MAX = 50  # tickets in one order, adding up the items' quantities
 # An order's item is a single sale's ticket without its buyer (the order has one).
@@ -129,6 +129,7 @@ class Orders:
     """Buying several tickets in one order, or a quote for them."""
 
     needed_roles = {"POST": VISITOR_ROLE}
+    shop_methods = ("POST",)  # [shop] enabled: anyone may order, within the shop's limits
     described = {"post": Operation(
         "createOrder", "Orders", "Buy tickets in one order", (
             query("simulate", "`true`: a quote, with the prices and the total, buying "
@@ -137,9 +138,9 @@ class Orders:
             200: "OrderQuote",
             201: Answer("The order was made.", "Order", ("Location",)),
             403: "ChannelRefused", 404: "NotFound", 409: "PurchaseConflict",
-            429: "PurchaseLimitReached"}, "OrderRequest")}
+            429: "OrderLimitReached"}, "OrderRequest")}
 
-    def __init__(self, store, live, now, sale, new_id, public_url, fields, links):
+    def __init__(self, store, live, now, sale, new_id, public_url, fields, links, limits):
         self.store = store
         self.links = links  # museum_ticket_page.TicketLinks
         self.live = live  # museum_config.LiveConfig
@@ -148,6 +149,7 @@ class Orders:
         self.new_id = new_id
         self.public_url = public_url
         self.fields, self.item_fields = fields  # order_fields()
+        self.limits = limits  # museum_shop.OrderLimits: an order without credentials
 
     def on_post(self, req, resp):
         simulate = _simulate(req)
@@ -175,7 +177,8 @@ class Orders:
                 {**order, **codes}, [{**ticket, "confirmationCode": new_confirmation_code(
                     ticket["ticketType"])} for ticket in tickets], rfc3339(now),
                 capacities, config.capacity.per_slot, idempotency, limit)
-        self._answer(resp, self.sale.stored(write, now))
+        with self.limits.admitted(req, order["email"], len(tickets), field="items"):
+            self._answer(resp, self.sale.stored(write, now))
 
     def _check(self, body, user, config, now, simulate=False):
         """(the order, its tickets, {date: general entry capacity} of their days) that
@@ -277,8 +280,8 @@ def _simulate(req):
 
 class _OneOrder:
     """What the resources of one order share: finding it for the user asking. The account
-    that created it, a gate and an admin find it; to any other it does not exist (404,
-    never 403, so that ids cannot be probed)."""
+    that created it, a gate, a desk and an admin find it; to any other it does not exist
+    (404, never 403, so that ids cannot be probed)."""
 
     def __init__(self, store, now, links):
         self.store = store
@@ -289,7 +292,8 @@ class _OneOrder:
         """The order of the path, as read back now; 404 unless the user may read it."""
         user = req.context.user
         order = self.store.get_order(path_uuid(order_id, "orderId"), rfc3339(self.now()))
-        if user.role not in (GATE_ROLE, ADMIN_ROLE) and order["createdBy"] != user.name:
+        if user.role not in (GATE_ROLE, DESK_ROLE, ADMIN_ROLE) and \
+                order["createdBy"] != user.name:
             raise storage.NotFound(order_id)
         return order
 
@@ -375,14 +379,7 @@ class OrderImage(_OneOrder):
         order = self.found(req, order_id)
         if order["status"] in ("expired", "cancelled", "voided"):
             raise Problem(410, order_gone(order["status"]))
-        png, digest = self.images.order_image(order)
-        resp.etag = etag = falcon.ETag(digest)
-        resp.cache_control = ["private", "max-age=86400"]
-        if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
-            resp.status = 304
-            return
-        resp.content_type = "image/png"
-        resp.data = png
+        png_response(req, resp, *self.images.order_image(order))
 
 
 

@@ -26,6 +26,11 @@ REPORT_COLUMNS = ("date", "ticketType", "eventId", "eventName", "sold", "void", 
 PURCHASE_WINDOW = timedelta(hours=1)
 PURCHASE_LIMIT_RULE = ("This credential bought as many tickets within the last hour as "
                        "[auth] visitor_tickets_per_hour allows; retry later.")
+# [shop]: the orders made without credentials, counted per address and per email.
+SHOP_ADDRESS_LIMITED = ("This address made as many orders without credentials within the "
+                        "hour as [shop] orders_per_hour allows; retry later.")
+SHOP_EMAIL_LIMITED = ("This email has as many orders made without credentials within 24 "
+                      "hours as [shop] orders_per_email_per_day allows; retry later.")
 # The desk refunds the visits of its own day, and closes that day; other days are an
 # admin's, who sees the whole picture (an event cancelled, a complaint by mail).
 DESK_VOIDS_TODAYS = ("The desk role voids only tickets dated today at the museum; any other "

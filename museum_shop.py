@@ -16,14 +16,11 @@ from datetime import datetime, timedelta
 from museum_auth import FailureCounts, client_key
 from museum_codes import field_error
 from museum_http import INVALID_BODY, Problem, retry_after, rfc3339
-from museum_vocabulary import open_in_shop
+from museum_sales import SHOP_ADDRESS_LIMITED, SHOP_EMAIL_LIMITED
+from museum_vocabulary import ANYONE_ROLE, open_in_shop
 
 ADDRESS_WINDOW = timedelta(hours=1)  # [shop] orders_per_hour
 EMAIL_WINDOW = timedelta(hours=24)  # [shop] orders_per_email_per_day
-ADDRESS_LIMITED = ("This address made as many orders without credentials within the hour "
-                   "as [shop] orders_per_hour allows; retry later.")
-EMAIL_LIMITED = ("This email has as many orders made without credentials within 24 hours "
-                 "as [shop] orders_per_email_per_day allows; retry later.")
 
 
 class ShopCors:
@@ -102,11 +99,11 @@ class OrderLimits:
             with self.limits.admitted(req, email, len(tickets)):
                 order = self.store.create_order(...)
 
-        For a request without credentials (`req.context.user` None): a Problem when the
+        For a request without credentials (signed in as museum_auth.ANYONE): a Problem when the
         order, holding `tickets` tickets for `email` (None: no email), is past a limit (a
         400 names `field`); the order counts against the client's address once the block
         ends without an exception, so an order refused (sold out, say) costs nothing."""
-        if req.context.user is not None:
+        if req.context.user.role != ANYONE_ROLE:
             yield
             return
         self._refuse_if_limited(req, email, tickets, field)
@@ -121,11 +118,11 @@ class OrderLimits:
                 "without credentials ([shop] max_tickets)")])
         waiting = self.per_address.locked_for(client_key(req.remote_addr))
         if waiting > 0:
-            raise Problem(429, ADDRESS_LIMITED,
+            raise Problem(429, SHOP_ADDRESS_LIMITED,
                           headers={"Retry-After": str(max(1, math.ceil(waiting)))})
         if email:
             now = self.clock()
             orders, first = self.store.web_orders_of(email, rfc3339(now - EMAIL_WINDOW))
             if orders >= self.settings["orders_per_email_per_day"]:
                 ends = datetime.fromisoformat(first) + EMAIL_WINDOW
-                raise Problem(429, EMAIL_LIMITED, headers={"Retry-After": retry_after(ends, now)})
+                raise Problem(429, SHOP_EMAIL_LIMITED, headers={"Retry-After": retry_after(ends, now)})

@@ -10,15 +10,13 @@ transaction.
 
 from datetime import date, datetime, timedelta
 
-import falcon
-
 import museum_categories
 import museum_sales
 import storage
 from museum_door import DOOR_OUTCOMES, new_confirmation_code, ticket_status
 from museum_http import (API, BAD_QUERY, PAGE_SIZE_MAX, Problem, closed_on, date_window,
                          fingerprint, idempotency_key, json_response, paging, parse_query,
-                         read_json, retry_after, rfc3339, set_paging_headers)
+                         png_response, read_json, retry_after, rfc3339, set_paging_headers)
 from museum_openapi import (DATE_SCHEMA, EMAIL_SCHEMA, PAGED, UUID_SCHEMA, Answer, Operation,
                             anchored, query, ref)
 from museum_ticket_image import TicketImages
@@ -288,11 +286,4 @@ class TicketImage:
             raise Problem(410, DOOR_OUTCOMES["void"][1])
         if ticket["cancelled"]:
             raise Problem(410, DOOR_OUTCOMES["cancelled"][1])
-        png, digest = self.images.image(ticket)
-        resp.etag = etag = falcon.ETag(digest)
-        resp.cache_control = ["private", "max-age=86400"]
-        if req.if_none_match and any(tag in ("*", etag) for tag in req.if_none_match):
-            resp.status = 304
-            return
-        resp.content_type = "image/png"
-        resp.data = png
+        png_response(req, resp, *self.images.image(ticket))

@@ -20,6 +20,9 @@ GATE_ROLE = "gate"  # also admits tickets at the door and reads its counters
 DESK_ROLE = "desk"  # also sells at the desk, voids today's tickets, reads today's report
 ADMIN_ROLE = "admin"  # also manages events, voids any ticket, reads any report
 ROLES = (VISITOR_ROLE, GATE_ROLE, DESK_ROLE, ADMIN_ROLE)  # in order of power
+# A request without credentials, where [shop] enabled opens the operation: not among ROLES,
+# so no user or device is ever given it.
+ANYONE_ROLE = "anyone"
 TIME_OF_DAY = re.compile(r"([01]\d|2[0-3]):[0-5]\d")  # HH:MM, such as an entry time
 CURRENCY = re.compile(r"[A-Z]{3}")
 PRICE_MAX = 1_000_000

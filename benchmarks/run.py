@@ -56,6 +56,7 @@ GENERAL_CAPACITY = 1_000_000  # places a day: capacity is on, and the buy-ticket
 UPCOMING_DAYS = 1_000  # the scale cases' events start on one of the next 1,000 days
 ADMITS_PER_SECOND = 5_000  # tickets sold beforehand per second of admit runs: more than admitted
 EVENTS, TICKETS, ADMISSIONS = "/v1.1/special-events", "/v1.1/tickets", "/v1.1/admissions"
+ORDERS = "/v1.1/orders"
 PASSWORD = "benchmark-password"
 # The admin role: reads, buys, admits and reads the sales report; as cheap to check as a gate.
 USER = basic("scanner", PASSWORD)
@@ -89,6 +90,10 @@ SCENARIOS = {
     "qr": Scenario(lambda data: [("GET", f"{TICKETS}/{ticket_id}/qr", "")
                                  for ticket_id in data.buy(200)]),
     "buy-ticket": Scenario(lambda data: [("POST", TICKETS, json.dumps(data.ticket))]),
+    # An order of four general tickets, all or nothing; and its quote, which writes nothing.
+    "order-4": Scenario(lambda data: [("POST", ORDERS, json.dumps(data.order))]),
+    "quote-4": Scenario(lambda data: [("POST", f"{ORDERS}?simulate=true",
+                                       json.dumps(data.order))]),
     # The places left on each of the next 31 days, read from the kept counts.
     "availability-31": Scenario(lambda data: [("GET", data.availability(31), "")],
                                 connections=THREADS),
@@ -164,6 +169,15 @@ CASES = {
         f"case's {WINDOW} events and the sales case's {LARGE:,} tickets (seeded by before's "
         f"store). A CPU ratio below 1 is a scenario that costs more CPU per request after.",
         p50_targets={"availability-31": 10, "sales-report-year": 100}),
+    "orders": Case(
+        "service", "service",
+        lambda bench: tuple([bench.service(bench.sqlite(f"orders-{side}", bench.window))]
+                            for side in ("a", "b")),
+        {"buy-ticket": None, "order-4": None, "quote-4": None},
+        f"sqlite, {WINDOW} events. A and B are the same service: the case compares the "
+        f"scenarios, an order of 4 tickets (`order-4`) and its quote (`quote-4`) against one "
+        f"ticket's sale (`buy-ticket`), by their CPU time per request (issue 30: an order at "
+        f"most 2x a sale's, a quote at most 1x)."),
     "scale-out": Case(
         "1 instance", "2 instances", lambda bench: (bench.postgres(1), bench.postgres(2)),
         {"buy-ticket": None},
@@ -205,6 +219,8 @@ class Bench:
         tuesday = self.today + timedelta(days=(1 - self.today.weekday()) % 7 or 7)  # open
         self.ticket = {"ticketType": "general", "ticketDate": tuesday.isoformat(),
                        "email": "visitor@example.org"}
+        self.order = {"items": [{"ticketType": "general", "ticketDate": tuesday.isoformat(),
+                                 "quantity": 4}], "email": "family@example.org"}
         self.door_codes = []
 
     def on_server_core(self, start, *args, **options):
@@ -390,6 +406,7 @@ class Data:
 
     def __init__(self, bench, server):
         self.today, self.ticket, self.server = bench.today, bench.ticket, server
+        self.order = bench.order
         self.window_ids = [event["eventId"] for event in bench.window]
         self.door_codes = bench.door_codes
 

@@ -117,6 +117,7 @@ def walk_every_operation(walk, today):
          headers={"Accept": "text/csv"})
     walk("getAvailability", "GET", f"/availability?startDate={DAY}&endDate=2000-01-01")
     walk("getTicket", "GET", f"/tickets/{uuid.uuid4()}")
+    walk_orders(walk)
     walk("listEventTickets", "GET", f"/tickets?eventId={event['eventId']}&limit=1")
     walk("listEventTickets", "GET", f"/tickets?eventId={uuid.uuid4()}")
     presented = {"confirmationCode": tonight["confirmationCode"]}
@@ -147,6 +148,28 @@ def walk_every_operation(walk, today):
     walk("deleteSpecialEvent", "DELETE", path)
     walk("admitTicket", "POST", "/admissions", presented)
     walk("getTicketCode", "GET", code)
+
+
+def walk_orders(walk):
+    """An order's life: quoted, held, confirmed, read with its code; a desk's, voided."""
+    items = [{"ticketType": "general", "ticketDate": DAY.isoformat(), "category": "adult",
+              "quantity": 2}, {"ticketType": "general", "ticketDate": DAY.isoformat(),
+                               "category": "child"}]
+    walk("createOrder", "POST", "/orders?simulate=true", {"items": items,
+                                                          "email": "ada@example.org"})
+    held, _ = walk("createOrder", "POST", "/orders", {"items": items, "hold": True,
+                                                      "email": "ada@example.org"})
+    walk("createOrder", "POST", "/orders", {"items": items})
+    path = f"/orders/{held['orderId']}"
+    walk("confirmOrder", "POST", f"{path}/confirm")
+    walk("getOrder", "GET", path)
+    walk("getOrder", "GET", f"/orders/{uuid.uuid4()}")
+    walk("getOrderCode", "GET", f"{path}/qr")
+    desk, _ = walk("createOrder", "POST", "/orders", {"items": items, "channel": "desk",
+                                                      "payment": "card"})
+    walk("cancelOrder", "DELETE", f"/orders/{desk['orderId']}")
+    walk("confirmOrder", "POST", f"/orders/{desk['orderId']}/confirm")
+    walk("getOrderCode", "GET", f"/orders/{desk['orderId']}/qr")
 
 
 def test_mock_answers_every_operation_with_the_shapes_of_the_real_service(

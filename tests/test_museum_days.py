@@ -206,5 +206,5 @@ def test_a_reload_refused_keeps_the_config_in_use(store, config_text):
     with pytest.raises(museum_config.ConfigError, match="demo password"):
         live.replace(museum.parse_config(demo + "[hours]\ntuesday = closed\n"), "on 0.0.0.0")
     assert hours_of(client, TUESDAY) is not None
-    assert live.config.users.keys() == {"admin", "gate", "visitor"}
+    assert live.config.users.keys() == {"admin", "desk", "gate", "visitor"}
     client.get(HOURS, headers=ADMIN, status=200)  # the users in use still sign in

@@ -249,6 +249,22 @@ def purchase_limit(client, store):
                              status=429)
 
 
+def order_limit(client, store):
+    limited = client_with(store, "[auth]\nvisitor_tickets_per_hour = 1\n")
+    return limited.post_json(ORDERS, {**ORDER, "items": [{**ORDER["items"][0], "quantity": 2}]},
+                             headers=VISITOR, status=429)
+
+
+def shop_limit(settings):
+    """A case: the second order without credentials from one address and for one email,
+    past the shop's limit of one per address or per email."""
+    def provoke(client, store):
+        shop = client_with(store, f"[shop]\nenabled = true\n{settings}")
+        shop.post_json(ORDERS, ORDER, status=201)
+        return shop.post_json(ORDERS, ORDER, status=429)
+    return provoke
+
+
 def undo_limit(client, store):
     ticket = sell(client, TODAY)
     path = f"{ADMISSIONS}/{ticket['ticketId']}"
@@ -362,6 +378,10 @@ CASES = {
     "TooManyRequests": too_many_requests,
     "PurchaseLimitReached/too-many-logins": too_many_requests,
     "PurchaseLimitReached/purchase-limit": purchase_limit,
+    "OrderLimitReached/too-many-logins": too_many_requests,
+    "OrderLimitReached/purchase-limit": order_limit,
+    "OrderLimitReached/address-limit": shop_limit("orders_per_hour = 1\n"),
+    "OrderLimitReached/email-limit": shop_limit("orders_per_email_per_day = 1\n"),
     "UndoLimitReached/too-many-logins": too_many_requests,
     "UndoLimitReached/undo-limit": undo_limit,
     "ServiceUnavailable": service_unavailable,

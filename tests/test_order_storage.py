@@ -128,6 +128,43 @@ def test_only_the_creator_cancels_and_only_a_pending_order(store):
         store.cancel_order(confirmed["orderId"], "shop", START)
 
 
+def test_an_orders_key_replays_it_and_refuses_another_request(store):
+    key = ("shop", "cart-1", "digest-1")
+    made = store.create_order(order(), [general(), general()], START, idempotency=key)
+    assert store.replayed_order(*key, START) == made
+    assert store.create_order(order(), [general()], START, idempotency=key) == made
+    assert taken(store)["general"] == {DAY: 2}
+    with pytest.raises(storage.IdempotencyConflict):
+        store.create_order(order(), [general()], START, idempotency=("shop", "cart-1", "x"))
+    assert store.replayed_order("shop", "cart-2", "digest-1", START) is None
+    store.create_ticket(general(), ("shop", "ticket-1", "digest-1"))
+    with pytest.raises(storage.IdempotencyConflict):  # the key bought a single ticket
+        store.replayed_order("shop", "ticket-1", "digest-1", START)
+
+
+def test_an_order_counts_each_days_own_capacity_and_a_desk_ticket_without_email(store):
+    later = "2026-12-02"
+    tickets = [general(), general(ticketDate=later, email=None)]
+    with pytest.raises(storage.SoldOut) as refused:
+        store.create_order(order(), tickets, START, general_capacity={DAY: 1, later: 0})
+    assert refused.value.date == later
+    made = store.create_order(order(email=None), tickets, START,
+                              general_capacity={DAY: 1, later: 1})
+    assert [ticket["email"] for ticket in made["tickets"]] == ["visitor@example.org", ""]
+
+
+def test_a_buyers_limit_counts_every_ticket_of_an_order(store):
+    since = "2026-11-30T08:00:00Z"
+    with pytest.raises(storage.LimitReached) as refused:
+        store.create_order(order(), [general(), general(), general()],
+                           START, purchase_limit=(2, since))
+    assert refused.value.first is None
+    store.create_order(order(), [general(), general()], START, purchase_limit=(2, since))
+    with pytest.raises(storage.LimitReached) as refused:
+        store.create_order(order(), [general()], START, purchase_limit=(2, since))
+    assert refused.value.first == START
+
+
 def test_voiding_an_order_frees_its_places_and_keeps_it_in_the_report(store):
     made = store.create_order(order(), [general(price=10), general(price=10, persons=2)],
                               START)

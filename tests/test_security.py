@@ -290,9 +290,9 @@ def test_proxy_headers_are_honoured_only_from_the_trusted_address(tmp_path, conf
 
 def test_replacing_the_demo_passwords_leaves_no_demo_user(tmp_path):
     shipped = (ROOT / "museum.ini").read_text()
-    assert sorted(museum_config.check_passwords(museum.parse_config(shipped), None)) == ["admin", "gate",
-                                                                      "visitor"]
-    rotated = re.sub(r"(?m)^(admin|gate|visitor) = (\w+):\S+$",
+    assert sorted(museum_config.check_passwords(museum.parse_config(shipped), None)) == [
+        "admin", "desk", "gate", "visitor"]
+    rotated = re.sub(r"(?m)^(admin|desk|gate|visitor) = (\w+):\S+$",
                      lambda m: f"{m[1]} = {m[2]}:{quick_hash(m[1] + '-new')}", shipped)
     config = museum.parse_config(rotated)
     assert museum_config.check_passwords(config, None) == []

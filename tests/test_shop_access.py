@@ -13,17 +13,14 @@ import webtest
 import museum
 from conftest import ADMIN, VISITOR, assert_problem, basic
 from described import SERVER, operations
-from museum_http import Problem
-from museum_shop import OrderLimits
-from museum_vocabulary import VISITOR_ROLE
-from ticketing import OPEN_DAY, fresh_code
+from ticketing import OPEN_DAY
 
 SHOP = "https://www.museum.example.org"
 ELSEWHERE = "https://evil.example.net"
 SHOP_ON = f"[shop]\nenabled = true\nallowed_origins = {SHOP}, http://127.0.0.1:8000\n"
 # A value for each path parameter: well formed, naming nothing stored.
-PATH_VALUES = {"eventId": str(uuid.uuid4()), "ticketId": str(uuid.uuid4()), "orderId": str(uuid.uuid4()),
-               "date": OPEN_DAY}
+PATH_VALUES = {"eventId": str(uuid.uuid4()), "ticketId": str(uuid.uuid4()),
+               "orderId": str(uuid.uuid4()), "date": OPEN_DAY}
 CHALLENGE = 'Basic realm="museum", charset="UTF-8"'
 CORS_HEADERS = ("Access-Control-Allow-Origin", "Access-Control-Allow-Methods",
                 "Access-Control-Allow-Headers", "Access-Control-Expose-Headers",
@@ -80,11 +77,11 @@ def test_with_the_shop_on_anyone_may_call_its_operations(shop, path, method):
     assert res.status_int not in (401, 403, 405), (path, res.status)
 
 
-def test_the_shop_opens_the_reads_a_booking_page_needs(shop):
+def test_the_shop_opens_what_a_booking_page_needs_and_no_more(shop):
     assert {operation["operationId"] for _, _, operation in operations().values()
             if operation.get("x-shop")} == {
         "getMuseumHours", "listSpecialEvents", "getSpecialEvent", "getAvailability",
-        "listPriceCategories", "getMuseum"}
+        "listPriceCategories", "getMuseum", "createOrder"}
     assert shop.get(url("/museum"), status=200).json["name"] == "Museum"
     assert shop.head(url("/museum-hours"), status=200)
     assert shop.get(url("/availability"), status=200).json
@@ -178,45 +175,13 @@ def test_a_persons_401_keeps_the_challenge(client, navigation):
 
 # -- the limits on orders made without credentials -------------------------------------------
 
-ORDERS = f"{SERVER}/test-orders"
+ORDERS = f"{SERVER}/orders"
 
 
-class OrdersStandIn:
-    """Orders as the orders resource makes them, for the limits alone: each order is one
-    general ticket per place asked, on the web channel, inside the shop's one call."""
-
-    needed_roles = {"POST": VISITOR_ROLE}
-    shop_methods = ("POST",)
-
-    def __init__(self, store, limits, clock):
-        self.store, self.limits, self.clock = store, limits, clock
-
-    def on_post(self, req, resp):
-        body = req.get_media()
-        with self.limits.admitted(req, body["email"], body["tickets"]):
-            if body.get("soldOut"):  # as a sale refused by the store would
-                raise Problem(409, "Sold out.")
-            now = self.clock().strftime("%Y-%m-%dT%H:%M:%SZ")
-            self.store.create_order(
-                {"orderId": str(uuid.uuid4()), "orderCode": fresh_code("general"),
-                 "status": "confirmed", "channel": "web", "payment": None,
-                 "email": body["email"], "phone": None, "createdAt": now, "expiresAt": None,
-                 "createdBy": None},
-                [{"ticketId": str(uuid.uuid4()), "ticketType": "general",
-                  "ticketDate": OPEN_DAY, "eventId": None,
-                  "confirmationCode": fresh_code("general"), "email": body["email"],
-                  "phone": None, "price": 0, "currency": "EUR"}
-                 for _ in range(body["tickets"])], now)
-        resp.status = 201
-
-
-def shop_app(config_text, store, clock, settings=""):
-    """A client of the app with the shop on and the stand-in orders resource."""
-    config = museum.parse_config(config_text + SHOP_ON + settings)
-    app = museum.create_app(config, store=store, clock=clock)
-    app.add_route(ORDERS, OrdersStandIn(store, OrderLimits(config["shop"], store, clock),
-                                        clock))
-    return webtest.TestApp(app, lint=True)
+def shop_app(config_text, store, clock, settings="", more=""):
+    """A client of the app with the shop on, its `settings` beside, and `more` sections."""
+    config = museum.parse_config(config_text + SHOP_ON + settings + more)
+    return webtest.TestApp(museum.create_app(config, store=store, clock=clock), lint=True)
 
 
 @pytest.fixture
@@ -225,10 +190,22 @@ def orders(config_text, store, clock):
 
 
 def order(client, email="family@example.org", tickets=2, address="192.0.2.10", status=201,
-          headers=None, **more):
-    return client.post_json(ORDERS, {"email": email, "tickets": tickets, **more},
-                            headers=headers or {}, status=status,
-                            extra_environ={"REMOTE_ADDR": address})
+          headers=None):
+    """An order of `tickets` general tickets for OPEN_DAY from a client at `address`."""
+    return client.post_json(ORDERS, {"email": email, "items": [
+        {"ticketType": "general", "ticketDate": OPEN_DAY, "quantity": tickets}]},
+        headers=headers or {}, status=status, extra_environ={"REMOTE_ADDR": address})
+
+
+def test_anyone_orders_on_the_web_channel_only(orders):
+    made = order(orders).json
+    assert (made["channel"], made["status"], len(made["tickets"])) == ("web", "confirmed", 2)
+    desk = orders.post_json(ORDERS, {"channel": "desk", "payment": "cash", "items": [
+        {"ticketType": "general", "ticketDate": OPEN_DAY}]}, status=403)
+    assert assert_problem(desk, 403)["detail"] == "The desk channel needs the desk or admin role."
+    # What anyone made, only the staff read: the order's other operations need credentials.
+    orders.get(f"{ORDERS}/{made['orderId']}", status=401)
+    orders.get(f"{ORDERS}/{made['orderId']}", headers=ADMIN, status=200)
 
 
 def test_an_address_makes_orders_per_hour_then_waits(orders, clock):
@@ -251,10 +228,11 @@ def test_an_ipv6_address_is_limited_by_its_64(orders):
     order(orders, email="new@example.org", address="2001:db8:0:1::1")
 
 
-def test_an_order_refused_costs_its_address_nothing(orders):
-    for _ in range(12):
-        order(orders, email="x@example.org", soldOut=True, status=409)
-    order(orders)
+def test_an_order_refused_costs_its_address_nothing(config_text, store, clock):
+    client = shop_app(config_text, store, clock, more="[capacity]\ngeneral_per_day = 3\n")
+    for number in range(12):
+        order(client, email=f"visitor.{number}@example.org", tickets=4, status=409)
+    order(client, tickets=3)
 
 
 def test_an_email_makes_orders_per_day_on_any_address_then_waits(orders, clock):
@@ -277,7 +255,7 @@ def test_the_email_limit_counts_every_instance_on_the_database(config_text, stor
 
 
 def test_an_order_holds_at_most_max_tickets(orders):
-    problem = assert_problem(order(orders, tickets=11, status=400), 400, "tickets")
+    problem = assert_problem(order(orders, tickets=11, status=400), 400, "items")
     assert problem["errors"][0]["code"] == "out-of-range"
     order(orders, tickets=10)
 
@@ -297,10 +275,12 @@ def test_orders_with_credentials_meet_no_shop_limit(orders):
     order(orders, headers=ADMIN)
 
 
-def test_an_anonymous_order_from_a_listed_origin_gets_cors(orders):
-    res = orders.post_json(ORDERS, {"email": "a@example.org", "tickets": 1},
-                           headers={"Origin": SHOP}, status=201)
+def test_an_order_from_a_listed_origin_gets_cors(orders):
+    res = orders.post_json(ORDERS, {"email": "a@example.org", "items": [
+        {"ticketType": "general", "ticketDate": OPEN_DAY}]}, headers={"Origin": SHOP},
+        status=201)
     assert res.headers["Access-Control-Allow-Origin"] == SHOP
+    assert "Location" in res.headers["Access-Control-Expose-Headers"]
     preflight = orders.options(ORDERS, headers={"Origin": SHOP,
                                                 "Access-Control-Request-Method": "POST"},
                                status=204)
@@ -308,11 +288,29 @@ def test_an_anonymous_order_from_a_listed_origin_gets_cors(orders):
     assert "Content-Type" in preflight.headers["Access-Control-Allow-Headers"]
 
 
-def test_the_shop_off_makes_no_anonymous_order(config_text, store, clock):
-    config = museum.parse_config(config_text)
-    app = museum.create_app(config, store=store, clock=clock)
-    app.add_route(ORDERS, OrdersStandIn(store, OrderLimits(config["shop"], store, clock),
-                                        clock))
-    webtest.TestApp(app).post_json(ORDERS, {"email": "a@example.org", "tickets": 1},
-                                   status=401)
+def test_the_shop_off_takes_no_order_without_credentials(client):
+    res = client.post_json(ORDERS, {"email": "a@example.org", "items": [
+        {"ticketType": "general", "ticketDate": OPEN_DAY}]}, status=401)
+    assert res.headers["WWW-Authenticate"] == CHALLENGE
 
+
+# -- the setting -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("written, read", [
+    ("", ()),
+    ("https://WWW.Museum.example.org:443/", ("https://www.museum.example.org",)),
+    ("http://127.0.0.1:8000, https://a.example.org https://a.example.org",
+     ("http://127.0.0.1:8000", "https://a.example.org")),
+    ("http://[::1]:8080", ("http://[::1]:8080",)),
+])
+def test_allowed_origins_are_read_as_browsers_write_them(written, read):
+    config = museum.parse_config(f"[shop]\nallowed_origins = {written}\n")
+    assert config["shop"]["allowed_origins"] == read
+
+
+@pytest.mark.parametrize("written", ["*", "https://a.example.org/shop", "ftp://a.example.org",
+                                     "https://user@a.example.org", "https://a.example.org:99999",
+                                     "a.example.org", "https://a.example.org?x=1"])
+def test_an_allowed_origin_is_an_origin_and_no_wildcard(written):
+    with pytest.raises(museum.ConfigError, match=r"\[shop\] allowed_origins: .*not a web origin"):
+        museum.parse_config(f"[shop]\nallowed_origins = {written}\n")
