@@ -132,8 +132,11 @@ class TicketPage:
         config = self.live.config
         pending = kind == "order" and record["status"] == "pending"
         articles = "".join(self._article(config, ticket, pending) for ticket in tickets)
-        title = f"Ticket · {config['museum']['name']}" if kind == "ticket" else \
-            f"Order {record['orderCode']} · {config['museum']['name']}"
+        title = f"Ticket · {config['museum']['name']}"
+        if kind == "order":
+            title = f"Order {record['orderCode']} · {config['museum']['name']}"
+            count = f"{len(tickets)} ticket{'s' if len(tickets) > 1 else ''}"
+            articles = f'<p class="order">Order {record["orderCode"]} · {count}</p>{articles}'
         resp.cache_control = PAGE_CACHING
         self._write(resp, 200, title, articles)
 
