@@ -12,8 +12,9 @@ from contextlib import contextmanager
 from datetime import date, timedelta
 
 import storage
+from museum_codes import field_error
 from museum_door import new_confirmation_code, new_order_code, ticket_status
-from museum_http import (API, Problem, fingerprint, idempotency_key, json_response,
+from museum_http import (API, INVALID_BODY, Problem, fingerprint, idempotency_key, json_response,
                          png_response, read_json, rfc3339)
 from museum_openapi import EMAIL_SCHEMA, Answer, Operation, query, ref
 from museum_sales import ticket_view
@@ -33,6 +34,11 @@ ITEM_TICKET_FIELDS = ("ticketType", "ticketDate", "eventId", "entryTime", "categ
 # The service computes every price: a client that sends one is told so.
 PRICE_FIELDS = ("price", "total", "currency")
 ORDER_STATUSES = ("pending", "confirmed", "expired", "cancelled", "voided")
+# An order made without credentials (the booking page) takes no payment: with a price, it
+# is paid at the desk when [shop] pay_at_desk says so, and reads `"payment": "due"`.
+PAYMENT_DUE = "due"
+NOT_PAID_AT_DESK = ("must be free: a ticket with a price is booked without credentials only "
+                    "to be paid at the desk ([shop] pay_at_desk)")
 
 
 def order_fields(ticket_fields):
@@ -166,6 +172,8 @@ class Orders:
                 return
         config = self.live.config
         order, tickets, capacities = self._check(body, user, config, now, simulate)
+        if user.role == ANYONE_ROLE:
+            order = self._paid_at_desk(order, tickets, config["shop"])
         if simulate:
             json_response(resp, self._quote(order, tickets))
             return
@@ -179,6 +187,16 @@ class Orders:
                 capacities, config.capacity.per_slot, idempotency, limit)
         with self.limits.admitted(req, order["email"], len(tickets), field="items"):
             self._answer(resp, self.sale.stored(write, now))
+
+    def _paid_at_desk(self, order, tickets, shop):
+        """An order without credentials: free, or with `payment` "due" where [shop]
+        pay_at_desk lets the desk take the payment; 400 otherwise (the shop takes none)."""
+        if self._quote(order, tickets)["total"] == 0:
+            return order
+        if not shop["pay_at_desk"]:
+            raise Problem(400, INVALID_BODY, errors=[field_error(
+                "items", "not-allowed", NOT_PAID_AT_DESK)])
+        return {**order, "payment": PAYMENT_DUE}
 
     def _check(self, body, user, config, now, simulate=False):
         """(the order, its tickets, {date: general entry capacity} of their days) that
@@ -394,7 +412,8 @@ def _roles_text(channel):
 
 
 # What the OpenAPI description states of orders (museum.py hands it over).
-ORDER_FACTS = {"ORDER_TICKETS_MAX": ORDER_TICKETS_MAX, "WEB_ROLES": _roles_text("web"),
+ORDER_FACTS = {"ORDER_TICKETS_MAX": ORDER_TICKETS_MAX,
+               "ORDER_PAYMENTS": (*PAYMENTS, PAYMENT_DUE), "WEB_ROLES": _roles_text("web"),
                "DESK_ROLES": _roles_text("desk"), "ORDER_STATUSES": ORDER_STATUSES,
                "EXPIRED": EXPIRED, "NOT_PENDING": NOT_PENDING,
                "DESK_REFUSED": channel_refused("desk"), "ORDER_GONE": order_gone("expired")}

@@ -397,8 +397,8 @@ function showConfirmation(order) {
     if (ticket.qrText) item.append(QRCode.svg(ticket.qrText, T.qr(ticket.confirmationCode)));
     item.append(Object.assign(document.createElement("p"), { className: "code",
       textContent: ticket.confirmationCode }));
-    if (ticket.ticketUrl) {
-      item.append(Object.assign(document.createElement("a"), { href: ticket.ticketUrl,
+    if (ticket.ticketPage) {
+      item.append(Object.assign(document.createElement("a"), { href: ticket.ticketPage,
         target: "_blank", rel: "noopener", textContent: T.ticketPage }));
     }
     return item;

@@ -8,7 +8,7 @@ import re
 import pytest
 
 import museum
-from conftest import VISITOR, assert_problem
+from conftest import ADMIN, VISITOR, assert_problem
 
 SHOP_PATHS = ("/shop", "/shop/shop.js", "/shop/shop.css", "/shop/qr.js")
 
@@ -80,3 +80,45 @@ def test_a_quote_needs_no_email_but_an_order_on_the_web_does(client):
     assert (quote["total"], len(quote["tickets"])) == (0, 2)
     assert_problem(client.post_json("/v1.1/orders", {"items": items}, headers=VISITOR,
                                     status=400), 400, "email")
+
+
+PRICED = "[categories]\nadult = Adult | 12\nchild = Child | 0\n"
+
+
+def family(adults=2, children=2, email="family@example.org"):
+    items = [{"ticketType": "general", "ticketDate": "2026-11-24", "category": category,
+              "quantity": quantity}
+             for category, quantity in (("adult", adults), ("child", children)) if quantity]
+    return {"items": items, "email": email}
+
+
+def test_without_credentials_free_tickets_are_booked_with_their_qr_text_and_page(
+        make_client, config_text):
+    client = make_client(shop_config(config_text + PRICED, "enabled = true\n"))
+    order = client.post_json("/v1.1/orders", family(adults=0, children=4), status=201).json
+    assert (order["channel"], order["total"], "payment" in order) == ("web", 0, False)
+    assert len(order["tickets"]) == 4
+    for ticket in order["tickets"]:
+        assert ticket["qrText"].startswith(f"MUSEUM1:{ticket['ticketId']}:")
+        assert ticket["ticketPage"].startswith("/t/")
+
+
+def test_without_credentials_a_priced_ticket_needs_pay_at_desk(make_client, config_text):
+    client = make_client(shop_config(config_text + PRICED, "enabled = true\n"))
+    for query in ("", "?simulate=true"):
+        refused = client.post_json(f"/v1.1/orders{query}", family(), status=400)
+        assert assert_problem(refused, 400, "items")["errors"][0]["code"] == "not-allowed"
+    # With credentials (a partner's shop that takes the payment itself), as before.
+    assert "payment" not in client.post_json("/v1.1/orders", family(), headers=VISITOR,
+                                             status=201).json
+
+
+def test_with_pay_at_desk_a_priced_order_is_due(make_client, config_text):
+    client = make_client(shop_config(config_text + PRICED,
+                                     "enabled = true\npay_at_desk = true\n"))
+    quote = client.post_json("/v1.1/orders?simulate=true", family(), status=200).json
+    assert (quote["total"], quote["payment"]) == (24, "due")
+    order = client.post_json("/v1.1/orders", family(), status=201).json
+    assert (order["total"], order["payment"], order["status"]) == (24, "due", "confirmed")
+    assert client.get(f"/v1.1/orders/{order['orderId']}", headers=ADMIN,
+                      status=200).json["payment"] == "due"
