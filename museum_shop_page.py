@@ -58,10 +58,16 @@ class ShopPage(ShopFile):
     def body_tag(config):
         shop = config["shop"]
         facts = {"pay-at-desk": shop["pay_at_desk"], "max-tickets": shop["max_tickets"],
-                 "mail": False}
+                 "mail": mails_tickets(config)}
         attributes = " ".join(f'data-{name}="{html.escape(str(value).lower())}"'
                               for name, value in facts.items())
         return f"<body {attributes}>".encode()
+
+
+def mails_tickets(config):
+    """Whether an order's tickets are also sent to the buyer: `[mail] url` is set (the
+    section comes with the outbox; a service without it sends none)."""
+    return bool(config.settings.get("mail", {}).get("url"))
 
 
 def add_shop_routes(app, live):

@@ -74,7 +74,9 @@ const QRCode = (() => {
     const corrections = blocks.map((block) => errorCorrection(block, ecPerBlock));
     const out = [];
     const longest = Math.max(...blocks.map((block) => block.length));
-    for (let i = 0; i < longest; i++) blocks.forEach((block) => i < block.length && out.push(block[i]));
+    for (let i = 0; i < longest; i++) {
+      for (const block of blocks) if (i < block.length) out.push(block[i]);
+    }
     for (let i = 0; i < ecPerBlock; i++) corrections.forEach((ec) => out.push(ec[i]));
     return out;
   }
@@ -97,7 +99,9 @@ const QRCode = (() => {
     centres.forEach((cx, i) => centres.forEach((cy, j) => {
       if ((i === 0 && j === 0) || (i === 0 && j === last) || (i === last && j === 0)) return;
       for (let dy = -2; dy <= 2; dy++) {
-        for (let dx = -2; dx <= 2; dx++) set(cx + dx, cy + dy, Math.max(Math.abs(dx), Math.abs(dy)) !== 1);
+        for (let dx = -2; dx <= 2; dx++) {
+          set(cx + dx, cy + dy, Math.max(Math.abs(dx), Math.abs(dy)) !== 1);
+        }
       }
     }));
     drawFormat(set, size, 0); // reserved now, drawn again once the mask is chosen
@@ -152,7 +156,8 @@ const QRCode = (() => {
     (x, y) => (((x + y) % 2) + ((x * y) % 3)) % 2 === 0];
 
   function masked({ size, modules, reserved }, mask) {
-    return modules.map((row, y) => row.map((dark, x) => (reserved[y][x] ? dark : dark !== MASKS[mask](x, y))));
+    return modules.map((row, y) => row.map(
+      (dark, x) => (reserved[y][x] ? dark : dark !== MASKS[mask](x, y))));
   }
 
   // The standard's penalty: long runs, 2×2 blocks, finder-like patterns, unbalanced darkness.

@@ -60,7 +60,8 @@ const STRINGS = {
     qr: (label) => `QR-Code des Tickets ${label}`,
     ticketPage: "Dieses Ticket auf eigener Seite öffnen", again: "Weitere Tickets buchen",
     tooMany: (minutes) => "Danke für Ihr Interesse! Von hier kamen gerade zu viele "
-      + `Buchungen: Bitte versuchen Sie es in ${minutes} ${minutes === 1 ? "Minute" : "Minuten"} wieder.`,
+      + `Buchungen: Bitte versuchen Sie es in ${minutes} `
+      + `${minutes === 1 ? "Minute" : "Minuten"} wieder.`,
     offline: "Das Museum ist gerade nicht erreichbar. Prüfen Sie Ihre Verbindung und "
       + "versuchen Sie es noch einmal.",
     closed: "Die Online-Buchung ist nicht geöffnet. Bitte fragen Sie das Museum.",
@@ -87,7 +88,7 @@ const T = STRINGS[LANGUAGE];
 const $ = (id) => document.getElementById(id);
 const settings = document.body.dataset; // the shop's settings, written in by the service
 const state = { museum: null, days: [], events: [], offer: "general", day: null, slot: null,
-  quote: null, idempotency: null };
+  idempotency: null };
 
 // -- talking to the API -------------------------------------------------------------------
 
@@ -104,8 +105,8 @@ async function call(method, path, body, headers = {}) {
   try {
     response = await fetch(API + path, {
       method, credentials: "omit", body: body && JSON.stringify(body),
-      headers: { Accept: "application/json", ...(body ? { "Content-Type": "application/json" } : {}),
-        ...headers } });
+      headers: { Accept: "application/json",
+        ...(body ? { "Content-Type": "application/json" } : {}), ...headers } });
   } catch {
     throw new ShopError(T.offline);
   }
@@ -193,8 +194,8 @@ function radio(group, value, text, note, enabled, checked) {
   const label = Object.assign(document.createElement("label"), { htmlFor: id });
   label.append(text);
   if (note) {
-    const small = Object.assign(document.createElement("span"), { className: "note", textContent: note });
-    label.append(" ", small);
+    label.append(" ", Object.assign(document.createElement("span"),
+      { className: "note", textContent: note }));
   }
   const choice = Object.assign(document.createElement("div"),
     { className: enabled ? "choice" : "choice unavailable" });
@@ -268,7 +269,8 @@ function drawCategories() {
       return button;
     };
     const stepper = Object.assign(document.createElement("div"), { className: "stepper" });
-    stepper.append(step(-1, "−", T.fewer(category.label)), input, step(1, "+", T.more(category.label)));
+    stepper.append(step(-1, "−", T.fewer(category.label)), input,
+      step(1, "+", T.more(category.label)));
     row.append(label, cost, stepper);
     if (category.note) {
       row.append(Object.assign(document.createElement("p"), { className: "note",
@@ -310,26 +312,21 @@ let quoting = null;
 async function quote() {
   const asked = JSON.stringify(items());
   quoting = asked;
-  state.quote = null;
   if (missing()) {
     $("total").textContent = "";
     return;
   }
   $("total").textContent = T.quoting;
   try {
-    const body = orderBody();
-    if (!body.email) delete body.email; // asked for only when booking
-    const answer = await call("POST", "/orders?simulate=true", body);
+    // A quote needs no email: the visitor gives it last, when booking.
+    const answer = await call("POST", "/orders?simulate=true", { items: items() });
     if (quoting !== asked) return; // the visitor changed the order meanwhile
-    state.quote = answer;
     $("total").textContent = answer.total > 0 ? T.total(money(answer.total)) : T.totalFree;
     showProblem(null);
   } catch (error) {
     if (quoting !== asked) return;
     $("total").textContent = "";
-    // The email is asked for only when booking: its errors wait until then.
-    const others = error.fields.filter((each) => each.field !== "email");
-    if (others.length || !error.fields.length) showProblem(new ShopError(error.message, others));
+    showProblem(error);
   }
 }
 
@@ -347,7 +344,8 @@ function fieldName(field) {
 function showProblem(error) {
   const emailErrors = error ? error.fields.filter((each) => each.field === "email") : [];
   const others = error ? error.fields.filter((each) => each.field !== "email") : [];
-  $("email-error").textContent = emailErrors.map((each) => `${T.fields.email}: ${each.message}`).join(" ");
+  $("email-error").textContent = emailErrors
+    .map((each) => `${T.fields.email}: ${each.message}`).join(" ");
   $("email-error").hidden = !emailErrors.length;
   $("email").setAttribute("aria-invalid", String(emailErrors.length > 0));
   const text = others.length ? others.map((each) => `${fieldName(each.field)}: ${each.message}`)
@@ -391,7 +389,8 @@ function showConfirmation(order) {
   $("order-mail").textContent = T.sent($("email").value.trim());
   const labels = Object.fromEntries(state.museum.categories.map((each) => [each.name, each.label]));
   $("order-tickets").replaceChildren(...order.tickets.map((ticket, index) => {
-    const name = T.ticket(labels[ticket.category] || ticket.category, index + 1, order.tickets.length);
+    const name = T.ticket(labels[ticket.category] || ticket.category, index + 1,
+      order.tickets.length);
     const item = document.createElement("li");
     item.append(Object.assign(document.createElement("h3"), { textContent: name }));
     if (ticket.qrText) item.append(QRCode.svg(ticket.qrText, T.qr(ticket.confirmationCode)));
