@@ -26,8 +26,9 @@ from selenium.webdriver.support.ui import WebDriverWait
 from conftest import ADMIN, PASSWORDS, VISITOR, quick_hash, zone_at_noon
 from qr import read_screenshot_qr
 from serving import free_port, running_server
-from test_scan_page import (GATE_AUTH, SMALL_PHONE, call, chromium, csp_violations,
-                            screenshot, set_screen)
+# browser: headless Chromium, at phone size, as the scanner page's tests have it.
+from test_scan_page import (GATE_AUTH, SMALL_PHONE, browser, call, chromium,  # noqa: F401
+                            csp_violations, screenshot, set_screen)
 
 pytestmark = pytest.mark.slow  # a server and one or two browsers each: 10 s and more
 FAMILY_EMAIL = "family@example.org"
@@ -61,13 +62,6 @@ def embedder_port():
 def server(tmp_path, embedder_port):
     with running_server(tmp_path, shop_config(embedder_port)) as started:
         yield started
-
-
-@pytest.fixture
-def browser(tmp_path):
-    with chromium(tmp_path / "chromium-profile") as driver:
-        set_screen(driver, **SMALL_PHONE)
-        yield driver
 
 
 def today_at(server):
@@ -159,6 +153,7 @@ def page_screenshot(driver, tmp_path, name, frame_size=SMALL_PHONE):
 
 
 def test_a_family_books_four_tickets_on_a_phone_and_each_admits(server, browser, tmp_path):
+    set_screen(browser, **SMALL_PHONE)
     today = today_at(server)
     buy_places(server, today, "13:00", SLOT_PLACES)  # 13:00 is full
     open_shop(browser, f"http://127.0.0.1:{server.port}/shop")
