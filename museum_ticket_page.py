@@ -63,10 +63,11 @@ GONE = {
                "anyone."),
     "expired": ("This order was not completed", "It was not confirmed in time, so its "
                 "tickets were never valid."),
+    "cancelled-order": ("This order was cancelled", "Its tickets were given back and no "
+                        "longer admit anyone."),
     "none-left": ("No ticket of this order is valid", "Each of its tickets was voided or "
                   "its event cancelled."),
 }
-GONE["cancelled-order"] = ("This order was cancelled", GONE["voided"][1])
 UNKNOWN = ("No ticket here", "This link is not one the museum gave out: check that it was "
            "copied whole.")
 # An order awaiting its payment shows its tickets without their codes.
@@ -106,16 +107,14 @@ class TicketPage:
     """The page of one ticket, or of an order with each of its tickets; no credentials."""
 
     auth_required = False
-    PAGE = string.Template(importlib.resources.files("museum_pages").joinpath(
-        "ticket.html").read_text(encoding="utf-8"))
-    ARTICLE = string.Template(importlib.resources.files("museum_pages").joinpath(
-        "ticket-article.html").read_text(encoding="utf-8"))
 
     def __init__(self, store, live, clock, secret):
         self.store = store
         self.live = live  # museum_config.LiveConfig: the museum's name, the categories
         self.clock = clock
         self.secret = secret
+        self.page = _template("ticket.html")  # $title, $body
+        self.article = _template("ticket-article.html")  # one ticket
 
     def on_get(self, req, resp, token):
         resp.set_headers(PAGE_HEADERS)
@@ -159,7 +158,7 @@ class TicketPage:
             category = museum_categories.by_name(config, ticket["category"])
             details.append(("Category", category.label if category else ticket["category"]))
         details.append(("Code", ticket["confirmationCode"]))
-        return self.ARTICLE.substitute(
+        return self.article.substitute(
             museum=html.escape(config["museum"]["name"]),
             what=html.escape(ticket["eventName"] or TICKET_LABELS[ticket["ticketType"]]),
             qr=qr_svg(qr_text(self.secret, ticket["ticketId"], ticket["confirmationCode"]))
@@ -176,7 +175,7 @@ class TicketPage:
     def _write(self, resp, status, title, body):
         resp.status = status
         resp.content_type = "text/html; charset=utf-8"
-        resp.text = self.PAGE.substitute(title=html.escape(title), body=body)
+        resp.text = self.page.substitute(title=html.escape(title), body=body)
 
 
 # What an article says under a ticket's details, by its status (museum_door.ticket_status).
@@ -207,6 +206,11 @@ def qr_svg(text):
     return segno.make_qr(text, error="m").svg_inline(
         border=4, omitsize=True, svgclass="qr", lineclass=None, light="#fff",
         title="The ticket's QR code")
+
+
+def _template(name):
+    return string.Template(importlib.resources.files("museum_pages").joinpath(name).read_text(
+        encoding="utf-8"))
 
 
 def _long_date(iso_date):

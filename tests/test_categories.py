@@ -112,7 +112,7 @@ def test_a_sale_without_a_category_is_the_first_and_its_answer_is_as_before(shop
     sold = buy(shop, body(), headers=VISITOR).json
     assert sold["price"] == 12
     assert set(sold) == {"message", "ticketId", "ticketType", "ticketDate",
-                         "confirmationCode", "price", "currency"}
+                         "confirmationCode", "price", "currency", "qrText", "ticketPage"}
     read = shop.get(f"{TICKETS}/{sold['ticketId']}", headers=GATE, status=200).json
     assert (read["category"], read["price"], read["currency"]) == ("adult", 12, "EUR")
 

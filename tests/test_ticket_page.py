@@ -198,6 +198,15 @@ def test_a_cancelled_events_ticket_answers_410(web):
     assert "This event was cancelled" in app.get(receipt["ticketPage"], status=410).text
 
 
+def test_names_are_shown_as_text_never_as_markup(web):
+    app, _ = web
+    event = create_event(app, name="<script>Night</script> & <b>day</b>")
+    page = app.get(buy(app, body("event", eventId=event["eventId"])).json["ticketPage"],
+                   status=200)
+    assert "&lt;script&gt;Night&lt;/script&gt; &amp; &lt;b&gt;day&lt;/b&gt;" in page.text
+    assert "<script>Night" not in page.text
+
+
 # -- an order's page -------------------------------------------------------------------------
 
 def page_of(made):
