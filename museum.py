@@ -45,6 +45,7 @@ from museum_pages import PageFile
 from museum_reports import SalesReport
 from museum_resend import OrderResend, TicketResend
 from museum_shop import OrderLimits, ShopCors
+from museum_shop_page import add_shop_routes
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
 from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Ticket, TicketImage,
@@ -175,7 +176,8 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
 def add_routes(app, live, store, clock, new_id):
     """Every path of the service, each with its resource."""
     app.add_route("/healthz", Health(store))
-    links = museum_ticket_page.TicketLinks(qr_secret(live.config, store), live.config["server"]["public_url"])
+    links = museum_ticket_page.TicketLinks(qr_secret(live.config, store),
+                                           live.config["server"]["public_url"])
     built = {type(resource): resource
              for resource in api_resources(live, store, clock, new_id, links)}
     for path, kind in API_ROUTES.items():
@@ -187,6 +189,7 @@ def add_routes(app, live, store, clock, new_id):
     # The worker lives beside the page's files but serves the page itself, at /scan.
     app.add_route("/scan/sw.js", PageFile("sw.js", "text/javascript; charset=utf-8",
                                           {"Service-Worker-Allowed": "/scan"}))
+    add_shop_routes(app, live)
     museum_ticket_page.add_routes(app, store, live, clock, links)
 
 
@@ -215,9 +218,9 @@ def api_resources(live, store, clock, new_id, links):
             Admission(store, clock, now, public_url), DevicePairing(store, clock),
             DeviceSession(store, clock), PriceCategories(live), Museum(live, clock),
             Orders(store, live, now, sale, new_id, public_url, (ORDER_FIELDS, ORDER_ITEM_FIELDS),
-                   OrderLimits(config["shop"], store, clock)),
-            Order(store, now), OrderConfirmation(store, now, live, new_id),
-            OrderImage(store, now, secret),
+                   links, OrderLimits(config["shop"], store, clock)),
+            Order(store, now, links), OrderConfirmation(store, now, links, live, new_id),
+            OrderImage(store, now, links),
             TicketResend(store, live, clock, new_id), OrderResend(store, live, clock, new_id))
 
 

@@ -489,8 +489,11 @@ PROSE = {
     "another body is 409 `key-reused`. `?simulate=true` is a quote: the same checks and "
     "the prices and total as the order would have now, answered 200 without ids, codes or "
     "status, writing nothing and holding no place (whether the places are left is known "
-    "only when ordering; an `Idempotency-Key` is not used). A visitor credential's `[auth] visitor_tickets_per_hour` counts "
-    "every ticket of the order (then 429).",
+    "only when ordering; an `Idempotency-Key` is not used), and it needs no `email`. A "
+    "visitor credential's `[auth] visitor_tickets_per_hour` counts every ticket of the "
+    "order (then 429). An order without credentials (the booking page, `[shop] enabled`) "
+    "is free, or, with `[shop] pay_at_desk`, paid at the desk: its `payment` is then "
+    "`due`; one with a price is refused otherwise (400 `not-allowed` on `items`).",
     "getOrder": "The account that made the order, a gate and an admin read it; to any "
     "other account it does not exist (404, never 403, so ids cannot be probed). A gate "
     "does not see the buyer's `email` and `phone`. `status` is `pending` while held until "
@@ -889,7 +892,10 @@ def _order_schemas(facts):
     priced = {"total": {**ref("schemas", "TicketPrice"), "description": "The sum of the "
                         "tickets' prices."}, "currency": ref("schemas", "Currency"),
               "channel": order_fields["properties"]["channel"],
-              "payment": order_fields["properties"]["payment"]}
+              "payment": {**order_fields["properties"]["payment"],
+                          "enum": list(facts["ORDER_PAYMENTS"]), "description": (
+                              "How the desk was paid, or `due`: to be paid at the desk "
+                              "(an order of the booking page).")}}
     return {
         "OrderItem": {**body_schema(facts["ORDER_ITEM_FIELDS"]), "description": (
             "`quantity` tickets alike; `eventId` is required for event tickets, refused for "

@@ -12,8 +12,9 @@ from contextlib import contextmanager
 from datetime import date, timedelta
 
 import storage
+from museum_codes import field_error
 from museum_door import new_confirmation_code, new_order_code, ticket_status
-from museum_http import (API, Problem, fingerprint, idempotency_key, json_response,
+from museum_http import (API, INVALID_BODY, Problem, fingerprint, idempotency_key, json_response,
                          png_response, read_json, rfc3339)
 from museum_openapi import EMAIL_SCHEMA, Answer, Operation, query, ref
 from museum_sales import order_mails, ticket_view
@@ -33,6 +34,11 @@ ITEM_TICKET_FIELDS = ("ticketType", "ticketDate", "eventId", "entryTime", "categ
 # The service computes every price: a client that sends one is told so.
 PRICE_FIELDS = ("price", "total", "currency")
 ORDER_STATUSES = ("pending", "confirmed", "expired", "cancelled", "voided")
+# An order made without credentials (the booking page) takes no payment: with a price, it
+# is paid at the desk when [shop] pay_at_desk says so, and reads `"payment": "due"`.
+PAYMENT_DUE = "due"
+NOT_PAID_AT_DESK = ("must be free: a ticket with a price is booked without credentials only "
+                    "to be paid at the desk ([shop] pay_at_desk)")
 
 
 def order_fields(ticket_fields):
@@ -53,8 +59,8 @@ def order_fields(ticket_fields):
              {"ticketType": "general", "ticketDate": "2027-10-29", "category": "child",
               "quantity": 2}], True),
         "email": email._replace(required=False, schema={
-            **EMAIL_SCHEMA, "description": "The buyer's; required for the `web` channel, "
-            "optional at the `desk`."}),
+            **EMAIL_SCHEMA, "description": "The buyer's; required for the `web` channel "
+            "(but not for a quote), optional at the `desk`."}),
         "phone": ticket_fields["phone"],
         "channel": Field(checked_by(Validator.choice, tuple(CHANNEL_ROLES)), {
             "type": "string", "enum": list(CHANNEL_ROLES), "default": "web",
@@ -98,9 +104,10 @@ def _refuse_prices(validator, body):
     return {name: value for name, value in body.items() if name not in PRICE_FIELDS}
 
 
-def order_view(order, contacts):
-    """An order as it is read back: its tickets as a ticket is read back (those of an
-    ended hold void: their places are free), the buyer's email and phone for `contacts`."""
+def order_view(order, contacts, links):
+    """An order as it is read back: its tickets as a ticket is read back, with what `links`
+    (a museum_ticket_page.TicketLinks) adds (those of an ended hold void: their places are
+    free), the buyer's email and phone for `contacts`."""
     status = order["status"]
     view = {"orderId": order["orderId"], "orderCode": order["orderCode"], "status": status,
             "channel": order["channel"], **_totals(order["tickets"]),
@@ -113,7 +120,8 @@ def order_view(order, contacts):
         if contacts and order[name]:
             view[name] = order[name]
     view["tickets"] = [ticket_view(ticket, "void" if status == "expired"
-                                   else ticket_status(ticket)) for ticket in order["tickets"]]
+                                   else ticket_status(ticket), links=links)
+                       for ticket in order["tickets"]]
     return view
 
 
@@ -138,8 +146,9 @@ class Orders:
             403: "ChannelRefused", 404: "NotFound", 409: "PurchaseConflict",
             429: "OrderLimitReached"}, "OrderRequest")}
 
-    def __init__(self, store, live, now, sale, new_id, public_url, fields, limits):
+    def __init__(self, store, live, now, sale, new_id, public_url, fields, links, limits):
         self.store = store
+        self.links = links  # museum_ticket_page.TicketLinks
         self.live = live  # museum_config.LiveConfig
         self.now = now  # the time at the museum
         self.sale = sale  # museum_tickets.TicketSale
@@ -162,7 +171,9 @@ class Orders:
                 self._answer(resp, replayed)
                 return
         config = self.live.config
-        order, tickets, capacities = self._check(body, user, config, now)
+        order, tickets, capacities = self._check(body, user, config, now, simulate)
+        if user.role == ANYONE_ROLE:
+            order = self._paid_at_desk(order, tickets, config["shop"])
         if simulate:
             json_response(resp, self._quote(order, tickets))
             return
@@ -178,10 +189,21 @@ class Orders:
         with self.limits.admitted(req, order["email"], len(tickets), field="items"):
             self._answer(resp, self.sale.stored(write, now))
 
-    def _check(self, body, user, config, now):
+    def _paid_at_desk(self, order, tickets, shop):
+        """An order without credentials: free, or with `payment` "due" where [shop]
+        pay_at_desk lets the desk take the payment; 400 otherwise (the shop takes none)."""
+        if self._quote(order, tickets)["total"] == 0:
+            return order
+        if not shop["pay_at_desk"]:
+            raise Problem(400, INVALID_BODY, errors=[field_error(
+                "items", "not-allowed", NOT_PAID_AT_DESK)])
+        return {**order, "payment": PAYMENT_DUE}
+
+    def _check(self, body, user, config, now, simulate=False):
         """(the order, its tickets, {date: general entry capacity} of their days) that
-        `body` asks `user` to make at `now`; 400 naming every bad field, 403 for a channel
-        the user's role may not sell on."""
+        `body` asks `user` to make at `now` (or, `simulate`, to quote: a quote needs no
+        buyer's email, so a shop shows its total before asking for one); 400 naming every
+        bad field, 403 for a channel the user's role may not sell on."""
         validator = Validator()
         if not isinstance(body, dict):
             raise Problem(400, "The request body must be a JSON object.")
@@ -189,7 +211,7 @@ class Orders:
         order = check_fields({"channel": "web", **_refuse_prices(validator, body)},
                              self.fields, validator)
         channel = order["channel"]
-        if channel == "web" and "email" not in body:
+        if channel == "web" and "email" not in body and not simulate:
             validator.error("email", "required", "is required for the web channel")
         tickets, capacities, events = [], {}, {}
         for index, item in enumerate(order.get("items") or ()):
@@ -258,7 +280,7 @@ class Orders:
         return {**quote, "tickets": quoted}
 
     def _answer(self, resp, order):
-        json_response(resp, order_view(order, contacts=True), 201)
+        json_response(resp, order_view(order, True, self.links), 201)
         resp.location = f"{self.public_url}{API}/orders/{order['orderId']}"
 
 
@@ -282,9 +304,10 @@ class _OneOrder:
     that created it, a gate, a desk and an admin find it; to any other it does not exist
     (404, never 403, so that ids cannot be probed)."""
 
-    def __init__(self, store, now):
+    def __init__(self, store, now, links):
         self.store = store
         self.now = now  # the time at the museum
+        self.links = links  # museum_ticket_page.TicketLinks
 
     def found(self, req, order_id):
         """The order of the path, as read back now; 404 unless the user may read it."""
@@ -315,7 +338,7 @@ class Order(_OneOrder):
 
     def on_get(self, req, resp, order_id):
         order = self.found(req, order_id)
-        json_response(resp, order_view(order, self.sees_contacts(req, order)))
+        json_response(resp, order_view(order, self.sees_contacts(req, order), self.links))
 
     def on_delete(self, req, resp, order_id):
         user, moment = req.context.user, rfc3339(self.now())
@@ -336,8 +359,8 @@ class OrderConfirmation(_OneOrder):
         "OrderId",), {200: Answer("The order, confirmed.", "Order"), 404: "NotFound",
                       409: "OrderConflict"})}
 
-    def __init__(self, store, now, live, new_id):
-        super().__init__(store, now)
+    def __init__(self, store, now, links, live, new_id):
+        super().__init__(store, now, links)
         self.live = live  # museum_config.LiveConfig: [mail], for the confirmation's mail
         self.new_id = new_id
 
@@ -349,7 +372,8 @@ class OrderConfirmation(_OneOrder):
         with _order_conflicts():  # the mail is queued in the confirmation's transaction
             confirmed = self.store.confirm_order(
                 order["orderId"], now, order_mails(self.live.config, self.new_id, now))
-        json_response(resp, order_view(confirmed, self.sees_contacts(req, confirmed)))
+        json_response(resp, order_view(confirmed, self.sees_contacts(req, confirmed),
+                                       self.links))
 
 
 EXPIRED = "The order's hold has ended: its places are free again."
@@ -376,9 +400,9 @@ class OrderImage(_OneOrder):
                                       200: "TicketImage", 304: "NotModified",
                                       404: "NotFound", 410: "OrderGone"})}
 
-    def __init__(self, store, now, secret):
-        super().__init__(store, now)
-        self.images = TicketImages(secret)
+    def __init__(self, store, now, links):
+        super().__init__(store, now, links)
+        self.images = TicketImages(links.secret)
 
     def on_get(self, req, resp, order_id):
         order = self.found(req, order_id)
@@ -399,7 +423,8 @@ def _roles_text(channel):
 
 
 # What the OpenAPI description states of orders (museum.py hands it over).
-ORDER_FACTS = {"ORDER_TICKETS_MAX": ORDER_TICKETS_MAX, "WEB_ROLES": _roles_text("web"),
+ORDER_FACTS = {"ORDER_TICKETS_MAX": ORDER_TICKETS_MAX,
+               "ORDER_PAYMENTS": (*PAYMENTS, PAYMENT_DUE), "WEB_ROLES": _roles_text("web"),
                "DESK_ROLES": _roles_text("desk"), "ORDER_STATUSES": ORDER_STATUSES,
                "EXPIRED": EXPIRED, "NOT_PENDING": NOT_PENDING,
                "DESK_REFUSED": channel_refused("desk"), "ORDER_GONE": order_gone("expired")}

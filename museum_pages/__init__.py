@@ -1,17 +1,23 @@
-"""The scanner page used at the entrance (`/scan`): plain HTML, CSS and JavaScript (with a
-service worker that keeps the page for a reload without the network), served by the museum
-service as they are (PageFile), with no build step and nothing fetched from elsewhere."""
+"""The service's pages, plain HTML, CSS and JavaScript served as they are (PageFile), with no
+build step and nothing fetched from elsewhere: the scanner page used at the entrance
+(`/scan`, with a service worker that keeps the page for a reload without the network) and
+the public booking page (`/shop`, served by museum_shop_page)."""
 
 import importlib.resources
 
 
-# The page loads nothing but its own script and stylesheet, and no other site may frame it.
-PAGE_POLICY = ("default-src 'self'; img-src 'self' data:; base-uri 'none'; "
-               "form-action 'none'; frame-ancestors 'none'")
+def page_policy(frame_ancestors="'none'"):
+    """A page's Content-Security-Policy: it loads nothing but its own scripts and
+    stylesheets, and only `frame_ancestors` may frame it (by default no site at all)."""
+    return ("default-src 'self'; img-src 'self' data:; base-uri 'none'; "
+            f"form-action 'none'; frame-ancestors {frame_ancestors}")
+
+
+PAGE_POLICY = page_policy()
 
 
 class PageFile:
-    """One file of the scanner page, shipped in museum_pages/ and read once at start.
+    """One file of a page, shipped in museum_pages/ and read once at start.
 
     Served without credentials: the files hold no data, and the page signs in by itself
     with explicit headers, so loading it costs no failed login and shows no login box."""

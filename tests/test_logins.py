@@ -254,6 +254,10 @@ ROLE_TABLE = {
     "/t/ticket.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/t/ticket.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/t/ticket-sw.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/shop": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/shop/shop.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/shop/shop.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/shop/qr.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
 }
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 ROLES = [None, *museum_vocabulary.ROLES]

@@ -287,7 +287,7 @@ def test_the_single_ticket_sale_is_answered_as_before(shop):
                                     "email": "ada@example.org"}, headers=VISITOR,
                           status=201).json
     assert set(sold) == {"message", "ticketId", "ticketType", "ticketDate",
-                         "confirmationCode", "price", "currency"}
+                         "confirmationCode", "price", "currency", "qrText", "ticketPage"}
     assert sold["message"] == "Museum general entry ticket purchased"
     assert sold["price"] == 12
 
