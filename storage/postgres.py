@@ -364,6 +364,23 @@ MIGRATIONS = [
         "CREATE INDEX outbox_by_ticket ON outbox (ticket_id)",
         "CREATE INDEX outbox_by_order ON outbox (order_id)",
     ],
+    [
+        # Step 23: as sqlite's step 23 says, the ticket page's place.
+    ],
+    [
+        # Webhooks: as sqlite's step 24 says.
+        """CREATE TABLE webhooks (
+            id uuid PRIMARY KEY,
+            url text NOT NULL,
+            secret text NOT NULL,
+            events text NOT NULL,
+            created_at text NOT NULL,
+            disabled_at text,
+            disabled_why text
+        )""",
+        "ALTER TABLE outbox ADD COLUMN webhook_id uuid",
+        "CREATE INDEX outbox_by_webhook ON outbox (webhook_id)",
+    ],
 ]
 
 
