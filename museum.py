@@ -22,6 +22,7 @@ import falcon.inspect
 import museum_auth
 import museum_openapi
 import museum_privacy
+import museum_webhooks
 import storage
 from museum_about import Museum, PriceCategories
 from museum_access_log import AccessLog, SafeHeaders, open_access_log
@@ -117,7 +118,8 @@ def openapi_description():
         "SALE_HORIZON_DAYS": SALE_HORIZON_DAYS, "EVENT_FIELDS": EVENT_FIELDS,
         "EVENT_CANCELLED": EVENT_CANCELLED,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
-        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, **DEVICE_FACTS})
+        "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, **DEVICE_FACTS},
+        museum_webhooks.described())
 
 
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"

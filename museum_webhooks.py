@@ -26,6 +26,7 @@ import socket
 from urllib.parse import urlsplit
 
 from museum_http import rfc3339
+from museum_openapi import UUID_SCHEMA, ref
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 24  # 192 random bits, as the Standard Webhooks libraries make them
@@ -128,3 +129,70 @@ def _post(url, address, headers, body):
         raise WebhookFailed(f"{type(error).__name__}: {error}") from error
     finally:
         connection.close()
+
+
+# -- the description ---------------------------------------------------------------------
+
+_TIME = {"type": "string", "format": "date-time"}
+_USER = {"type": "string", "description": "The user who did it."}
+_IDS = {"type": "array", "items": UUID_SCHEMA}
+
+
+def _object(**properties):
+    return {"type": "object", "required": list(properties), "properties": properties}
+
+
+_ORDER = {"orderId": {"type": "string"}, "ticketIds": _IDS}
+_EVENT_GONE = {"allOf": [ref("schemas", "SpecialEvent"), _object(cancelled={"const": True})]}
+# Each type of change: the operationId and summary of its delivery, and its "data". The
+# first is the Redocly Museum API's own (1.2.0), a new event as read.
+DELIVERIES = {
+    "event.published": ("publishNewEvent", "New special event added",
+                        ref("schemas", "SpecialEvent")),
+    "event.changed": ("publishEventChange", "Special event changed",
+                      ref("schemas", "SpecialEvent")),
+    "event.cancelled": ("publishEventCancellation", "Special event cancelled", _EVENT_GONE),
+    "order.confirmed": ("publishOrderConfirmation", "Order confirmed",
+                        _object(orderCode={"type": "string"}, **_ORDER)),
+    "order.voided": ("publishOrderVoid", "Order voided", _object(**_ORDER, voidedAt=_TIME)),
+    "ticket.voided": ("publishTicketVoid", "Ticket voided",
+                      _object(ticketId=UUID_SCHEMA, voidedAt=_TIME)),
+    "ticket.admitted": ("publishTicketAdmission", "Ticket admitted at the door",
+                        _object(ticketId=UUID_SCHEMA, admittedAt=_TIME, admittedBy=_USER)),
+    "ticket.admission-undone": ("publishAdmissionUndo", "Ticket's admission undone",
+                                _object(ticketId=UUID_SCHEMA, undoneAt=_TIME,
+                                        undoneBy=_USER)),
+}
+_SIGNED = [
+    ("webhook-id", "The delivery's id, the same on every attempt: a receiver that saw it "
+     "already answers 2xx and does nothing more."),
+    ("webhook-timestamp", "When this attempt was sent, in seconds since the epoch: refuse "
+     "one more than a few minutes from your clock."),
+    ("webhook-signature", "`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` keyed "
+     "with the receiver's secret (the bytes of the base64 after `whsec_`).")]
+_ANSWERS = {
+    "200": {"description": f"Any 2xx within {TIMEOUT} seconds: received."},
+    "410": {"description": "The receiver is gone: it is disabled and gets nothing more "
+                           "(`museum webhooks` shows it)."},
+    "default": {"description": "Anything else, or no answer in time: sent again, with the "
+                               "same `webhook-id`, after 1, 5, 10, 20 and 30 minutes, then "
+                               "hourly for up to 3 days."}}
+
+
+def described():
+    """The OpenAPI document's `webhooks`: what a receiver registered with `museum
+    add-webhook` is sent, one POST per type of change, signed as Standard Webhooks 1.0
+    signs."""
+    return {event_type: {"post": {
+        "operationId": operation_id, "summary": summary, "tags": ["Webhooks"],
+        "description": f"Sent to each receiver of `{event_type}` once the change commits. "
+                       "Verify the signature before reading the body (docs/email.md).",
+        "security": [],
+        "parameters": [{"name": name, "in": "header", "required": True,
+                        "description": meaning, "schema": {"type": "string"}}
+                       for name, meaning in _SIGNED],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": _object(
+            type={"const": event_type}, timestamp={**_TIME, "description": "When the "
+                                                   "change was made."}, data=data)}}},
+        "responses": _ANSWERS}}
+        for event_type, (operation_id, summary, data) in DELIVERIES.items()}

@@ -17,6 +17,7 @@ import museum_outbox
 import museum_webhooks
 import storage
 from commands import museum_command
+from described import DOCUMENT, schema_errors
 from conftest import ADMIN, GATE, NOW, TODAY, VISITOR, Clock
 from museum_services import utc_now
 from ticketing import TICKETS, body, buy, create_event
@@ -100,9 +101,15 @@ def hooked(config_text, store, receiver):
 
 
 def verified(webhook, request):
-    """The payload of a request as the standardwebhooks package verifies it."""
+    """The payload of a request as the standardwebhooks package verifies it, checked
+    against what the OpenAPI document's `webhooks` say of its type."""
     headers, data = request
-    return standardwebhooks.Webhook(webhook["secret"]).verify(data, headers)
+    payload = standardwebhooks.Webhook(webhook["secret"]).verify(data, headers)
+    delivery = DOCUMENT["webhooks"][payload["type"]]["post"]
+    assert {parameter["name"] for parameter in delivery["parameters"]} <= set(headers)
+    schema = delivery["requestBody"]["content"]["application/json"]["schema"]
+    assert schema_errors(schema, payload) == []
+    return payload
 
 
 def test_a_published_event_is_delivered_signed_and_verifies(hooked, store):
