@@ -5,7 +5,10 @@ package, as an integrator's would. A tampered body and an old timestamp fail; a 
 the receiver; a private address is refused by default, when added and when sent."""
 
 import json
+import signal
+import sqlite3
 import threading
+from contextlib import closing
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -20,7 +23,8 @@ from commands import museum_command
 from described import DOCUMENT, schema_errors
 from conftest import ADMIN, GATE, NOW, TODAY, VISITOR, Clock
 from museum_services import utc_now
-from ticketing import TICKETS, body, buy, create_event
+from serving import running_instances, running_server, start_server, wait_until
+from ticketing import EVENT_DATES, TICKETS, body, buy, create_event, query
 
 EVENTS = "/v1.1/special-events"
 ADMISSIONS = "/v1.1/admissions"
@@ -28,21 +32,35 @@ ADMISSIONS = "/v1.1/admissions"
 
 class Receiver:
     """A webhook receiver on loopback, in a thread: it keeps every request (headers, body)
-    and answers each with the next of `statuses` (then 204 for good)."""
+    and answers each with the next of `statuses` (then 204 for good), noting the
+    `webhook-id` of each 2xx in `received`. With `stall_on`, the request of that number
+    (from 1) is held until `release` is set, then answered 503."""
 
-    def __init__(self, statuses=()):
+    def __init__(self, statuses=(), stall_on=None):
         self.requests = []
+        self.received = []
         self.statuses = list(statuses)
+        self.stalled, self.release = threading.Event(), threading.Event()
+        lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 (http.server's name)
                 data = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append(({name.lower(): value for name, value
-                                           in self.headers.items()}, data))
-                self.send_response(receiver.statuses.pop(0) if receiver.statuses else 204)
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                with lock:
+                    receiver.requests.append((headers, data))
+                    number = len(receiver.requests)
+                    status = receiver.statuses.pop(0) if receiver.statuses else 204
+                if number == stall_on:
+                    receiver.stalled.set()
+                    receiver.release.wait(60)
+                    status = 503
+                self.send_response(status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                if 200 <= status < 300:
+                    receiver.received.append(headers["webhook-id"])
 
             def log_message(self, *args):
                 pass
@@ -63,8 +81,8 @@ class Receiver:
 def receiver():
     started = []
 
-    def start(statuses=()):
-        started.append(Receiver(statuses))
+    def start(statuses=(), stall_on=None):
+        started.append(Receiver(statuses, stall_on))
         return started[-1]
 
     yield start
@@ -310,3 +328,110 @@ def test_the_commands_add_list_and_remove_a_receiver(tmp_path, config_text, db_p
     assert store.webhooks() == [] and store.list_messages() == []  # its delivery too
     again = museum_command(tmp_path, allowed, "remove-webhook", webhook["webhookId"], *db)
     assert again.status == 2 and "no webhook" in again.err
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def each_store(request, db_path):
+    """A new store of each backend (PostgreSQL: a fresh database on the test server)."""
+    url = db_path if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+    opened = storage.open_store(url)
+    yield opened
+    opened.close()
+
+
+def test_the_store_queues_deliveries_in_the_change_s_transaction(each_store):
+    store = each_store
+    wanted = add_receiver(store, "https://hooks.example.org/a", ["ticket.voided"])
+    other = add_receiver(store, "https://hooks.example.org/b", ["event.published"])
+    ticket = {"ticketId": "6b0c7c4e-1f7a-4a51-9d43-0c8f1f7e2a10", "ticketType": "general",
+              "ticketDate": TODAY, "confirmationCode": "ticket-general-0a1b2c-3d4e5",
+              "email": "ada@example.org", "price": 0, "currency": "EUR"}
+    store.create_ticket(ticket)
+    assert store.list_messages() == []  # a sale is no change a receiver asked for
+    assert store.void_ticket(ticket["ticketId"], "2026-11-22T12:00:00Z")
+    assert not store.void_ticket(ticket["ticketId"], "2026-11-22T12:01:00Z")  # void already
+    [delivery] = store.list_messages()
+    assert (delivery["kind"], delivery["target"], delivery["webhookId"]) == (
+        "webhook", wanted["url"], wanted["webhookId"])
+    assert delivery["payload"] == {"type": "ticket.voided", "timestamp": "2026-11-22T12:00:00Z",
+                                   "data": {"ticketId": ticket["ticketId"],
+                                            "voidedAt": "2026-11-22T12:00:00Z"}}
+    assert store.webhook(wanted["webhookId"])["secret"] == wanted["secret"]
+    assert store.disable_webhook(wanted["webhookId"], "2026-11-22T12:02:00Z", "410 Gone")
+    assert not store.disable_webhook(wanted["webhookId"], "2026-11-22T12:03:00Z", "410 Gone")
+    [failed] = store.list_messages()
+    assert (failed["state"], failed["lastAnswer"]) == ("failed", "410 Gone")
+    assert {webhook["webhookId"]: webhook["disabledAt"] for webhook in store.webhooks()} == {
+        wanted["webhookId"]: "2026-11-22T12:02:00Z", other["webhookId"]: None}
+    store.remove_webhook(wanted["webhookId"])
+    assert store.list_messages() == [] and store.webhook(wanted["webhookId"]) is None
+    with pytest.raises(storage.NotFound):
+        store.remove_webhook(wanted["webhookId"])
+    assert [webhook["webhookId"] for webhook in store.webhooks()] == [other["webhookId"]]
+
+
+def new_event(number):
+    return {"name": f"Lecture {number}", "location": "Great Hall",
+            "eventDescription": "Owls.", "dates": EVENT_DATES, "price": 5}
+
+
+@pytest.mark.slow
+def test_a_kill_9_during_webhook_sends_loses_none_and_resends_none_answered_2xx(
+        tmp_path, config_text, db_path, receiver):
+    """kill -9 of a real `museum serve` while a receiver holds its third delivery: the two
+    it answered 204 are never sent again; once the claim's lease ends, the held one is sent
+    again with its webhook-id after the restart, and so are those not sent yet."""
+    listening = receiver(stall_on=3)
+    text = config_text + ALLOW_PRIVATE
+    store = storage.open_store(str(db_path))
+    try:
+        add_receiver(store, listening.url, ["event.published"])
+    finally:
+        store.close()
+    server = start_server(tmp_path, text, db=str(db_path))
+    try:
+        for number in range(5):
+            status, _, _ = server.request("POST", EVENTS, new_event(number), ADMIN)
+            assert status == 201
+        assert listening.stalled.wait(30), "the sender did not reach the third delivery"
+        server.stop(signal.SIGKILL)
+    finally:
+        server.process.kill()
+        listening.release.set()
+    states = sorted(state for state, in query(db_path, "SELECT state FROM outbox"))
+    assert states == ["sending", "sending", "sending", "sent", "sent"]  # one batch claimed
+    # Five minutes pass: the dead sender's lease on the rest of its batch ends.
+    with closing(sqlite3.connect(db_path)) as conn, conn:
+        conn.execute("UPDATE outbox SET next_attempt_at = '2026-01-01T00:00:00Z' "
+                     "WHERE state = 'sending'")
+    with running_server(tmp_path, text, db=str(db_path)):
+        wait_until(lambda: query(db_path, "SELECT count(*) FROM outbox WHERE state = 'sent'")
+                   == [(5,)], 60, what="every delivery")
+    promised = {message_id for message_id, in query(db_path, "SELECT id FROM outbox")}
+    assert sorted(listening.received) == sorted(promised)  # each once, none twice
+    held = listening.requests[2][0]["webhook-id"]
+    assert [headers["webhook-id"] for headers, _ in listening.requests].count(held) == 2
+
+
+@pytest.mark.slow
+def test_two_instances_on_postgresql_send_each_delivery_once(tmp_path, config_text,
+                                                             postgres_url, receiver):
+    listening = receiver()
+    store = storage.open_store(postgres_url)
+    try:
+        webhook = add_receiver(store, listening.url, ["event.published"])
+        with running_instances(tmp_path, config_text + ALLOW_PRIVATE, postgres_url,
+                               2) as servers:
+            for number in range(40):
+                status, _, _ = servers[number % 2].request("POST", EVENTS, new_event(number),
+                                                           ADMIN)
+                assert status == 201
+            wait_until(lambda: all(message["state"] == "sent"
+                                   for message in store.list_messages()), 90,
+                       what="every delivery")
+        promised = {message["messageId"] for message in store.list_messages()}
+    finally:
+        store.close()
+    assert len(promised) == 40
+    assert sorted(listening.received) == sorted(promised)  # each once, by either instance
+    assert all(verified(webhook, request) for request in listening.requests)
