@@ -332,7 +332,7 @@ SCHEMA = {
                            "to the sender)"),
         "templates": Option("", _text, "directory of the museum's own mail templates, each "
                             "replacing the shipped one of its name (empty: the shipped "
-                            "English ones)"),
+                            "ones of [museum] language)"),
     },
     "webhooks": {
         "allow_private": Option("false", _boolean, "let webhook receivers be on loopback, "

@@ -1,7 +1,8 @@
 """The outbox's sender: it claims the messages that are due (queued in the transaction of
-what caused them, see `Store.create_ticket`), delivers each, and records the answer: sent,
-or due again after a backoff of 1, 5, 10, 20 and 30 minutes, then hourly, until 3 days of
-attempts have failed. A thread of `museum serve` runs it every few seconds; `museum send`
+what caused them: `Store.create_ticket`, `create_order`, `confirm_order`,
+`queue_mail_again`), delivers each by the function of its kind, and records the answer:
+sent, or due again after a backoff of 1, 5, 10, 20 and 30 minutes, then hourly, until 3
+days of attempts have failed. A thread of `museum serve` runs it every few seconds; `museum send`
 drains the due messages once, for hosts without the thread and for cron.
 
 Nothing promised is lost: a claim is a lease, so a message whose sender died mid-send is
@@ -105,9 +106,10 @@ class Sender:
         now = self.clock()
         if message["payload"].get("orderId"):
             order = self.store.get_order(message["payload"]["orderId"], rfc3339(now))
-            tickets = [ticket for ticket in order["tickets"] if not ticket["voidedAt"]]
+            tickets = order["tickets"]
         else:
             tickets = [self.store.get_ticket(message["payload"]["ticketId"])]
+        tickets = [ticket for ticket in tickets if not ticket["voidedAt"]]
         if not tickets:  # voided since: nothing is left to send
             return "not sent: its tickets were voided"
         return send_mail(self.url, compose_mail(message["messageId"], message["target"],

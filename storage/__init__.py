@@ -390,10 +390,10 @@ class Store(ABC):
         """Store `order` and all its `tickets` (as `create_ticket` takes them, each with
         "persons", the places it takes, 1 when absent) in one transaction, or nothing; return
         the order as read back. An order created confirmed has the messages
-        `on_confirmed(order as read back)` returns (see message) queued in that transaction
-        (a pending one none: its hold sends nothing). Every place is counted as `create_ticket` counts one
-        ticket's, each ticket's "persons" at once, with the same errors: `SoldOut` names
-        the first place found full. A pending order's places count against capacity until
+        `on_confirmed(order as read back)` returns (see message) queued in that
+        transaction (a pending one none: its hold sends nothing). Every place is counted as
+        `create_ticket` counts one ticket's, each ticket's "persons" at once, with the same
+        errors: `SoldOut` names the first place found full. A pending order's places count against capacity until
         it is confirmed, cancelled or its hold ends at "expiresAt": from then on they are
         free, whether or not anything is written meanwhile (see `places_taken`)."""
 

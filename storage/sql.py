@@ -436,8 +436,7 @@ def message_record(row):
      last_answer, created_at, sent_at, webhook_id) = row
     message = {"messageId": message_id, "kind": kind, "target": target,
                "payload": json.loads(payload), "ticketId": ticket_id, "orderId": order_id,
-               "state": state,
-               "attempts": attempts, "nextAttemptAt": next_attempt_at,
+               "state": state, "attempts": attempts, "nextAttemptAt": next_attempt_at,
                "lastAnswer": last_answer, "createdAt": created_at, "sentAt": sent_at}
     if kind == WEBHOOK_MESSAGE:
         message["webhookId"] = webhook_id

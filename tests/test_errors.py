@@ -81,7 +81,7 @@ def test_deeply_nested_json_is_400_not_a_crash(client):
 class BrokenStore(SQLiteStore):
     """The real sqlite store with one method broken, as a bug would break it."""
 
-    def get_event(self, event_id):
+    def get_event(self, event_id, cancelled_too=False):
         raise RuntimeError("SELECT secret FROM somewhere failed")
 
 

@@ -236,6 +236,8 @@ ROLE_TABLE = {
     "/v1.1/devices/session": {"POST": GATE_ONLY, "DELETE": GATE_ONLY},
     "/v1.1/price-categories": {"GET": "visitor", "HEAD": "visitor"},
     "/v1.1/museum": {"GET": "visitor", "HEAD": "visitor"},
+    "/v1.1/tickets/{ticket_id}/resend": {"POST": "visitor"},
+    "/v1.1/orders/{order_id}/resend": {"POST": "visitor"},
     "/scan": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/scan.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/scan.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},

@@ -13,9 +13,11 @@ import webtest
 import museum
 import museum_outbox
 import museum_sales
+import storage
 from conftest import ADMIN, GATE, NOW, TODAY, VISITOR, Clock
 from qr import read_qr
-from test_outbox import attachments, mail_config, smtp_server  # noqa: F401 (fixture)
+from test_outbox import (attachments, each_store, each_url,  # noqa: F401 (fixtures)
+                         mail_config, smtp_server)
 from ticketing import TICKETS, body, buy, fresh_code
 
 ADMISSIONS = "/v1.1/admissions"
@@ -118,6 +120,14 @@ def test_an_order_voided_before_its_mail_is_sent_is_not_mailed(mailing, store):
     assert store.list_messages()[0]["lastAnswer"] == "not sent: its tickets were voided"
 
 
+def test_a_ticket_voided_before_its_mail_is_sent_is_not_mailed(mailing, store):
+    client, sender, mailbox, _, _ = mailing()
+    ticket = buy(client, body(ticketDate=TODAY), headers=VISITOR).json
+    client.delete(f"{TICKETS}/{ticket['ticketId']}", headers=ADMIN, status=204)
+    sender.send_due()
+    assert mailbox.mails == []
+
+
 def test_an_order_s_mail_is_erased_with_its_contacts(mailing, store):
     _, _, _, config, _ = mailing()
     store.create_order(an_order(), [a_ticket()], CREATED, on_confirmed=order_mails(config))
@@ -180,3 +190,27 @@ def test_without_mail_a_resend_queues_nothing(client, store):
 
 def test_a_resend_needs_credentials(client):
     client.post(f"{TICKETS}/{uuid.uuid4()}/resend", status=401)
+
+
+def test_resends_are_counted_per_ticket_and_order_and_checked_for_their_buyer(each_store):
+    """The store's rule on both backends: three in the hour, the buyer's own, nothing for a
+    void ticket."""
+    store = each_store
+    ticket = a_ticket()
+    store.create_ticket(ticket)
+    order = store.create_order(an_order(), [a_ticket()], CREATED)
+    mail = {"kind": "email", "payload": {}, "createdAt": CREATED}
+    hour_ago = "2026-11-22T11:00:00Z"
+
+    def again(user="visitor", **named):
+        return store.queue_mail_again({**mail, **named, "messageId": str(uuid.uuid4())},
+                                      hour_ago, 3, user)
+
+    assert [again(ticketId=ticket["ticketId"]) for _ in range(4)] == [True] * 3 + [False]
+    assert again(orderId=order["orderId"], user=None)
+    with pytest.raises(storage.NotFound):
+        again(orderId=order["orderId"], user="shop")
+    assert {message["target"] for message in store.list_messages()} == {
+        "family@example.org"}
+    store.void_ticket(order["tickets"][0]["ticketId"], CREATED)
+    assert not again(ticketId=order["tickets"][0]["ticketId"])
