@@ -23,6 +23,7 @@ import museum_auth
 import museum_openapi
 import museum_privacy
 import museum_ticket_page
+import museum_webhooks
 import storage
 from museum_about import Museum, PriceCategories
 from museum_access_log import AccessLog, SafeHeaders, open_access_log
@@ -127,7 +128,8 @@ def openapi_description():
         "EVENT_CANCELLED": EVENT_CANCELLED,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
         "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, "ORDER_FIELDS": ORDER_FIELDS,
-        "ORDER_ITEM_FIELDS": ORDER_ITEM_FIELDS, **DEVICE_FACTS, **ORDER_FACTS})
+        "ORDER_ITEM_FIELDS": ORDER_ITEM_FIELDS, **DEVICE_FACTS, **ORDER_FACTS},
+        museum_webhooks.described())
 
 
 EXPOSED_ANYWHERE = "anywhere but a loopback development run"

@@ -1,8 +1,9 @@
 """The `museum` command: serve the service (and its mock), look after its database
 (init, migrate, backup, restore, check, purge-contacts), the devices that sign in
-(add-device, revoke-device, devices), the outbox (send, outbox), the door and setup
-helpers (verify-ticket, hash-password, openapi), and the sales report. Only `serve` and
-`init` create a database; the others name a missing one as missing.
+(add-device, revoke-device, devices), the outbox (send, outbox), webhook receivers
+(add-webhook, remove-webhook, webhooks), the door and setup helpers (verify-ticket,
+hash-password, openapi), and the sales report. Only `serve` and `init` create a database;
+the others name a missing one as missing.
 
 Exit status: 0 done, 1 a runtime failure (the database), 2 a usage or config error.
 """
@@ -21,6 +22,7 @@ from datetime import date
 import museum_outbox
 import museum_passwords
 import museum_privacy
+import museum_webhooks
 import storage
 from museum import (
     INTERFACE_VERSION,
@@ -52,6 +54,7 @@ from museum_services import (
     existing_database,
     museum_now,
     museum_today,
+    new_uuid,
     open_configured_store,
     qr_secret,
     refuse_a_moved_database,
@@ -226,6 +229,60 @@ def _print_messages(messages):
     widths = [max(len(row[column]) for row in [OUTBOX_COLUMNS, *rows]) for column in range(6)]
     for row in [OUTBOX_COLUMNS, *rows]:
         print("  ".join([*(value.ljust(width) for value, width in zip(row, widths)), row[6]]))
+
+
+def command_add_webhook(args):
+    """Register a receiver of the events named, with a new secret printed once."""
+    config = _configured(args)
+    try:  # refused now rather than at every delivery
+        museum_webhooks.checked_address(args.url, config["webhooks"]["allow_private"])
+    except museum_webhooks.AddressRefused as refusal:
+        print(f"museum: {refusal}", file=sys.stderr)
+        return 2
+    webhook = {"webhookId": new_uuid(), "url": args.url,
+               "secret": museum_webhooks.new_secret(), "events": args.events,
+               "createdAt": rfc3339(utc_now())}
+    with _devices_of(config) as store:
+        store.add_webhook(webhook)
+    print(f"Webhook {webhook['webhookId']} added: {args.url} receives "
+          f"{', '.join(args.events)} from the next change on, signed with this secret "
+          f"(Standard Webhooks; 'museum webhooks' never shows it again):")
+    print(f"  {webhook['secret']}")
+    return 0
+
+
+def command_remove_webhook(args):
+    config = _configured(args)
+    with _devices_of(config) as store:
+        try:
+            store.remove_webhook(args.id)
+        except storage.NotFound:
+            print(f"museum: no webhook {args.id} ('museum webhooks' lists them)",
+                  file=sys.stderr)
+            return 2
+    print(f"Webhook {args.id} removed, with its deliveries not sent yet.")
+    return 0
+
+
+WEBHOOK_COLUMNS = ("ID", "URL", "EVENTS", "ADDED", "DISABLED")
+
+
+def command_webhooks(args):
+    """List the receivers, disabled ones with when and why; never a secret."""
+    config = _configured(args)
+    store = storage.open_store(existing_database(config), read_only=True)
+    try:
+        rows = [(webhook["webhookId"], webhook["url"], ",".join(webhook["events"]),
+                 webhook["createdAt"],
+                 f"{webhook['disabledAt']}: {webhook['disabledWhy']}"
+                 if webhook["disabledAt"] else "-")
+                for webhook in store.webhooks()]
+    finally:
+        store.close()
+    widths = [max(len(row[column]) for row in [WEBHOOK_COLUMNS, *rows]) for column in range(4)]
+    for row in [WEBHOOK_COLUMNS, *rows]:
+        print("  ".join([*(value.ljust(width) for value, width in zip(row, widths)), row[4]]))
+    return 0
 
 
 def _failed_messages(url):
@@ -602,6 +659,21 @@ def _database_commands(commands):
     outbox.add_argument("--retry", metavar="ID", help="queue a failed message again, due now, "
                         "its attempts counted from 0")
     outbox.add_argument("--drop", metavar="ID", help="forget a message: it is not sent")
+    add_webhook = _database_command(
+        commands, "add-webhook", command_add_webhook, "register a webhook receiver of the "
+        "events named, with a signing secret of its own (printed once); a loopback, private "
+        "or link-local address is refused unless [webhooks] allow_private")
+    add_webhook.add_argument("url", help="where deliveries are POSTed (http:// or https://)")
+    add_webhook.add_argument("--events", nargs="+", required=True,
+                             choices=storage.WEBHOOK_EVENTS, metavar="EVENT",
+                             help=f"the events it receives: {', '.join(storage.WEBHOOK_EVENTS)}")
+    remove_webhook = _database_command(
+        commands, "remove-webhook", command_remove_webhook, "forget a webhook receiver and "
+        "its deliveries not sent yet")
+    remove_webhook.add_argument("id", help="the receiver's id, as 'museum webhooks' lists it")
+    _database_command(
+        commands, "webhooks", command_webhooks, "list the webhook receivers: id, URL, events, "
+        "when added, and when and why disabled (it answered 410 Gone); never a secret")
     _database_command(
         commands, "purge-contacts", command_purge_contacts, "erase the email and phone of "
         "tickets dated more than [privacy] keep_contact_days ago, as the running service "

@@ -368,6 +368,12 @@ SCHEMA = {
                             "replacing the shipped one of its name (empty: the shipped "
                             "ones of [museum] language)"),
     },
+    "webhooks": {
+        "allow_private": Option("false", _boolean, "let webhook receivers be on loopback, "
+                                "private or link-local addresses (a receiver on this "
+                                "machine or network; off, no one can point the service at "
+                                "them)"),
+    },
     "tickets": {
         "qr_secret": Option("", _qr_secret, "key that signs ticket QR codes, 32 characters or "
                             "more (empty: generated at first start and kept in the database)"),

@@ -127,9 +127,10 @@ def ref(kind, name):
     return {"$ref": f"#/components/{kind}/{name}"}
 
 
-def document(resources, facts):
+def document(resources, facts, webhooks=None):
     """The OpenAPI document of `resources` ({path under the API: resource class}) and
-    `facts` (museum.py's constants by name: limits, patterns, the body fields)."""
+    `facts` (museum.py's constants by name: limits, patterns, the body fields), with the
+    `webhooks` a receiver is sent (the document's own section, as described)."""
     facts = {**facts, **OWN_FACTS}
     return {
         "openapi": "3.1.0",
@@ -140,6 +141,7 @@ def document(resources, facts):
         "security": [{"MuseumPlaceholderAuth": []}],
         "tags": [{"name": name, "description": text} for name, text in TAGS.items()],
         "paths": {path: _path_item(resource, facts) for path, resource in resources.items()},
+        "webhooks": webhooks or {},
         "components": {
             "securitySchemes": {"MuseumPlaceholderAuth": SECURITY},
             "parameters": _parameters(facts), "headers": HEADERS,
@@ -304,7 +306,8 @@ TAGS = {"Operations": "The museum's opening hours, and the days an admin changed
         "Tickets": "Buying tickets and fetching their codes.",
         "Door": "Admitting tickets at the entrance; the day's counts.",
         "Orders": "Several tickets bought together, all or nothing; quotes and holds.",
-        "Reports": "What was sold.", "Description": "This OpenAPI description."}
+        "Reports": "What was sold.", "Description": "This OpenAPI description.",
+        "Webhooks": "What the service posts to the receivers an admin registered, signed."}
 SECURITY = {"type": "http", "scheme": "basic", "description": (
     "Credentials of a user configured on the server. Each user has one role: "
     f"{', '.join(ROLES)}; each role may do all that the ones before it may. A password "

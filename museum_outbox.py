@@ -20,6 +20,7 @@ from museum_http import rfc3339
 from museum_mail import MailFailed, MailSettings, compose_mail, load_templates, send_mail
 from museum_services import qr_secret
 from museum_vocabulary import EMAIL_MESSAGE
+from museum_webhooks import ReceiverGone, WebhookFailed, deliver
 
 log = logging.getLogger("museum.outbox")
 
@@ -30,7 +31,7 @@ class NoDelivery(Exception):
 
 # What a delivery raises when it did not deliver, saying why (the receiver's answer): the
 # message is tried again later. Each kind's module has its own.
-FAILURES = (MailFailed, NoDelivery)
+FAILURES = (MailFailed, NoDelivery, WebhookFailed)
 
 # Minutes to wait after each failed attempt; after the last, the message has failed.
 FIRST_WAITS = (1, 5, 10, 20, 30)
@@ -64,7 +65,9 @@ class Sender:
             zone=config["museum"]["timezone"], secret=qr_secret(config, store))
         # How each kind of message is delivered: a function of the claimed message that
         # returns the receiver's answer, or raises one of FAILURES with it.
-        self.deliveries = {EMAIL_MESSAGE: self._send_mail}
+        self.deliveries = {EMAIL_MESSAGE: self._send_mail,
+                           storage.WEBHOOK_MESSAGE: self._send_webhook}
+        self.allow_private = config["webhooks"]["allow_private"]
 
     def send_due(self):
         """Deliver every message due now, batch after batch; return how many were sent."""
@@ -82,6 +85,9 @@ class Sender:
             answer = self._send(message)
         except FAILURES as failure:
             self._retry_later(message, str(failure))
+            return False
+        except ReceiverGone as gone:
+            self._give_up(message, str(gone))
             return False
         self.store.settle_message(message["messageId"], message["attempts"], "sent", answer,
                                   rfc3339(self.clock()))
@@ -109,19 +115,31 @@ class Sender:
         return send_mail(self.url, compose_mail(message["messageId"], message["target"],
                                                 tickets, self.mail, now))
 
+    def _send_webhook(self, message):
+        """Sign the delivery and post it to its receiver; a 410 disables the receiver."""
+        try:
+            return deliver(message, self.store.webhook(message["webhookId"]),
+                           self.allow_private, self.clock())
+        except ReceiverGone as gone:
+            self.store.disable_webhook(message["webhookId"], rfc3339(self.clock()), str(gone))
+            raise
+
     def _retry_later(self, message, answer):
         wait = backoff(message["attempts"])
-        at = rfc3339(self.clock())
         if wait is None:
-            log.error("outbox: gave up on %s to %s after %d attempts: %s", message["kind"],
-                      message["target"], message["attempts"], answer)
-            self.store.settle_message(message["messageId"], message["attempts"], "failed",
-                                      answer, at)
+            self._give_up(message, answer)
             return
+        at = rfc3339(self.clock())
         log.warning("outbox: %s to %s not delivered (attempt %d), trying again in %s: %s",
                     message["kind"], message["target"], message["attempts"], wait, answer)
         self.store.settle_message(message["messageId"], message["attempts"], "queued", answer,
                                   at, rfc3339(self.clock() + wait))
+
+    def _give_up(self, message, answer):
+        log.error("outbox: gave up on %s to %s after %d attempts: %s", message["kind"],
+                  message["target"], message["attempts"], answer)
+        self.store.settle_message(message["messageId"], message["attempts"], "failed",
+                                  answer, rfc3339(self.clock()))
 
     def run_in_background(self, stop):
         """Send the due messages every POLL_EVERY seconds until the event `stop` is set, on

@@ -61,6 +61,10 @@ PASSWORD = "benchmark-password"
 # The admin role: reads, buys, admits and reads the sales report; as cheap to check as a gate.
 USER = basic("scanner", PASSWORD)
 QR_SECRET = "benchmark-qr-secret-of-at-least-32-characters"
+# The outbox case's settings: mail on (to a server the held sender never reaches), and
+# receivers on loopback allowed.
+OUTBOX_CONFIG = ("[mail]\nurl = smtp://127.0.0.1:9\nfrom = tickets@museum.example.org\n"
+                 "[webhooks]\nallow_private = true\n")
 
 
 # -- scenarios -------------------------------------------------------------------------------
@@ -178,6 +182,14 @@ CASES = {
         f"scenarios, an order of 4 tickets (`order-4`) and its quote (`quote-4`) against one "
         f"ticket's sale (`buy-ticket`), by their CPU time per request (issue 30: an order at "
         f"most 2x a sale's, a quote at most 1x)."),
+    "outbox": Case(
+        "without", "mail + 2 webhooks", lambda bench: bench.with_and_without_outbox(),
+        {"buy-ticket": 1 / 1.3, "admit": 1 / 1.3},
+        "sqlite, the ceiling case's records. Without: no mail, no webhook receiver. With: "
+        "[mail] url set (a sale queues its buyer's mail) and two receivers of every change "
+        "(an admission queues a delivery to each), all in the request's own transaction. "
+        "The sender is held (benchmarks/unsent.py): what is measured is the request's cost, "
+        "not the deliveries' later; the target is at most 1.3 times the CPU without."),
     "scale-out": Case(
         "1 instance", "2 instances", lambda bench: (bench.postgres(1), bench.postgres(2)),
         {"buy-ticket": None},
@@ -307,10 +319,10 @@ class Bench:
                                      "--port", "0", "--db", str(before)))], \
             [self.service(str(after))]
 
-    def config_file(self, directory):
-        """The benchmark's museum.ini, written in `directory`."""
+    def config_file(self, directory, more=""):
+        """The benchmark's museum.ini, with `more` settings, written in `directory`."""
         path = directory / "museum.ini"
-        path.write_text(self.config, encoding="utf-8")
+        path.write_text(self.config + more, encoding="utf-8")
         return path
 
     def postgres_db(self, name, events):
@@ -339,15 +351,35 @@ class Bench:
                                                ticket["confirmationCode"]) for ticket in tickets]
         return tickets
 
-    def service(self, db, uncached=False):
-        """`museum serve` (with `uncached`: benchmarks/uncached.py) on database `db`."""
+    def service(self, db, uncached=False, unsent=False):
+        """`museum serve` on database `db`; with `uncached` benchmarks/uncached.py's, with
+        `unsent` benchmarks/unsent.py's, on the config with mail and webhooks allowed."""
         directory = self.directory(f"server-{len(self.servers)}")
-        if not uncached:
+        if not uncached and not unsent:
             return self.warm(self.spawn(start_server, directory, self.config, db=db))
+        config = self.config_file(directory, OUTBOX_CONFIG if unsent else "")
         return self.warm(self.spawn(start_process, directory, "server",
-                                    str(BENCH / "uncached.py"), "serve", "--config",
-                                    str(self.config_file(directory)), "--port", "0",
+                                    str(BENCH / ("unsent.py" if unsent else "uncached.py")),
+                                    "serve", "--config", str(config), "--port", "0",
                                     "--db", db))
+
+    def with_and_without_outbox(self):
+        """([the service], [the same with mail and two webhook receivers of every change,
+        its sender held]) on copies of one database: the ceiling case's window and the
+        door's tickets."""
+        plain = self.sqlite("outbox-without", self.window, door=True)
+        hooked = str(self.directory("outbox-with") / "museum.sqlite3")
+        shutil.copy(plain, hooked)
+        store = storage.open_store(hooked)
+        try:
+            for number in range(2):
+                store.add_webhook({
+                    "webhookId": str(uuid.uuid4()), "url": f"http://127.0.0.1:9/{number}",
+                    "secret": f"whsec_{'A' * 32}", "events": list(storage.WEBHOOK_EVENTS),
+                    "createdAt": "2026-01-01T00:00:00Z"})
+        finally:
+            store.close()
+        return [self.service(plain)], [self.service(hooked, unsent=True)]
 
     def postgres(self, instances):
         """`instances` servers on one durable PostgreSQL database (fsync on, as sqlite's)."""

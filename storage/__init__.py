@@ -27,7 +27,20 @@ message: {"messageId", "kind" (how it is delivered: "email"; any other kind is s
          back also "state" ("queued", "sending", "sent" or "failed"), "attempts",
          "nextAttemptAt" (when it is due, or a claim's lease ends), "lastAnswer" (what the
          receiver last said, or None) and "sentAt" (None until sent). Times are RFC 3339
-         UTC text, compared as text: callers write them in one format.
+         UTC text, compared as text: callers write them in one format. A webhook
+         delivery (kind "webhook", see below) also has "webhookId", its receiver.
+webhook: {"webhookId", "url", "secret" (its `whsec_…` signing secret), "events" (the types
+         of WEBHOOK_EVENTS it wants), "createdAt"}; as read back also "disabledAt" and
+         "disabledWhy" (None while it is enabled). Every change of a type in WEBHOOK_EVENTS
+         queues, in its own transaction, one message of kind "webhook" to each enabled
+         receiver that wants it: "target" its URL, "payload" the body to send, {"type",
+         "timestamp" (RFC 3339 UTC text), "data"}. "data" is the event as read for
+         event.published and event.changed (as last read, with "cancelled": True, for
+         event.cancelled); {"orderId", "orderCode", "ticketIds"} for order.confirmed;
+         {"orderId", "ticketIds" (those it voided), "voidedAt"} for order.voided;
+         {"ticketId"} with "voidedAt" for ticket.voided, "admittedAt" and "admittedBy" for
+         ticket.admitted, "undoneAt" and "undoneBy" for ticket.admission-undone. No email
+         or phone ever: a receiver reads more through the API.
 day:    {"date", "closed" (bool), "timeOpen", "timeClose" (HH:MM, both or neither; None:
          the config's hours), "capacity" (places of general entry; None: the config's),
          "note" (or None), "changedAt" (RFC 3339 UTC text), "changedBy" (a user name)}: a
@@ -47,6 +60,12 @@ import os
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+
+# What the store announces to webhook receivers, in the order `museum webhooks` lists them.
+WEBHOOK_EVENTS = ("event.published", "event.changed", "event.cancelled", "order.confirmed",
+                  "order.voided", "ticket.voided", "ticket.admitted",
+                  "ticket.admission-undone")
+WEBHOOK_MESSAGE = "webhook"  # the outbox kind of a webhook delivery
 
 # A password in a url: `scheme://user:PASSWORD@host` or `?password=PASSWORD`.
 USER_PASSWORD = re.compile(r"(://[^/?#@:]*:)[^/?#@]*(?=@)")
@@ -607,6 +626,30 @@ class Store(ABC):
     def outbox_summary(self):
         """`{"failed": n, "oldest": the "createdAt" of the oldest failed message (None when
         none failed)}`: for the health check, one indexed read."""
+
+    @abstractmethod
+    def add_webhook(self, webhook):
+        """Register the receiver `webhook` (see webhook): from the commit on, the changes it
+        wants queue deliveries to it."""
+
+    @abstractmethod
+    def webhooks(self):
+        """Every receiver as read back, the oldest first, secrets included."""
+
+    @abstractmethod
+    def webhook(self, webhook_id):
+        """The receiver as read back, or None when it was removed."""
+
+    @abstractmethod
+    def remove_webhook(self, webhook_id):
+        """Forget the receiver and its deliveries, but those being sent (their claim finds
+        it gone). `NotFound` if unknown."""
+
+    @abstractmethod
+    def disable_webhook(self, webhook_id, at, why):
+        """Disable the receiver (it answered 410 Gone): no change queues a delivery to it
+        from the commit on, and its queued deliveries fail with `why` as their last answer.
+        Return whether this call disabled it (False: disabled already, or removed)."""
 
     @abstractmethod
     def scrub(self):

@@ -375,6 +375,20 @@ MIGRATIONS = [
         "CREATE UNIQUE INDEX tickets_by_page ON tickets (page_digest)",
         "CREATE UNIQUE INDEX orders_by_page ON orders (page_digest)",
     ],
+    [
+        # Webhooks: as sqlite's step 24 says.
+        """CREATE TABLE webhooks (
+            id uuid PRIMARY KEY,
+            url text NOT NULL,
+            secret text NOT NULL,
+            events text NOT NULL,
+            created_at text NOT NULL,
+            disabled_at text,
+            disabled_why text
+        )""",
+        "ALTER TABLE outbox ADD COLUMN webhook_id uuid",
+        "CREATE INDEX outbox_by_webhook ON outbox (webhook_id)",
+    ],
 ]
 
 

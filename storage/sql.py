@@ -20,6 +20,7 @@ import logging
 import secrets
 import threading
 import time
+import uuid
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -44,6 +45,8 @@ from storage import (
     StorageError,
     Store,
     Unavailable,
+    WEBHOOK_EVENTS,
+    WEBHOOK_MESSAGE,
     minor_units,
     price_value,
 )
@@ -405,7 +408,7 @@ def pages_for_earlier_sales(conn):
 # The outbox (see the step that makes it): a row per message, queued in the transaction of
 # what caused it.
 MESSAGE_COLUMNS = ("id, kind, target, payload, ticket_id, order_id, state, attempts, "
-                   "next_attempt_at, last_answer, created_at, sent_at")
+                   "next_attempt_at, last_answer, created_at, sent_at, webhook_id")
 QUEUE_MESSAGE = ("INSERT INTO outbox (id, kind, target, payload, ticket_id, order_id, state, "
                  "next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?)")
 # Due: queued and its time come, or sending with its lease ended (a sender died).
@@ -461,11 +464,28 @@ def ticket_record(row):
 
 def message_record(row):
     (message_id, kind, target, payload, ticket_id, order_id, state, attempts, next_attempt_at,
-     last_answer, created_at, sent_at) = row
-    return {"messageId": message_id, "kind": kind, "target": target,
-            "payload": json.loads(payload), "ticketId": ticket_id, "orderId": order_id,
-            "state": state, "attempts": attempts, "nextAttemptAt": next_attempt_at,
-            "lastAnswer": last_answer, "createdAt": created_at, "sentAt": sent_at}
+     last_answer, created_at, sent_at, webhook_id) = row
+    message = {"messageId": message_id, "kind": kind, "target": target,
+               "payload": json.loads(payload), "ticketId": ticket_id, "orderId": order_id,
+               "state": state, "attempts": attempts, "nextAttemptAt": next_attempt_at,
+               "lastAnswer": last_answer, "createdAt": created_at, "sentAt": sent_at}
+    if kind == WEBHOOK_MESSAGE:
+        message["webhookId"] = webhook_id
+    return message
+
+
+# Webhooks: the receivers, and a delivery queued to one of them (see the step that makes
+# them). A delivery's id is its `webhook-id`, the same on every attempt.
+WEBHOOK_COLUMNS = "id, url, secret, events, created_at, disabled_at, disabled_why"
+QUEUE_DELIVERY = ("INSERT INTO outbox (id, kind, target, payload, webhook_id, state, "
+                  "next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)")
+
+
+def webhook_record(row):
+    webhook_id, url, secret, events, created_at, disabled_at, disabled_why = row
+    return {"webhookId": webhook_id, "url": url, "secret": secret,
+            "events": json.loads(events), "createdAt": created_at,
+            "disabledAt": disabled_at, "disabledWhy": disabled_why}
 
 
 def _prices_to_round(conn):
@@ -768,6 +788,8 @@ class SQLStore(Store):
                      minor_units(event["price"]), event.get("capacity"),
                      prices_text(event.get("prices"))))
                 self._index_dates(conn, event)
+                self._announce(conn, "event.published",
+                               self._listed_event(conn, event["eventId"]), utc_timestamp())
 
     def get_event(self, event_id, cancelled_too=False):
         if not cancelled_too:
@@ -823,10 +845,11 @@ class SQLStore(Store):
                 (event["name"], event["location"], event["eventDescription"],
                  json.dumps(event["dates"]), minor_units(event["price"]),
                  event.get("capacity"), prices_text(event.get("prices")), event_id))
-        if event.get("capacity") is None:  # unlimited: absent, as events read back show it
-            event.pop("capacity", None)
-        if not event.get("prices"):  # none: absent, as events read back show it
-            event.pop("prices", None)
+            if event.get("capacity") is None:  # unlimited: absent, as events read back show it
+                event.pop("capacity", None)
+            if not event.get("prices"):  # none: absent, as events read back show it
+                event.pop("prices", None)
+            self._announce(conn, "event.changed", event, utc_timestamp())
         return event
 
     def cancel_event(self, event_id):
@@ -841,6 +864,10 @@ class SQLStore(Store):
             if row is None:
                 raise NotFound(event_id)
             self._unindex_dates(conn, event_id, json.loads(row[0]))
+            cancelled = conn.execute(f"SELECT {EVENT_COLUMNS}, true FROM events e "
+                                     "WHERE e.id = ?", (event_id,)).fetchone()
+            self._announce(conn, "event.cancelled", changed_event_record(cancelled),
+                           utc_timestamp())
             for day, _ in self._sold_by_date(conn, event_id):  # in date order, as all take them
                 version = conn.execute(DAY_CHANGE, (day,)).fetchone()[0]
                 conn.execute(MARK_EVENT_TICKETS_CHANGED, (version, event_id, day))
@@ -1058,6 +1085,8 @@ class SQLStore(Store):
                 self._ticket(conn, TICKET_BY_ID, ticket_id)  # NotFound, or void already
                 return False
             self._mark_all_changed(conn, voided)
+            self._announce(conn, "ticket.voided", {"ticketId": ticket_id,
+                                                   "voidedAt": voided_at}, voided_at)
         return True
 
     @staticmethod
@@ -1179,8 +1208,8 @@ class SQLStore(Store):
             self._mark_all_changed(conn, released + [(ticket["ticketId"], ticket["ticketDate"])
                                                      for ticket in tickets])
             stored = self._order(conn, order["orderId"], now)
-            if stored["status"] == "confirmed" and on_confirmed is not None:
-                self._queue(conn, on_confirmed(stored))
+            if stored["status"] == "confirmed":
+                self._confirmed(conn, stored, now, on_confirmed)
             return stored
 
     def replayed_order(self, user, key, fingerprint, now):
@@ -1233,9 +1262,17 @@ class SQLStore(Store):
             conn.execute("UPDATE orders SET status = 'confirmed' WHERE id = ?", (order_id,))
             self._mark_all_changed(conn, released)
             confirmed = self._order(conn, order_id, now)
-            if status == "pending" and on_confirmed is not None:
-                self._queue(conn, on_confirmed(confirmed))
+            if status == "pending":
+                self._confirmed(conn, confirmed, now, on_confirmed)
             return confirmed
+
+    def _confirmed(self, conn, order, now, on_confirmed):
+        """Queue what a confirmation sends: `on_confirmed`'s messages, and the webhooks."""
+        if on_confirmed is not None:
+            self._queue(conn, on_confirmed(order))
+        self._announce(conn, "order.confirmed", {
+            "orderId": order["orderId"], "orderCode": order["orderCode"],
+            "ticketIds": [ticket["ticketId"] for ticket in order["tickets"]]}, now)
 
     def cancel_order(self, order_id, user, now):
         with self._writing() as conn:
@@ -1261,6 +1298,9 @@ class SQLStore(Store):
             conn.execute("UPDATE orders SET status = 'voided' WHERE id = ?", (order_id,))
             voided = self._void_tickets(conn, "order_id = ?", (order_id,), now)
             self._mark_all_changed(conn, released + voided)
+            self._announce(conn, "order.voided", {
+                "orderId": order_id, "ticketIds": [ticket_id for ticket_id, _ in voided],
+                "voidedAt": now}, now)
         return True
 
     def _order_status(self, conn, order_id):
@@ -1324,7 +1364,10 @@ class SQLStore(Store):
                              (ticket_id, "admitted", admitted_at, admitted_by))
                 conn.execute(COUNT_ADMISSION, (1, ticket_id))
                 self._mark_changed(conn, ticket_id)
-                return {"admittedAt": admitted_at, "admittedBy": admitted_by}, True
+                admission = {"admittedAt": admitted_at, "admittedBy": admitted_by}
+                self._announce(conn, "ticket.admitted", {"ticketId": ticket_id, **admission},
+                               admitted_at)
+                return admission, True
             if idempotency is not None:  # a refusal keeps no key: it is decided afresh
                 conn.execute("DELETE FROM door_keys WHERE user_name = ? AND key = ?",
                              idempotency[:2])
@@ -1433,6 +1476,8 @@ class SQLStore(Store):
             conn.execute(COUNT_ADMISSION, (-1, ticket_id))
             conn.execute(RECORD_ADMISSION_EVENT, (ticket_id, "undone", undone_at, undone_by))
             self._mark_changed(conn, ticket_id)
+            self._announce(conn, "ticket.admission-undone", {
+                "ticketId": ticket_id, "undoneAt": undone_at, "undoneBy": undone_by}, undone_at)
 
     def admission_history(self, ticket_id, offset=0, limit=None):
         with self._reading_one_snapshot() as conn:
@@ -1566,6 +1611,58 @@ class SQLStore(Store):
                 return False
             self._queue(conn, [{**message, "target": email}])
         return True
+
+    @staticmethod
+    def _announce(conn, event_type, data, at):
+        """Queue a delivery of the change `event_type` with its `data` at `at` to each
+        enabled receiver that wants it, in the change's transaction. The receivers are
+        few: one read of their small table, no index needed."""
+        assert event_type in WEBHOOK_EVENTS, event_type
+        body = json.dumps({"type": event_type, "timestamp": at, "data": data})
+        conn.executemany(QUEUE_DELIVERY, [
+            (str(uuid.uuid4()), WEBHOOK_MESSAGE, url, body, webhook_id, at, at)
+            for webhook_id, url, events in conn.execute(
+                "SELECT id, url, events FROM webhooks WHERE disabled_at IS NULL").fetchall()
+            if event_type in json.loads(events)])
+
+    # -- webhooks -------------------------------------------------------------------------
+
+    def add_webhook(self, webhook):
+        with self._writing() as conn:
+            conn.execute(f"INSERT INTO webhooks ({WEBHOOK_COLUMNS}) "
+                         "VALUES (?, ?, ?, ?, ?, NULL, NULL)",
+                         (webhook["webhookId"], webhook["url"], webhook["secret"],
+                          json.dumps(list(webhook["events"])), webhook["createdAt"]))
+
+    def webhooks(self):
+        with self._reading() as conn:
+            rows = conn.execute(f"SELECT {WEBHOOK_COLUMNS} FROM webhooks "
+                                "ORDER BY created_at, id").fetchall()
+        return [webhook_record(row) for row in rows]
+
+    def webhook(self, webhook_id):
+        with self._reading() as conn:
+            row = conn.execute(f"SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?",
+                               (webhook_id,)).fetchone()
+        return row and webhook_record(row)
+
+    def remove_webhook(self, webhook_id):
+        with self._writing() as conn:
+            if conn.execute("DELETE FROM webhooks WHERE id = ? RETURNING id",
+                            (webhook_id,)).fetchone() is None:
+                raise NotFound(webhook_id)
+            conn.execute("DELETE FROM outbox WHERE webhook_id = ? AND state <> 'sending'",
+                         (webhook_id,))
+
+    def disable_webhook(self, webhook_id, at, why):
+        with self._writing() as conn:
+            disabled = conn.execute(
+                "UPDATE webhooks SET disabled_at = ?, disabled_why = ? "
+                "WHERE id = ? AND disabled_at IS NULL RETURNING id",
+                (at, why, webhook_id)).fetchone()
+            conn.execute("UPDATE outbox SET state = 'failed', last_answer = ? "
+                         "WHERE webhook_id = ? AND state = 'queued'", (why, webhook_id))
+        return disabled is not None
 
     def outbox_summary(self):
         with self._reading() as conn:

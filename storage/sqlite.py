@@ -395,6 +395,24 @@ MIGRATIONS = [
         "CREATE UNIQUE INDEX tickets_by_page ON tickets (page_digest)",
         "CREATE UNIQUE INDEX orders_by_page ON orders (page_digest)",
     ],
+    [
+        # Webhooks: the receivers an admin registered (`museum add-webhook`), each with its
+        # URL, its own signing secret and the types of events it wants (JSON list); one
+        # that answered 410 Gone is disabled, with when and why, and gets nothing more.
+        # Each delivery is an outbox row of kind "webhook" naming its receiver, so a
+        # removed receiver's waiting deliveries go with it.
+        """CREATE TABLE webhooks (
+            id TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            secret TEXT NOT NULL,
+            events TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            disabled_at TEXT,
+            disabled_why TEXT
+        ) WITHOUT ROWID""",
+        "ALTER TABLE outbox ADD COLUMN webhook_id TEXT",
+        "CREATE INDEX outbox_by_webhook ON outbox (webhook_id)",
+    ],
 ]
 
 
