@@ -210,7 +210,7 @@ class Orders:
         # The channel's default is as if given, so that its rules (a payment) follow.
         order = check_fields({"channel": "web", **_refuse_prices(validator, body)},
                              self.fields, validator)
-        channel = order["channel"]
+        channel = order.setdefault("channel", "web")  # left out when null, and refused
         if channel == "web" and "email" not in body and not simulate:
             validator.error("email", "required", "is required for the web channel")
         tickets, capacities, events = [], {}, {}

@@ -302,3 +302,9 @@ def test_an_order_over_http_queues_its_one_mail_when_confirmed_and_a_hold_none(m
     shop.post(f"{ORDERS}/{held['orderId']}/confirm", headers=VISITOR, status=200)  # again
     assert sorted(message["orderId"] for message in store.list_messages()) == sorted(
         [sold["orderId"], held["orderId"]])
+
+
+@pytest.mark.parametrize("query", ["", "?simulate=true"])
+def test_a_null_channel_is_refused_as_any_null_field(shop, query):
+    res = make_order(shop, order(channel=None), query=query, status=400)
+    assert assert_problem(res, 400, "channel")["errors"][0]["code"] == "null"
