@@ -191,9 +191,9 @@ def api_resources(live, store, clock, new_id):
             Tickets(store, live, now, new_id, public_url), Ticket(store, clock),
             Availability(store, live, now),
             SalesReport(store, today), TicketImage(store, secret),
-            Admissions(store, secret, now, clock, guesses, entry_times),
+            Admissions(store, secret, now, clock, guesses, entry_times, live),
             AdmissionList(store, now, museum_zone_name(config, now)),
-            AdmissionSummary(store, today), TicketLookup(store, today, guesses),
+            AdmissionSummary(store, today), TicketLookup(store, now, clock, guesses, live),
             Admission(store, clock, now, public_url), DevicePairing(store, clock),
             DeviceSession(store, clock), PriceCategories(live), Museum(live, clock))
 

@@ -12,7 +12,9 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          who bought it and when, RFC 3339 UTC text; absent or None: not recorded, as for
          tickets sold before schema 17; never read back), "category" (the price category
          it was sold in; absent or None: none, as for tickets sold before schema 19)}; as
-         read back also "eventName"
+         read back also "orderCode" (its order's code; None: sold alone), "heldUntil"
+         (while its order is pending, the end of the order's hold, RFC 3339 UTC text; else
+         None), "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text); once its
@@ -357,6 +359,11 @@ class Store(ABC):
         """The order as read back at `now`; `NotFound` if unknown."""
 
     @abstractmethod
+    def get_order_by_code(self, code, now):
+        """The order whose "orderCode" is `code`, as read back at `now`; `NotFound` if
+        none. One read of a unique index, then the order's."""
+
+    @abstractmethod
     def confirm_order(self, order_id, now):
         """Make a pending order confirmed and return it as read back; a confirmed one is
         returned as it is. `HoldExpired` when its hold ended; `NotAllowed` when cancelled
@@ -412,6 +419,15 @@ class Store(ABC):
         A retry on another instance at the same moment waits for the first to commit."""
 
     @abstractmethod
+    def admit_tickets(self, ticket_ids, admitted_by, admitted_at, idempotency=None):
+        """Admit each of the (existing) tickets not admitted yet, all in one transaction, as
+        `admit` admits one (an order's tickets in one scan); return `{ticket id:
+        (admission, admitted)}` for every one of them. `idempotency` is kept with the
+        lowest of the ids when at least one is admitted; a key used before answers, for
+        each ticket, the admission that scan made (`True`: the key's ticket, and those
+        admitted by the same user at the same time) or the ticket's own (`False`)."""
+
+    @abstractmethod
     def record_double_entry(self, ticket_id, scanned_by, scanned_at, idempotency=None):
         """Record that the admitted ticket was admitted again, offline, by `scanned_by` at
         `scanned_at` (RFC 3339 UTC text): an entry `double-entry` in its admission history
@@ -432,10 +448,12 @@ class Store(ABC):
     def door_list(self, day, since=None):
         """The door's list of the tickets dated `day` (ISO date), read at one moment:
         `{"version", "tickets": [{"ticketId", "confirmationCode", "eventId", "eventName",
-        "entryTime", "voidedAt", "cancelled", "admittedAt", "admittedBy"}, ...]}` in no
+        "entryTime", "voidedAt", "cancelled", "admittedAt", "admittedBy", "heldUntil" (as a
+        ticket is read back)}, ...]}` in no
         particular order; never an email or phone. `version` is the day's change number as
         read; with `since` (an earlier answer's version), only the tickets changed after it
-        (sold, admitted, undone, voided, their event cancelled). A change committed after
+        (sold, admitted, undone, voided, their event cancelled, their order confirmed). A
+        change committed after
         a version was read always has a greater number, however transactions on any
         instances interleave, so `since` never misses one."""
 

@@ -70,12 +70,16 @@ LAST_DATE = "9999-12-31"
 EVENT_COLUMNS = ("e.id, e.name, e.location, e.description, e.dates, e.price_minor, e.capacity, "
                  "e.prices")
 
+# A ticket with its order's code and, while the order is pending, the end of its hold (the
+# door refuses such a ticket: it is not paid), read on the orders' primary key.
 TICKETS_READ_BACK = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
            t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
-           a.admitted_by, t.voided_at, t.entry_time, t.category
+           a.admitted_by, t.voided_at, t.entry_time, t.category, o.code,
+           CASE WHEN o.status = 'pending' THEN o.expires_at END
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
-                   LEFT JOIN admissions a ON a.ticket_id = t.id"""
+                   LEFT JOIN admissions a ON a.ticket_id = t.id
+                   LEFT JOIN orders o ON o.id = t.order_id"""
 TICKET_BY_ID = TICKETS_READ_BACK + " WHERE t.id = ?"
 TICKET_BY_CODE = TICKETS_READ_BACK + " WHERE t.confirmation_code = ?"
 # A page of an event's buyers, in the order they bought, on the index by event and date.
@@ -266,9 +270,11 @@ MARK_EVENT_TICKETS_CHANGED = """
     ON CONFLICT (ticket_id) DO UPDATE SET version = excluded.version"""
 DOOR_LIST_COLUMNS = """
     SELECT t.id, t.confirmation_code, t.event_id, e.name, t.entry_time, t.voided_at,
-           e.cancelled IS TRUE, a.admitted_at, a.admitted_by
+           e.cancelled IS TRUE, a.admitted_at, a.admitted_by,
+           CASE WHEN o.status = 'pending' THEN o.expires_at END
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
-                   LEFT JOIN admissions a ON a.ticket_id = t.id"""
+                   LEFT JOIN admissions a ON a.ticket_id = t.id
+                   LEFT JOIN orders o ON o.id = t.order_id"""
 DOOR_LIST = DOOR_LIST_COLUMNS + " WHERE t.date = ?"
 DOOR_LIST_SINCE = DOOR_LIST_COLUMNS + """
     JOIN ticket_versions v ON v.ticket_id = t.id
@@ -388,13 +394,15 @@ def day_record(row):
 
 def ticket_record(row):
     (ticket_id, kind, date, event_id, code, email, phone, price, currency, event_name,
-     cancelled, admitted_at, admitted_by, voided_at, entry_time, category) = row
+     cancelled, admitted_at, admitted_by, voided_at, entry_time, category, order_code,
+     held_until) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
             "price": None if price is None else price_value(price), "currency": currency,
             "eventName": event_name, "cancelled": bool(cancelled),
             "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at,
-            "entryTime": entry_time, "category": category}
+            "entryTime": entry_time, "category": category, "orderCode": order_code,
+            "heldUntil": held_until}
 
 
 def _prices_to_round(conn):
@@ -821,7 +829,8 @@ class SQLStore(Store):
 
     def _sell(self, conn, tickets, order_id, general_capacity, slot_capacity):
         """Take the places of `tickets` (each its "persons", 1 when absent) and insert them
-        into order `order_id` (None: sold alone); return them as read back. `SoldOut`,
+        into order `order_id` (None: sold alone); return them as read back (for a ticket
+        sold alone: an order's are read back with their order). `SoldOut`,
         `DayClosed`, `DateNotOffered` or `NotFound` (an event) before anything is kept."""
         events = self._events_sold(conn, tickets)
         self._take_places(conn, places_needed(tickets), events, general_capacity,
@@ -839,7 +848,7 @@ class SQLStore(Store):
                 ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
                 ticket.get("phone"), minor_units(price), ticket["currency"],
                 event and event["name"], False, None, None, None, ticket.get("entryTime"),
-                ticket.get("category"))))
+                ticket.get("category"), None, None)))
         return sold
 
     def _events_sold(self, conn, tickets):
@@ -1079,6 +1088,13 @@ class SQLStore(Store):
         with self._reading_one_snapshot() as conn:
             return self._order(conn, order_id, now)
 
+    def get_order_by_code(self, code, now):
+        with self._reading_one_snapshot() as conn:
+            row = conn.execute("SELECT id FROM orders WHERE code = ?", (code,)).fetchone()
+            if row is None:
+                raise NotFound(code)
+            return self._order(conn, row[0], now)
+
     @staticmethod
     def _order(conn, order_id, now):
         row = conn.execute(f"SELECT {ORDER_COLUMNS} FROM orders WHERE id = ?",
@@ -1097,7 +1113,10 @@ class SQLStore(Store):
             if status not in ("pending", "confirmed"):
                 raise NotAllowed(f"order {order_id} is {status}")
             conn.execute("UPDATE orders SET status = 'confirmed' WHERE id = ?", (order_id,))
-            self._mark_all_changed(conn, released)
+            paid = conn.execute("SELECT id, date FROM tickets WHERE order_id = ?",
+                                (order_id,)).fetchall() if status == "pending" else []
+            # Paid, its tickets change in the door's list: unpaid there until now.
+            self._mark_all_changed(conn, released + [tuple(row) for row in paid])
             return self._order(conn, order_id, now)
 
     def cancel_order(self, order_id, user, now):
@@ -1161,28 +1180,36 @@ class SQLStore(Store):
             return self._ticket(conn, TICKET_BY_CODE, code)
 
     def admit(self, ticket_id, admitted_by, admitted_at, idempotency=None):
+        return self.admit_tickets([ticket_id], admitted_by, admitted_at, idempotency)[ticket_id]
+
+    def admit_tickets(self, ticket_ids, admitted_by, admitted_at, idempotency=None):
         with self._writing() as conn:
             # The key is claimed first, as a sale claims its key: a retry on another
             # instance waits on it until this transaction ends, then reads what it made.
             if idempotency is not None and not self._claim_door_key(
-                    conn, idempotency, ticket_id, "admitted", admitted_at):
-                return self._keyed_admission(conn, *idempotency)
+                    conn, idempotency, min(ticket_ids), "admitted", admitted_at):
+                return self._keyed_admissions(conn, ticket_ids, *idempotency)
             # The primary key admits once. On PostgreSQL a second gate's insert waits for
             # the first one's commit and does nothing; the select then reads that admission.
-            inserted = conn.execute(
+            # Every insert comes before any count, each in the order of the ids, so two
+            # gates admitting tickets of one order never wait for each other in a circle.
+            admitted = [ticket_id for ticket_id in sorted(ticket_ids) if conn.execute(
                 "INSERT INTO admissions (ticket_id, admitted_at, admitted_by) VALUES (?, ?, ?) "
-                "ON CONFLICT DO NOTHING", (ticket_id, admitted_at, admitted_by))
-            if inserted.rowcount == 1:
+                "ON CONFLICT DO NOTHING", (ticket_id, admitted_at, admitted_by)).rowcount == 1]
+            for ticket_id in admitted:
                 conn.execute(RECORD_ADMISSION_EVENT,
                              (ticket_id, "admitted", admitted_at, admitted_by))
                 conn.execute(COUNT_ADMISSION, (1, ticket_id))
-                self._mark_changed(conn, ticket_id)
-                return {"admittedAt": admitted_at, "admittedBy": admitted_by}, True
-            if idempotency is not None:  # a refusal keeps no key: it is decided afresh
+            if idempotency is not None and not admitted:  # a refusal keeps no key
                 conn.execute("DELETE FROM door_keys WHERE user_name = ? AND key = ?",
                              idempotency[:2])
-            admission = self._admission(conn, ticket_id)
-        return admission, False
+            answer = {ticket_id: ({"admittedAt": admitted_at, "admittedBy": admitted_by}, True)
+                      for ticket_id in admitted}
+            answer.update({ticket_id: (self._admission(conn, ticket_id), False)
+                           for ticket_id in ticket_ids if ticket_id not in answer})
+            self._mark_all_changed(conn, [(ticket_id, self._ticket_date(conn, ticket_id))
+                                          for ticket_id in admitted])
+        return answer
 
     @staticmethod
     def _admission(conn, ticket_id, lock=""):
@@ -1199,13 +1226,22 @@ class SQLStore(Store):
             (*idempotency, ticket_id, outcome, done_at))
         return claimed.rowcount == 1
 
-    def _keyed_admission(self, conn, user, key, fingerprint):
-        """What `admit` answers for a key taken before: the admission it made, or (for a
-        double entry's key) the ticket's admission, not made by this call."""
+    def _keyed_admissions(self, conn, ticket_ids, user, key, fingerprint):
+        """What `admit_tickets` answers for a key taken before: for the ticket it was kept
+        with, the admission it made, or (a double entry's key) the ticket's admission, not
+        made by this call; for the others, their admission, made by that call when it is
+        the key's (same user and time)."""
         replayed = self._replayed_scan(conn, user, key, fingerprint)
-        if replayed["outcome"] == "admitted":
-            return {"admittedAt": replayed["at"], "admittedBy": user}, True
-        return self._admission(conn, replayed["ticketId"]), False
+        made = {"admittedAt": replayed["at"], "admittedBy": user}
+        answer = {}
+        for ticket_id in ticket_ids:
+            admission = self._admission(conn, ticket_id)
+            if replayed["outcome"] == "admitted" and (
+                    ticket_id == replayed["ticketId"] or admission == made):
+                answer[ticket_id] = made, True
+            else:
+                answer[ticket_id] = admission, False
+        return answer
 
     def record_double_entry(self, ticket_id, scanned_by, scanned_at, idempotency=None):
         with self._writing() as conn:
@@ -1235,12 +1271,15 @@ class SQLStore(Store):
         return {"ticketId": row[1], "outcome": row[2], "at": row[3]}
 
     @staticmethod
+    def _ticket_date(conn, ticket_id):
+        return conn.execute("SELECT date FROM tickets WHERE id = ?", (ticket_id,)).fetchone()[0]
+
+    @staticmethod
     def _mark_changed(conn, ticket_id, day=None):
         """Number the ticket's change in its day's list (see DAY_CHANGE): last in its
         transaction, so the day's row is locked for as short a time as can be."""
         if day is None:
-            day = conn.execute("SELECT date FROM tickets WHERE id = ?",
-                               (ticket_id,)).fetchone()[0]
+            day = SQLStore._ticket_date(conn, ticket_id)
         version = conn.execute(DAY_CHANGE, (day,)).fetchone()[0]
         conn.execute(MARK_TICKET_CHANGED, (ticket_id, day, version))
 
@@ -1252,9 +1291,10 @@ class SQLStore(Store):
         return {"version": version, "tickets": [
             {"ticketId": ticket_id, "confirmationCode": code, "eventId": event_id,
              "eventName": event_name, "entryTime": entry_time, "voidedAt": voided_at,
-             "cancelled": bool(cancelled), "admittedAt": admitted_at, "admittedBy": admitted_by}
+             "cancelled": bool(cancelled), "admittedAt": admitted_at, "admittedBy": admitted_by,
+             "heldUntil": held_until}
             for (ticket_id, code, event_id, event_name, entry_time, voided_at, cancelled,
-                 admitted_at, admitted_by) in rows]}
+                 admitted_at, admitted_by, held_until) in rows]}
 
     def door_list_version(self, day):
         with self._reading() as conn:
