@@ -324,7 +324,12 @@ class Store(ABC):
         for general entry), "eventName", "currency" (None: sold before prices were kept),
         "sold" (every ticket, void ones too), "void", "admitted", "revenue" (the prices of
         those not void, as the API shows prices), "doubleEntries" (of those, the double
-        entries recorded at the door)}`; days without tickets are left out."""
+        entries recorded at the door), "categories" and "channels" (the same tickets by
+        price category and by their order's channel: `[{"category" (None: sold before
+        categories were kept) or "channel" (None: sold alone, not in an order), "sold",
+        "void", "revenue"}, ...]`, by name, None first)}`; days without tickets are left
+        out. The breakdown is read from the tickets, the rest from kept counts, in one
+        snapshot."""
 
     @abstractmethod
     def places_taken(self, start, end, now=None):

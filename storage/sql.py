@@ -243,6 +243,18 @@ COUNT_DOUBLE_ENTRY = """
 SALES_QUERY = """
     SELECT date, event_id, currency, sold, voided, admitted, revenue, double_entries
     FROM daily_sales WHERE date >= ? AND date <= ?"""
+# The same tickets counted by price category ('' before categories were kept) and by
+# their order's channel ('' for a ticket sold alone), from the tickets on their index by
+# date: no count is kept by category, so the window's tickets are read (see
+# docs/performance.md for what it costs). Cast: PostgreSQL sums bigints as numeric.
+SALES_BY_CATEGORY_AND_CHANNEL = """
+    SELECT t.date, coalesce(CAST(t.event_id AS TEXT), ''), coalesce(t.currency, ''),
+           coalesce(t.category, ''), coalesce(o.channel, ''), count(*), count(t.voided_at),
+           CAST(coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_minor END), 0)
+                AS BIGINT)
+    FROM tickets t LEFT JOIN orders o ON o.id = t.order_id
+    WHERE t.date >= ? AND t.date <= ?
+    GROUP BY 1, 2, 3, 4, 5"""
 
 # The door's list of a day's tickets (`door_list`) is sent whole, then as the changes since
 # a cursor. Every change of a ticket's row in that list (a sale, an admission, an undo, a
@@ -365,6 +377,26 @@ def order_record(row, tickets, now):
     return {"orderId": order_id, "orderCode": code, "status": status, "channel": channel,
             "payment": payment, "email": email, "phone": phone, "createdAt": created_at,
             "expiresAt": expires_at, "createdBy": created_by, "tickets": tickets}
+
+
+EMPTY_BREAKDOWN = {"categories": [], "channels": []}
+
+
+def sales_breakdown(rows):
+    """{(date, event id or '', currency or ''): {"categories": [...], "channels": [...]}}
+    from SALES_BY_CATEGORY_AND_CHANNEL's rows: each category's and each channel's "sold",
+    "void" and "revenue", by name ('' as None)."""
+    counts = {}
+    for day, event_id, currency, category, channel, sold, voided, revenue in rows:
+        row = counts.setdefault((day, event_id, currency), {"categories": {}, "channels": {}})
+        for kind, name in (("categories", category), ("channels", channel)):
+            each = row[kind].setdefault(name, [0, 0, 0])
+            each[0], each[1], each[2] = each[0] + sold, each[1] + voided, each[2] + revenue
+    return {key: {kind: [{"category" if kind == "categories" else "channel": name or None,
+                          "sold": sold, "void": voided, "revenue": price_value(revenue)}
+                         for name, (sold, voided, revenue) in sorted(by_name.items())]
+                  for kind, by_name in row.items()}
+            for key, row in counts.items()}
 
 
 def event_record(row):
@@ -1015,14 +1047,17 @@ class SQLStore(Store):
     def sales(self, start, end):
         with self._reading_one_snapshot() as conn:
             rows = conn.execute(SALES_QUERY, (start, end)).fetchall()
+            kinds = conn.execute(SALES_BY_CATEGORY_AND_CHANNEL, (start, end)).fetchall()
             event_ids = sorted({row[1] for row in rows if row[1]})
             names = dict(conn.execute(
                 f"SELECT id, name FROM events WHERE id IN ({', '.join('?' * len(event_ids))})",
                 event_ids).fetchall()) if event_ids else {}
+        breakdown = sales_breakdown(kinds)
         report = [{"date": day, "eventId": event_id or None, "eventName": names.get(event_id),
                    "currency": currency or None, "sold": sold, "void": voided,
                    "admitted": admitted, "revenue": price_value(revenue),
-                   "doubleEntries": double_entries}
+                   "doubleEntries": double_entries,
+                   **breakdown.get((day, event_id or "", currency or ""), EMPTY_BREAKDOWN)}
                   for day, event_id, currency, sold, voided, admitted, revenue, double_entries
                   in rows]
         # General entry first, then the events by name (names sort as on both backends).
