@@ -10,6 +10,7 @@ import pytest
 import museum
 import museum_door
 from conftest import ADMIN, GATE, NOW, TODAY, assert_problem
+from described import schema_errors
 from test_storage import backend, store as contract_store  # noqa: F401 (fixtures)
 from ticketing import OPEN_DAY, sell_order
 
@@ -226,3 +227,14 @@ def test_an_order_key_replayed_in_the_store_answers_the_admissions_it_made(contr
     first = contract_store.admit_tickets(ids, "gate", ADMITTED_AT, key)
     assert contract_store.admit_tickets(ids, "gate", "2026-11-22T12:01:00Z", key) == first
     assert contract_store.door_summary(TODAY)["admitted"]["general"] == 4
+
+
+def test_an_orders_answers_are_as_the_description_says(client, store):
+    order = sell_order(store, ["adult", ("child", OPEN_DAY)])
+    admitted = type_code(client, order["orderCode"], 201).json
+    assert schema_errors({"$ref": "#/components/schemas/Admission"}, admitted) == []
+    refused = type_code(client, order["orderCode"], 409).json
+    assert schema_errors({"$ref": "#/components/schemas/DoorProblem"}, refused) == []
+    found = client.post_json(LOOKUP, {"code": order["orderCode"]}, headers=GATE,
+                             status=200).json
+    assert schema_errors({"$ref": "#/components/schemas/LookupResult"}, found) == []
