@@ -413,13 +413,13 @@ PROSE = {
     "by name: the tickets sold for that day (void ones too), those voided, those admitted, "
     "the revenue (the prices of those not void), per currency they were sold in, and the "
     "double entries recorded at the door (`doubleEntries`; a day's total is the sum of its "
-    "rows), and the same tickets by price category (`categories`) and by channel "
-    "(`channels`: `web` and `desk` for an order's tickets, `single` for a ticket sold "
-    "alone), each with its sold, void and revenue. Days "
+    "rows); with `breakdown=true`, also the same tickets by price category (`categories`) "
+    "and by channel (`channels`: `web` and `desk` for an order's tickets, `single` for a "
+    "ticket sold alone), each with its sold, void and revenue. Days "
     "without tickets are left out. With `Accept: text/csv` the same rows come as CSV, with "
-    "a header line: the columns above, then for each category and each channel found its "
-    "`category:NAME:sold`, `:void` and `:revenue` (a ticket of no category: `(none)`), "
-    "then `channel:NAME:...`; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return "
+    "a header line: the columns above, then (with `breakdown=true`) for each category and "
+    "each channel found its `category:NAME:sold`, `:void` and `:revenue` (a ticket of no "
+    "category: `(none)`), then `channel:NAME:...`; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return "
     "is prefixed with `'` so that no spreadsheet runs it.",
     "getTicket": "The ticket as sold, its `status` and its admission; "
     "the {ADMIN_ROLE} role also sees the buyer's `email` and `phone` until they are erased.",
@@ -983,12 +983,14 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
         "currency": ref("schemas", "Currency"),
         "doubleEntries": {**_COUNT, "description": "Of those, double entries recorded at the "
                           "door (admitted offline after another admission)."},
-        "categories": {"type": "array", "description": "The row's tickets by price "
-                       "category, by name: sold, void and revenue as above.",
+        "categories": {"type": "array", "description": "Only with `breakdown=true`: the "
+                       "row's tickets by price category, by name: sold, void and revenue "
+                       "as above.",
                        "items": _breakdown("category", "The price category; `null` for "
                                            "tickets sold before categories were kept.")},
-        "channels": {"type": "array", "description": "The row's tickets by how they were "
-                     "sold, by name: sold, void and revenue as above.",
+        "channels": {"type": "array", "description": "Only with `breakdown=true`: the row's "
+                     "tickets by how they were sold, by name: sold, void and revenue as "
+                     "above.",
                      "items": _breakdown("channel", f"`web` or `desk`: an order's channel; "
                                          f"`{SOLD_ALONE}`: sold alone, one ticket per "
                                          f"`POST /tickets`.")}}),

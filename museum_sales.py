@@ -141,18 +141,21 @@ BREAKDOWN_COUNTS = ("sold", "void", "revenue")
 BREAKDOWNS = (("category", "categories"), ("channel", "channels"))  # (column, row's list)
 
 
-def report_rows(store, start, end):
-    """The report's rows for [start, end] (dates), in REPORT_COLUMNS' terms, each with its
-    `categories` and `channels`."""
+def report_rows(store, start, end, breakdown=False):
+    """The report's rows for [start, end] (dates), in REPORT_COLUMNS' terms; with
+    `breakdown`, each with its `categories` and `channels`."""
     return [{"date": row["date"], "ticketType": "event" if row["eventId"] else "general",
              "eventId": row["eventId"], "eventName": row["eventName"], "sold": row["sold"],
              "void": row["void"], "admitted": row["admitted"], "revenue": row["revenue"],
              "currency": row["currency"], "doubleEntries": row["doubleEntries"],
-             "categories": row["categories"],
-             "channels": sorted(({**each, "channel": each["channel"] or SOLD_ALONE}
-                                 for each in row["channels"]),
-                                key=lambda each: each["channel"])}
-            for row in store.sales(start.isoformat(), end.isoformat())]
+             **(_breakdown(row) if breakdown else {})}
+            for row in store.sales(start.isoformat(), end.isoformat(), breakdown)]
+
+
+def _breakdown(row):
+    return {"categories": row["categories"],
+            "channels": sorted(({**each, "channel": each["channel"] or SOLD_ALONE}
+                                for each in row["channels"]), key=lambda each: each["channel"])}
 
 
 # A cell a spreadsheet would take for a formula (OWASP, CSV injection) is kept as text by a
@@ -165,14 +168,14 @@ CELL_STARTS = re.compile(r'(^|[,;"\r\n])(?=[' + re.escape("".join(FORMULA_STARTS
 
 def report_csv(rows):
     """The rows as CSV (RFC 4180, CRLF line ends) under a header of REPORT_COLUMNS, then
-    the breakdown's columns (`breakdown_columns`)."""
+    the breakdown's columns (`breakdown_columns`) when the rows have one."""
     text = io.StringIO()
     writer = csv.writer(text)
     breakdown = breakdown_columns(rows)
     writer.writerow([*REPORT_COLUMNS, *(":".join(column) for column in breakdown)])
     for row in rows:
         counts = {(kind, _breakdown_name(kind, each), count): each[count]
-                  for kind, listed in BREAKDOWNS for each in row[listed]
+                  for kind, listed in BREAKDOWNS for each in row.get(listed, ())
                   for count in BREAKDOWN_COUNTS}
         writer.writerow([*(_neutralised(row[name]) for name in REPORT_COLUMNS),
                          *(counts.get(column, 0) for column in breakdown)])
@@ -185,7 +188,7 @@ def breakdown_columns(rows):
     `channel:web:revenue` (a ticket of no category counts as NO_CATEGORY)."""
     return [(kind, name, count) for kind, listed in BREAKDOWNS
             for name in sorted({_breakdown_name(kind, each) for row in rows
-                                for each in row[listed]})
+                                for each in row.get(listed, ())})
             for count in BREAKDOWN_COUNTS]
 
 

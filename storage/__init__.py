@@ -318,7 +318,7 @@ class Store(ABC):
         `NotFound` if the event never existed."""
 
     @abstractmethod
-    def sales(self, start, end):
+    def sales(self, start, end, breakdown=False):
         """The sales report of the tickets dated in [start, end]: one row per day, then
         general entry before each event (by name), then currency: `{"date", "eventId" (None
         for general entry), "eventName", "currency" (None: sold before prices were kept),
@@ -327,9 +327,9 @@ class Store(ABC):
         entries recorded at the door), "categories" and "channels" (the same tickets by
         price category and by their order's channel: `[{"category" (None: sold before
         categories were kept) or "channel" (None: sold alone, not in an order), "sold",
-        "void", "revenue"}, ...]`, by name, None first)}`; days without tickets are left
-        out. The breakdown is read from the tickets, the rest from kept counts, in one
-        snapshot."""
+        "void", "revenue"}, ...]`, by name, None first; only with `breakdown`)}`; days
+        without tickets are left out. The breakdown is read from the window's tickets (a
+        cost that grows with them), the rest from kept counts, in one snapshot."""
 
     @abstractmethod
     def places_taken(self, start, end, now=None):
