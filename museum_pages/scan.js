@@ -106,13 +106,12 @@ function showClock() {
 // --- Outcomes --------------------------------------------------------------------------
 
 function ticketKind(answer) {
-  const kind = answer.eventName ? `Event: ${answer.eventName}` : "General entry";
-  const category = answer.categoryLabel || answer.category;
-  return category ? `${kind} · ${category}` : kind;
+  return answer.eventName ? `Event: ${answer.eventName}` : "General entry";
 }
 
 // What the door checks of a ticket's price category ("check student ID"), as a line of its
-// own that stands out (none for a category without a note).
+// own that stands out, naming the category (none for a category without a note: its
+// tickets need no look).
 function doorNote(answer) {
   if (!answer.doorNote) return null;
   return { text: `${answer.categoryLabel || answer.category}: ${answer.doorNote}`,
