@@ -13,9 +13,10 @@ from datetime import timedelta
 import falcon
 
 import storage
-from museum_door import (DOOR_OUTCOMES, QR_TEXT_LIMIT, TYPED_CODE_LIMIT, UNDO_RULE, Scan,
-                         UndoLimit, admit, door_details, door_list, list_etag, lookup_details,
-                         may_undo, qr_text, read_cursor, typed_codes, wrong_date)
+from museum_door import (DOOR_OUTCOMES, ORDER_DETAILS, QR_TEXT_LIMIT, TYPED_CODE_LIMIT,
+                         UNDO_RULE, Scan, UndoLimit, admit, door_details, door_list, list_etag,
+                         lookup_details, may_undo, order_details, qr_text, read_cursor,
+                         typed_code_shaped, typed_codes, typed_order_code, wrong_date)
 from museum_http import (BAD_QUERY, KEY_REUSED, Problem, fingerprint, idempotency_key,
                          json_response, not_modified, paging, parse_query, read_json,
                          retry_after, rfc3339, set_paging_headers)
@@ -27,12 +28,15 @@ from museum_vocabulary import ADMIN_ROLE, GATE_ROLE
 
 ADMISSION_FIELDS = {  # exactly one of code and confirmationCode; scannedAt offline only
     "code": Field(checked_by(Validator.text, QR_TEXT_LIMIT), trimmed_text(
-        QR_TEXT_LIMIT, "The text of the ticket's QR code, as scanned. "), qr_text(
+        QR_TEXT_LIMIT, "The text of the ticket's QR code, or of an order's (admits all the "
+        "order's tickets valid today), as scanned. "), qr_text(
             "example secret", "a8e2d6c0-51b7-4f3e-8d92-6c4b1e0f7a35",
             "ticket-general-3fa85f-64571")),
     "confirmationCode": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
-        TYPED_CODE_LIMIT, "The confirmation code printed on the ticket, as typed; letter "
-        "case does not matter. "), "ticket-general-3fa85f-64571"),
+        TYPED_CODE_LIMIT, "The confirmation code printed on the ticket, or an order's code "
+        "(order-792d82-891fc: admits all the order's tickets valid today), as typed, whole or "
+        "only its random part (792d82-891fc); letter case does not matter. "),
+        "ticket-general-3fa85f-64571"),
     "scannedAt": Field(checked_by(Validator.moment), {
         "type": "string", "format": "date-time", "description": "Only for a scan the door's "
         "page admitted offline: when, with its offset; at most a minute ahead of the "
@@ -51,10 +55,16 @@ def refuse_guessing(remaining):
                       "retry.", headers={"Retry-After": str(math.ceil(remaining))})
 
 
+def is_order(subject):
+    """Whether what the door found (museum_door.admit's second value) is an order."""
+    return subject is not None and "tickets" in subject
+
+
 class Admissions:
-    """Admit a ticket at the door: each ticket once, on its day; a scan's Idempotency-Key
-    replayed answers what it did. Unknown typed codes count toward the `TypedCodeLimit`;
-    QR texts and unreadable input never do."""
+    """Admit a ticket at the door: each ticket once, on its day; an order's code admits all
+    its tickets valid today in one scan; a ticket of an order not paid yet is refused
+    (`unpaid`). A scan's Idempotency-Key replayed answers what it did. Unknown typed codes
+    count toward the `TypedCodeLimit`; QR texts and unreadable input never do."""
 
     needed_roles = {"POST": GATE_ROLE}
     described = {"post": Operation("admitTicket", "Door", "Admit a ticket at the door", (
@@ -63,7 +73,8 @@ class Admissions:
                     "Admission"), 404: "UnknownTicket",
         409: "NotAdmittable", 410: "DeadTicket", 422: "ForgedTicket"}, "AdmissionRequest")}
 
-    def __init__(self, store, secret, now, clock, guesses, entry_times):
+    def __init__(self, store, secret, now, clock, guesses, entry_times, live):
+        self.live = live  # the categories' labels and door notes
         self.store = store
         self.secret = secret
         self.now = now  # the time at the museum
@@ -79,7 +90,7 @@ class Admissions:
         presented, scanned_at = self._presented(body, now)
         # Only a typed code shaped as one can be a guess; a QR text is decided even while
         # the limit holds, and a misread is no guess at all.
-        guess = "code" in presented and bool(typed_codes(presented["code"]))
+        guess = "code" in presented and typed_code_shaped(presented["code"])
         if guess:
             refuse_guessing(self.guesses.seconds_refused(user))
         museum_now = (scanned_at or now).astimezone(self.now().tzinfo)
@@ -92,16 +103,23 @@ class Admissions:
         except storage.IdempotencyConflict:
             raise Problem(422, KEY_REUSED) from None
         if result == "admitted":
-            json_response(resp, {"result": "admitted", **door_details(ticket)}, 201)
+            json_response(resp, {"result": "admitted", **self._details(ticket)}, 201)
             return
         if result == "unknown" and guess:
             refuse_guessing(self.guesses.count(user))
         self._refuse(result, ticket, museum_now.date(), entry_times)
 
-    @staticmethod
-    def _refuse(result, ticket, today, entry_times):
+    def _details(self, subject):
+        """What the answer shows of a ticket or of an order."""
+        config = self.live.config
+        return order_details(subject, config) if is_order(subject) else \
+            door_details(subject, config)
+
+    def _refuse(self, result, ticket, today, entry_times):
         status, detail = DOOR_OUTCOMES[result]
-        members = {"result": result, **(door_details(ticket) if ticket else {})}
+        members = {"result": result, **(self._details(ticket) if ticket else {})}
+        if is_order(ticket):
+            raise Problem(status, ORDER_DETAILS.get(result, detail), members=members)
         if result == "wrong-date":
             members["when"], detail = wrong_date(ticket, today)
         if result == "too-early":
@@ -224,7 +242,8 @@ LOOKUP_FIELDS = {  # exactly one of email and code
         **EMAIL_SCHEMA, "description": "The buyer's whole email address."}, "visitor@example.com"),
     "code": Field(checked_by(Validator.text, TYPED_CODE_LIMIT), trimmed_text(
         TYPED_CODE_LIMIT, "A confirmation code, whole (ticket-event-792d82-891fc) or only its "
-        "random part (792d82-891fc); letter case does not matter. "), "3fa85f-64571"),
+        "random part (792d82-891fc), or an order's code (order-792d82-891fc: the order's "
+        "tickets of the day); letter case does not matter. "), "3fa85f-64571"),
     "date": Field(checked_by(Validator.date), DATE_SCHEMA, "2027-10-29"),
 }
 LOOKUP_LIMIT = 20  # tickets answered at most
@@ -233,26 +252,46 @@ LOOKUP_LIMIT = 20  # tickets answered at most
 class TicketLookup:
     """Find a visitor's lost ticket among a day's tickets: by the buyer's whole email
     address (sent in the body, never in a URL or a log) or by its confirmation code, whole
-    or only its random part. Every lookup counts toward the `TypedCodeLimit`; a gate's
-    email lookups are for today and tomorrow only."""
+    or only its random part, or an order's tickets by the order's code. Each ticket found
+    of an order names the order's code, which admits them all. Every lookup counts toward
+    the `TypedCodeLimit`; a gate's email lookups are for today and tomorrow only."""
 
     needed_roles = {"POST": GATE_ROLE}
     described = {"post": Operation("lookupTickets", "Door", "Find a visitor's lost ticket", (), {
         200: Answer("The tickets found (none: an empty list).", "LookupResult")}, "LookupRequest")}
 
-    def __init__(self, store, today, guesses):
+    def __init__(self, store, now, clock, guesses, live):
         self.store = store
-        self.today = today
+        self.now = now  # the time at the museum
+        self.clock = clock
         self.guesses = guesses
+        self.live = live  # the categories' labels and door notes
 
     def on_post(self, req, resp):
-        user = req.context.user
-        values, codes = self._wanted(read_json(req), user, self.today())
+        user, now = req.context.user, self.now()
+        values, codes = self._wanted(read_json(req), user, now.date())
         refuse_guessing(self.guesses.count(user.name))
-        day = (values.get("date") or self.today()).isoformat()
+        day = (values.get("date") or now.date()).isoformat()
         tickets = self.store.lookup_tickets(day, email=values.get("email"), codes=codes,
-                                            limit=LOOKUP_LIMIT)
-        json_response(resp, {"date": day, "tickets": [lookup_details(t) for t in tickets]})
+                                            limit=LOOKUP_LIMIT) if codes or "email" in values \
+            else []
+        json_response(resp, {"date": day, "tickets": [
+            lookup_details(ticket, now, self.live.config)
+            for ticket in tickets + self._order_tickets(values, day, tickets, now)]})
+
+    def _order_tickets(self, values, day, found, now):
+        """The tickets of `day` of the order a typed code names, but those `found` already,
+        up to LOOKUP_LIMIT in all."""
+        order_code = values.get("code") and typed_order_code(values["code"])
+        if not order_code:
+            return []
+        try:
+            order = self.store.get_order_by_code(order_code, rfc3339(self.clock()))
+        except storage.NotFound:
+            return []
+        known = {ticket["ticketId"] for ticket in found}
+        return [ticket for ticket in order["tickets"] if ticket["ticketDate"] == day
+                and ticket["ticketId"] not in known][:LOOKUP_LIMIT - len(found)]
 
     @staticmethod
     def _wanted(body, user, today):
@@ -268,9 +307,10 @@ class TicketLookup:
                             "must be today or tomorrow at the museum for a gate's "
                             "email lookup")
         codes = typed_codes(values["code"]) if values.get("code") else []
-        if values.get("code") and not codes:
+        if values.get("code") and not typed_code_shaped(values["code"]):
             validator.error("code", "not-a-code", "must be a confirmation code like "
-                            "ticket-event-792d82-891fc, or its last part 792d82-891fc")
+                            "ticket-event-792d82-891fc, an order's code like "
+                            "order-792d82-891fc, or their last part 792d82-891fc")
         validator.raise_if_invalid()
         return values, codes
 

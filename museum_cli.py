@@ -518,7 +518,7 @@ def command_report(args):
                           f"days after it")
     store = storage.open_store(existing_database(_configured(args)), read_only=True)
     try:
-        rows = museum_sales.report_rows(store, args.start, args.to)
+        rows = museum_sales.report_rows(store, args.start, args.to, args.breakdown)
     finally:
         store.close()
     sys.stdout.write(museum_sales.report_csv(rows) if args.csv
@@ -647,6 +647,9 @@ def _database_commands(commands):
     report.add_argument("--to", required=True, type=date.fromisoformat,
                         metavar="YYYY-MM-DD", help="last day")
     report.add_argument("--csv", action="store_true", help="CSV instead of JSON")
+    report.add_argument("--breakdown", action="store_true",
+                        help="each row by price category and by channel too (reads the "
+                             "window's tickets: slower than the report alone)")
     _database_command(
         commands, "send", command_send, "deliver the outbox's due messages (the tickets' "
         "mails) once, then exit: for cron, or a host without 'museum serve''s sender")

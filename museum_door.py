@@ -13,6 +13,7 @@ import secrets
 import typing
 from datetime import date, datetime, timedelta, timezone
 
+import museum_categories
 import storage
 from museum_vocabulary import ADMIN_ROLE, TICKET_TYPES, minute_of_day, time_of_day
 
@@ -52,15 +53,17 @@ def new_confirmation_code(kind):
 # An order's code, typed at the door or read from the order's QR to admit all its tickets:
 # `order-<random part>`, like order-792d82-891fc.
 ORDER_CODE = re.compile(f"order-{RANDOM_PART.pattern}")
+ORDER_PREFIX = "order-"
 
 
 def new_order_code():
     """A fresh order code, matching ORDER_CODE."""
-    return f"order-{new_random_part()}"
+    return f"{ORDER_PREFIX}{new_random_part()}"
 
 
 def qr_text(secret, ticket_id, code):
-    """What the ticket's QR code says: the ticket, its code and an HMAC tag over both."""
+    """What the ticket's QR code says: the ticket, its code and an HMAC tag over both (an
+    order's QR says the same of the order's id and code)."""
     return f"MUSEUM1:{ticket_id}:{code}:{_qr_tag(secret, ticket_id, code)}"
 
 
@@ -68,10 +71,10 @@ def _qr_tag(secret, ticket_id, code):
     return hmac.new(secret.encode(), f"{ticket_id}:{code}".encode(), "sha256").hexdigest()[:20]
 
 
-# The one shape of a ticket's QR text (see qr_text); anything else is a misread or another
-# kind of code (a URL, a Wi-Fi code), never a ticket of this museum.
+# The one shape of a ticket's or an order's QR text (see qr_text); anything else is a misread
+# or another kind of code (a URL, a Wi-Fi code), never a ticket of this museum.
 QR_TEXT = re.compile("MUSEUM1:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):"
-                     f"({CONFIRMATION_CODE.pattern}):([0-9a-f]{{20}})")
+                     f"({CONFIRMATION_CODE.pattern}|{ORDER_CODE.pattern}):([0-9a-f]{{20}})")
 
 
 def well_formed_qr_text(text):
@@ -80,7 +83,8 @@ def well_formed_qr_text(text):
 
 
 def read_qr_text(secret, text):
-    """(ticket_id, code) when `text` is a genuine ticket QR text, else None."""
+    """(ticket_id, code) when `text` is a genuine ticket QR text (an order's: (order_id,
+    order code)), else None."""
     shaped = QR_TEXT.fullmatch(text.strip())
     if shaped is None:
         return None
@@ -101,6 +105,23 @@ def typed_codes(typed):
     return []
 
 
+def typed_order_code(typed):
+    """The order code a typed code may be, as `typed_codes` reads it: itself when whole,
+    the order's code when only a random part was typed; None when it has neither shape."""
+    code = typed.strip().lower()
+    if ORDER_CODE.fullmatch(code):
+        return code
+    if RANDOM_PART.fullmatch(code):
+        return f"{ORDER_PREFIX}{code}"
+    return None
+
+
+def typed_code_shaped(typed):
+    """Whether a typed code has the shape of a ticket's or an order's code (or their random
+    part): only such a code is looked up, and counts as a guess when unknown."""
+    return bool(typed_codes(typed)) or typed_order_code(typed) is not None
+
+
 # ============================================================================================
 # What the door makes of a ticket
 # ============================================================================================
@@ -111,17 +132,31 @@ DOOR_OUTCOMES = {  # result: (status, detail); `admitted` answers 201 with the a
     "already-admitted": (409, "This ticket was admitted before."),  # see already_admitted
     "wrong-date": (409, "This ticket is for another day."),  # detail: see `wrong_date`
     "too-early": (409, "This ticket's entry time has not come."),  # see EntryTimes.detail
+    "unpaid": (409, "This ticket's order is not paid yet: it is on hold until it is."),
+    "ambiguous": (409, "These digits end both a ticket's code and an order's; type the "
+                       "whole code."),
     "cancelled": (410, "The event of this ticket was cancelled."),
     "void": (410, "This ticket was voided."),
     "forged": (422, "This is not a genuine ticket of this museum."),
     "unreadable": (422, "This is not a museum ticket's QR code; scan again."),
     "unknown": (404, "No ticket with this code was sold."),
 }
+ORDER_DETAILS = {  # what the door says of a whole order refused, where a ticket's words differ
+    "unpaid": "This order is not paid yet: it is on hold until it is.",
+    "void": "This order was cancelled or voided, or its hold ended unpaid.",
+    "already-admitted": "Every ticket of this order valid today was admitted before.",
+    "wrong-date": "No ticket of this order is for today.",
+    "too-early": "The entry time of this order's tickets has not come.",
+    "cancelled": "The event of this order's tickets was cancelled.",
+}
+# Of an order with no ticket admitted, the refusal its tickets' results make, the first of
+# these found: a ticket of today says more than one of another day.
+ORDER_REFUSALS = ("already-admitted", "too-early", "wrong-date", "cancelled", "void")
 # The same user scanning a ticket it admitted this long ago is told so (`sameDevice`): a
 # second look at the visitor in front of it, not a ticket passed back through the queue.
 SAME_DEVICE_WINDOW = timedelta(minutes=2)
 DOOR_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode")
-TICKET_STATUSES = ("valid", "admitted", "void", "cancelled")
+TICKET_STATUSES = ("valid", "admitted", "void", "cancelled", "unpaid")
 
 
 def _found(find, key):
@@ -132,50 +167,82 @@ def _found(find, key):
 
 
 def door_check(store, secret, today, entry_times, qr_text=None, code=None):
-    """What the door makes of a presented ticket, from its QR text or its typed confirmation
-    code (see `typed_codes`), on `today` and by `entry_times`: `(result, ticket)`, result
-    one of `admittable`, `already-admitted`, `wrong-date`, `too-early`, `cancelled`, `void`
-    (with the ticket), `forged`, `unreadable` (not a QR text's shape, or a typed code
-    not shaped as a code) or `unknown` (ticket None). Reads only."""
+    """What the door makes of a presented ticket or order, from its QR text or its typed
+    code (see `typed_codes` and `typed_order_code`), on `today` and by `entry_times`:
+    `(result, ticket)`, result one of `admittable`, `already-admitted`, `wrong-date`,
+    `too-early`, `unpaid` (its order is on hold), `cancelled`, `void` (with the ticket),
+    `forged`, `unreadable` (not a QR text's shape, or a typed code not shaped as a code),
+    `ambiguous` (typed digits ending a ticket's code and an order's) or `unknown` (ticket
+    None); for an order, `("order", order)` (the order as read back; `order_check` judges
+    it). Reads only."""
     if (qr_text is not None and not well_formed_qr_text(qr_text)) or (
-            code is not None and not typed_codes(code)):
+            code is not None and not typed_code_shaped(code)):
         return "unreadable", None
+    now = _utc_text(entry_times.now())
     if qr_text is not None:
         genuine = read_qr_text(secret, qr_text)
         if genuine is None:
             return "forged", None
-        ticket_id, code = genuine
-        ticket = _found(store.get_ticket, ticket_id)
+        found_id, code = genuine
+        if code.startswith(ORDER_PREFIX):
+            order = _found(lambda order_code: store.get_order_by_code(order_code, now), code)
+            if order is not None and order["orderId"] != found_id:
+                return "forged", None
+            return ("order", order) if order else ("unknown", None)
+        ticket = _found(store.get_ticket, found_id)
         if ticket is not None and ticket["confirmationCode"] != code:
             return "forged", None
     else:
         found = (_found(store.get_ticket_by_code, typed) for typed in typed_codes(code))
         ticket = next(filter(None, found), None)
+        order_code = typed_order_code(code)
+        order = order_code and _found(
+            lambda order_code: store.get_order_by_code(order_code, now), order_code)
+        if order and ticket:
+            return "ambiguous", None
+        if order:
+            return "order", order
     if ticket is None:
         return "unknown", None
-    status = ticket_status(ticket)
-    if status in ("void", "cancelled"):
-        return status, ticket
+    return ticket_check(ticket, today, entry_times), ticket
+
+
+def ticket_check(ticket, today, entry_times):
+    """`door_check`'s result for a ticket found: `admittable` or why not."""
+    status = door_status(ticket, entry_times.now())
+    if status in ("void", "cancelled", "unpaid"):
+        return status
     if status == "admitted":
-        return "already-admitted", ticket
+        return "already-admitted"
     if ticket["ticketDate"] != today.isoformat():
-        return "wrong-date", ticket
+        return "wrong-date"
     if entry_times.too_early(ticket):
-        return "too-early", ticket
-    return "admittable", ticket
+        return "too-early"
+    return "admittable"
+
+
+def order_check(order):
+    """What the door makes of an order as a whole: `admittable` (confirmed: each ticket is
+    judged as it would be alone), `unpaid` (pending: on hold) or `void` (expired,
+    cancelled or voided)."""
+    if order["status"] == "pending":
+        return "unpaid"
+    return "admittable" if order["status"] == "confirmed" else "void"
 
 
 def admit(store, secret, today, entry_times, scan, **presented):
-    """Admit a presented ticket (as `door_check` takes it) as `scan` says (a Scan):
+    """Admit a presented ticket or order (as `door_check` takes it) as `scan` says (a Scan):
     `(result, ticket)`, result `admitted` (the ticket with its admission) or, when not
     admittable, `door_check`'s; an already admitted ticket carries `sameDevice` or
-    `doubleEntry` (see `already_admitted`). A scan's key used before answers what it
-    did then."""
+    `doubleEntry` (see `already_admitted`). An order answers as `admit_order`. A scan's
+    key used before answers what it did then."""
     if scan.idempotency is not None:
         replayed = store.replayed_scan(*scan.idempotency)
         if replayed is not None:
-            return _replayed(store, scan, replayed)
+            return _replayed(store, scan, replayed, today, entry_times, presented)
     result, ticket = door_check(store, secret, today, entry_times, **presented)
+    if result == "order":
+        return admit_order(store, today, entry_times, scan, ticket)
     if result == "already-admitted":
         return result, already_admitted(store, scan, ticket)
     if result != "admittable":
@@ -185,6 +252,50 @@ def admit(store, secret, today, entry_times, scan, **presented):
         return "admitted", {**ticket, **admission}
     # Another gate was a moment faster.
     return "already-admitted", already_admitted(store, scan, {**ticket, **admission})
+
+
+def admit_order(store, today, entry_times, scan, order):
+    """Admit, in one scan, every ticket of a confirmed `order` that would be admitted alone:
+    `(result, order)`, the order's tickets each with its own `result` (`admitted`, or why
+    not). Result `admitted` when at least one was; else the order's refusal (`unpaid`,
+    `void`) or the first of ORDER_REFUSALS among its tickets' results. A ticket already
+    admitted is never recorded as a double entry here: the door's page decides offline
+    only the tickets of its list, never an order."""
+    result = order_check(order)
+    if result != "admittable":
+        return result, {**order, "tickets": [{**ticket, "result": result}
+                                             for ticket in order["tickets"]]}
+    results = {ticket["ticketId"]: ticket_check(ticket, today, entry_times)
+               for ticket in order["tickets"]}
+    admittable = [ticket_id for ticket_id, each in results.items() if each == "admittable"]
+    admissions = store.admit_tickets(admittable, scan.user, scan.at, scan.idempotency) \
+        if admittable else {}
+    return _order_admitted(order, results, admissions, scan)
+
+
+def _order_admitted(order, results, admissions, scan):
+    """The order's answer from each ticket's result and the admissions made of those
+    admittable ({ticket id: (admission, admitted)})."""
+    tickets = []
+    for ticket in order["tickets"]:
+        result = results[ticket["ticketId"]]
+        if ticket["ticketId"] in admissions:
+            admission, admitted = admissions[ticket["ticketId"]]
+            # Not admitted by this scan: another gate was a moment faster.
+            ticket = {**ticket, **admission}
+            result = "admitted" if admitted else "already-admitted"
+        if result == "already-admitted":
+            ticket = already_seen(scan, ticket)
+        tickets.append({**ticket, "result": result})
+    order = {**order, "tickets": tickets}
+    if any(ticket["result"] == "admitted" for ticket in tickets):
+        return "admitted", order
+    found = {ticket["result"] for ticket in tickets}
+    return next((result for result in ORDER_REFUSALS if result in found), "void"), order
+
+
+def _utc_text(moment):
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Scan(typing.NamedTuple):
@@ -203,12 +314,9 @@ def already_admitted(store, scan, ticket):
     """The admitted ticket as the door shows it to `scan`: `sameDevice` when this user
     admitted it within SAME_DEVICE_WINDOW (of now, or of an offline scan's time); else, for
     a scan admitted offline, a double entry recorded and `doubleEntry`."""
-    if ticket["admittedBy"] == scan.user and any(
-            abs(moment - _utc(ticket["admittedAt"])) <= SAME_DEVICE_WINDOW
-            for moment in (scan.now, _utc(scan.at))):
-        return {**ticket, "sameDevice": True}
-    if not scan.offline:
-        return ticket
+    seen = already_seen(scan, ticket)
+    if seen.get("sameDevice") or not scan.offline:
+        return seen
     admission, _ = store.record_double_entry(ticket["ticketId"], scan.user, scan.at,
                                              scan.idempotency)
     if admission is None:  # undone in the meantime: the offline admission stands alone
@@ -216,11 +324,45 @@ def already_admitted(store, scan, ticket):
     return {**ticket, **admission, "doubleEntry": True}
 
 
-def _replayed(store, scan, replayed):
+def already_seen(scan, ticket):
+    """The admitted ticket with `sameDevice` when this user admitted it within
+    SAME_DEVICE_WINDOW (of now, or of an offline scan's time)."""
+    if ticket["admittedBy"] == scan.user and any(
+            abs(moment - _utc(ticket["admittedAt"])) <= SAME_DEVICE_WINDOW
+            for moment in (scan.now, _utc(scan.at))):
+        return {**ticket, "sameDevice": True}
+    return ticket
+
+
+def _replayed(store, scan, replayed, today, entry_times, presented):
     ticket = store.get_ticket(replayed["ticketId"])
+    if ticket["orderCode"] and _presented_code(presented) == ticket["orderCode"]:
+        return _order_replayed(store, scan, replayed, today, entry_times, ticket["orderCode"])
     if replayed["outcome"] == "admitted":  # the admission it made, as answered then
         return "admitted", {**ticket, "admittedAt": replayed["at"], "admittedBy": scan.user}
     return "already-admitted", {**ticket, "doubleEntry": True}
+
+
+def _presented_code(presented):
+    """The code a presentation names: the typed one (an order's, when shaped as one), or
+    the one in a QR text."""
+    if "code" in presented:
+        return typed_order_code(presented["code"])
+    return QR_TEXT.fullmatch(presented["qr_text"].strip()).group(2)
+
+
+def _order_replayed(store, scan, replayed, today, entry_times, order_code):
+    """What an order's scan under a key used before did: the tickets it admitted (the
+    key's, and those admitted by the same user at the same moment), the others as they
+    stand."""
+    order = store.get_order_by_code(order_code, _utc_text(entry_times.now()))
+    made = {"admittedAt": replayed["at"], "admittedBy": scan.user}
+    admissions = {ticket["ticketId"]: (made, True) for ticket in order["tickets"]
+                  if ticket["ticketId"] == replayed["ticketId"] or (
+                      ticket["admittedAt"], ticket["admittedBy"]) == (replayed["at"], scan.user)}
+    results = {ticket["ticketId"]: ticket_check(ticket, today, entry_times)
+               for ticket in order["tickets"]}
+    return _order_admitted(order, results, admissions, scan)
 
 
 def _utc(text):
@@ -236,9 +378,26 @@ def ticket_status(ticket):
     return "admitted" if ticket["admittedAt"] else "valid"
 
 
-def door_details(ticket):
-    """What the door shows of a ticket: never its buyer's email or phone."""
+def door_status(ticket, now):
+    """The ticket's status at the door at `now` (an aware datetime): as `ticket_status`
+    says, but `unpaid` while its order is on hold, `void` once that hold ended unpaid."""
+    status = ticket_status(ticket)
+    if status == "valid" and ticket.get("heldUntil"):
+        return "unpaid" if _utc(ticket["heldUntil"]) > now else "void"
+    return status
+
+
+def door_details(ticket, config=None):
+    """What the door shows of a ticket: never its buyer's email or phone; its price
+    category, with its label and door note as `config` has them."""
     details = {name: ticket[name] for name in DOOR_FIELDS}
+    if ticket.get("category"):
+        details["category"] = ticket["category"]
+        category = config and museum_categories.by_name(config, ticket["category"])
+        if category:
+            details["categoryLabel"] = category.label
+            if category.note:
+                details["doorNote"] = category.note
     if ticket["eventName"]:
         details["eventName"] = ticket["eventName"]
     if ticket.get("entryTime"):
@@ -252,13 +411,26 @@ def door_details(ticket):
 SCAN_FLAGS = ("sameDevice", "doubleEntry")  # what `already_admitted` may add
 
 
-def lookup_details(ticket):
-    """What a lookup shows of a ticket: the door's details, its event and status; never
-    its buyer's email or phone."""
-    details = door_details(ticket)
+def order_details(order, config):
+    """What the door shows of an order scanned (see `admit_order`): its code, how many of
+    its tickets this scan admitted, and each ticket's details and result."""
+    tickets = [{**door_details(ticket, config), "result": ticket["result"]}
+               for ticket in order["tickets"] if "result" in ticket]
+    return {"orderCode": order["orderCode"],
+            "admitted": sum(ticket["result"] == "admitted" for ticket in tickets),
+            "tickets": tickets}
+
+
+def lookup_details(ticket, now, config=None):
+    """What a lookup shows of a ticket at `now`: the door's details, its event, status
+    and order's code; never its buyer's email or phone."""
+    details = door_details(ticket, config)
     if ticket["eventId"]:
         details["eventId"] = ticket["eventId"]
-    return {**details, "status": ticket_status(ticket), "admitted": bool(ticket["admittedAt"])}
+    if ticket["orderCode"]:
+        details["orderCode"] = ticket["orderCode"]
+    return {**details, "status": door_status(ticket, now),
+            "admitted": bool(ticket["admittedAt"])}
 
 
 def wrong_date(ticket, today):
@@ -274,10 +446,18 @@ def wrong_date(ticket, today):
 def verify_ticket(text, secret, store, today, entry_times):
     """The door's verdict on a scanned QR text or a typed confirmation code (whole or its
     random part), read only: `valid …`, `already admitted …`, `forged`, `unknown`,
-    `cancelled`, `void`, `wrong date, early: …` / `wrong date, past: …` or `too early: …`
-    (EntryTimes)."""
-    presented = {"code": text} if typed_codes(text) else {"qr_text": text}
+    `cancelled`, `void`, `unpaid`, `wrong date, early: …` / `wrong date, past: …` or `too
+    early: …` (EntryTimes); for an order, `order …: N of M tickets admittable today` or
+    its refusal."""
+    presented = {"code": text} if typed_code_shaped(text) else {"qr_text": text}
     result, ticket = door_check(store, secret, today, entry_times, **presented)
+    if result == "order":
+        if order_check(ticket) != "admittable":
+            return f"order {ticket['orderCode']}: {order_check(ticket)}"
+        admittable = sum(ticket_check(each, today, entry_times) == "admittable"
+                         for each in ticket["tickets"])
+        return (f"order {ticket['orderCode']}: {admittable} of {len(ticket['tickets'])} "
+                f"tickets admittable today")
     if result == "wrong-date":
         return f"wrong date, {wrong_date(ticket, today)[1]}"
     if result == "too-early":
@@ -316,7 +496,7 @@ def door_list(listed, day, since, zone_name, now):
         event = None
         if ticket["eventId"]:
             event = events.setdefault(ticket["eventId"], (len(events), ticket["eventName"]))[0]
-        status = ticket_status(ticket)
+        status = door_status(ticket, now)
         row = [ticket["ticketId"], code_digest(ticket["confirmationCode"]), event,
                ticket["entryTime"], None, status]
         if status == "admitted":

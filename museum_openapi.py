@@ -42,7 +42,9 @@ from museum_sales import (
     PURCHASE_LIMIT_RULE,
     REPORT_COLUMNS,
     REPORT_DAYS_MAX,
+    SOLD_ALONE,
     TICKET_VIEW_FIELDS,
+    report_csv,
 )
 from museum_vocabulary import (
     ADMIN_ROLE,
@@ -365,7 +367,19 @@ PROSE = {
     "date, then in the order they were sold, in pages like the event listing.",
     "admitTicket": "The ticket is presented by the text of its QR code "
     "or by its typed confirmation code. A ticket is admitted once, on its date; otherwise "
-    "the answer is a problem whose `result` says why: {DOOR_RESULTS}. Anything that is not "
+    "the answer is a problem whose `result` says why: {DOOR_RESULTS}. A ticket of an order "
+    "not paid yet (held while the visitor pays) is refused as `unpaid` (409); one of an "
+    "order cancelled, voided or whose hold ended unpaid is `void` (410).\n\n"
+    "An order's code (`order-792d82-891fc`, typed as `confirmationCode`, whole or its "
+    "random part) or the text of the order's QR code (as `code`) admits, in one scan, "
+    "every ticket of the order that would be admitted alone: 201 with `orderCode`, "
+    "`admitted` (how many) and `tickets`, each with its `result` (`admitted`, or why not: "
+    "another day's, admitted before...), category, label and door note. When none could "
+    "be, the refusal is the order's (`unpaid`, `void`) or that of its tickets, today's "
+    "first: `already-admitted`, `too-early`, `wrong-date`, `cancelled`, `void`, with the "
+    "`tickets`. Typed digits that end both a ticket's and an order's code are `ambiguous` "
+    "(409). An order's scan records no double entry: the door's page decides offline only "
+    "the tickets of its list. Anything that is not "
     "shaped like a museum QR text (`MUSEUM1:` ticket id `:` code `:` 20 hex digits: a "
     "misread, a URL, a Wi-Fi code), or a typed code not shaped like a confirmation code, "
     "is `unreadable` (scan again); a well-formed QR text whose tag or code does not match "
@@ -388,11 +402,12 @@ PROSE = {
     "without the service: each as a row of `columns` (rows of tickets not admitted end "
     "before `admittedAt`), never an email or phone. `codeDigest` is the first 16 hex "
     "digits of the SHA-256 of the confirmation code (UTF-8, lowercase), `event` an index "
-    "into `events` (`null`: general entry), `category` `null`; `admittedAt` in the "
+    "into `events` (`null`: general entry), `category` `null`, `status` `unpaid` for a "
+    "ticket of an order on hold (refused at the door until paid); `admittedAt` in the "
     "museum's zone (`timeZone`), as is `now`, the museum's clock. A gate may ask for today "
     "and tomorrow only (400 otherwise). With `since`, a `cursor` of an earlier answer for "
     "the same day, only the tickets changed after it (sold, admitted, undone, voided, "
-    "their event cancelled) with `complete: false`; a change committed after a cursor "
+    "their event cancelled, their order paid) with `complete: false`; a change committed after a cursor "
     "was handed out is never missed. The `ETag` changes with every such change (and with "
     "any change of an event): `If-None-Match` answers 304 while it holds.",
     "getAdmissionSummary": "Tickets sold and admitted for one day, by "
@@ -401,7 +416,9 @@ PROSE = {
     "lookupTickets": "Finds the tickets of one day (today at the museum "
     "unless `date` is given) by the buyer's email address, the whole address with ASCII "
     "letters in any case, or by the confirmation code, whole or only its random part "
-    "(`792d82-891fc`), in any case. The email is sent in the body so that no URL or log "
+    "(`792d82-891fc`), in any case, or an order's tickets of the day by the order's code "
+    "(`order-792d82-891fc`, or its random part). Each ticket of an order names its "
+    "`orderCode`, which admits them all in one scan. The email is sent in the body so that no URL or log "
     "holds it. At most {LOOKUP_LIMIT} tickets, ordered by code; never the buyer's email or "
     "phone. Every lookup counts toward the limit of {TypedCodeLimit.LIMIT} unknown codes or "
     "lookups per user (device) within {TypedCodeLimit.WINDOW} s (then 429). A gate looks an email "
@@ -425,12 +442,16 @@ PROSE = {
     "by name: the tickets sold for that day (void ones too), those voided, those admitted, "
     "the revenue (the prices of those not void), per currency they were sold in, and the "
     "double entries recorded at the door (`doubleEntries`; a day's total is the sum of its "
-    "rows). Days "
+    "rows); with `breakdown=true`, also the same tickets by price category (`categories`) "
+    "and by channel (`channels`: `web` and `desk` for an order's tickets, `single` for a "
+    "ticket sold alone), each with its sold, void and revenue. Days "
     "without tickets are left out. With `Accept: text/csv` the same rows come as CSV, with "
-    "a header line; a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return "
-    "is prefixed with `'` so that no spreadsheet runs it. The {DESK_ROLE} role reads "
-    "today's report only (no dates, or today as both; 403 for another window); the "
-    "{ADMIN_ROLE} role reads any.",
+    "a header line: the columns above, then (with `breakdown=true`) for each category and "
+    "each channel found its `category:NAME:sold`, `:void` and `:revenue` (a ticket of no "
+    "category: `(none)`), then `channel:NAME:...`; a cell that begins with `=`, `+`, `-`, "
+    "`@`, a tab or a carriage return is prefixed with `'` so that no spreadsheet runs it. "
+    "The {DESK_ROLE} role reads today's report only (no dates, or today as both; 403 for "
+    "another window); the {ADMIN_ROLE} role reads any.",
     "getTicket": "The ticket as sold, its `status` and its admission, its QR code's text "
     "(`qrText`) and its page's link (`ticketPage`); the {ADMIN_ROLE} role also sees the "
     "buyer's `email` and `phone` until they are erased.",
@@ -530,10 +551,20 @@ _EVENT_CODE = "ticket-event-a1b2c3-d4e5f"
 _WORKSHOP = "Pirate Coding Workshop"
 _SALES_ROW = {"date": "2027-10-30", "ticketType": "event", "eventId": _EVENT_ID,
               "eventName": _WORKSHOP, "sold": 20, "void": 2, "admitted": 15, "revenue": 450,
-              "currency": "EUR", "doubleEntries": 1}
+              "currency": "EUR", "doubleEntries": 1,
+              "categories": [{"category": "adult", "sold": 14, "void": 2, "revenue": 300},
+                             {"category": "child", "sold": 6, "void": 0, "revenue": 150}],
+              "channels": [{"channel": "desk", "sold": 3, "void": 0, "revenue": 75},
+                           {"channel": "single", "sold": 5, "void": 2, "revenue": 75},
+                           {"channel": "web", "sold": 12, "void": 0, "revenue": 300}]}
 # A general ticket at the door, and what the door adds to it: the examples of its answers.
 _DOOR_TICKET = {"ticketId": _TICKET_ID, "ticketType": "general", "ticketDate": "2027-10-29",
-                "confirmationCode": _CODE}
+                "confirmationCode": _CODE, "category": "adult", "categoryLabel": "Adult"}
+_ORDER_CODE = "order-5c7e21-9ab04"
+# A family's order at the door: the tickets and what the door made of each.
+_CHILD_AT_DOOR = {**_DOOR_TICKET, "ticketId": "5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21",
+                  "confirmationCode": "ticket-general-0d4e6a-1c2b3", "category": "child",
+                  "categoryLabel": "Child under 14", "doorNote": "Check the child's age"}
 _ADMITTED = {"admittedAt": "2027-10-29T09:14:05Z", "admittedBy": "gate"}
 _EVENT_TICKET = {"ticketId": _TICKET_ID, "ticketType": "event", "ticketDate": "2027-10-30",
                  "confirmationCode": _EVENT_CODE, "price": 25, "currency": "EUR"}
@@ -549,6 +580,7 @@ _DOOR_REFUSALS = {
     "cancelled": {**_DOOR_TICKET, "ticketType": "event", "confirmationCode": _EVENT_CODE,
                   "eventName": _WORKSHOP},
     "void": _DOOR_TICKET, "forged": {}, "unreadable": {}, "unknown": {},
+    "unpaid": _DOOR_TICKET,
 }
 # The door's refusals that show how a ticket came to be admitted before: named examples
 # beside the result's own, {name: (result, members)}.
@@ -618,7 +650,8 @@ EXAMPLES = {
         {**_DOOR_TICKET, "status": "admitted", "admitted": True, **_ADMITTED},
         {**_DOOR_TICKET, "ticketId": "5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21",
          "ticketType": "event", "confirmationCode": _EVENT_CODE, "eventId": _EVENT_ID,
-         "eventName": _WORKSHOP, "status": "valid", "admitted": False}]},
+         "eventName": _WORKSHOP, "status": "valid", "admitted": False},
+        {**_CHILD_AT_DOOR, "orderCode": _ORDER_CODE, "status": "unpaid", "admitted": False}]},
     "getAdmissionHistory": {
         "ticketId": _TICKET_ID, "admitted": True, "admittedAt": "2027-10-29T09:20:41Z",
         "admittedBy": "door-south", "history": [
@@ -671,6 +704,8 @@ def _request_examples(facts):
                                                        scannedAt=None)),
             typed=("The confirmation code, typed", example_of(admission, code=None,
                                                               scannedAt=None)),
+            order=("An order's code, typed: all its tickets of today",
+                   {"confirmationCode": _ORDER_CODE}),
             offline=("A scan admitted offline, sent later",
                      example_of(admission, confirmationCode=None))),
         "changeMuseumDay": _named(
@@ -769,6 +804,16 @@ _TICKET = {"ticketId": UUID_SCHEMA, "ticketType": ref("schemas", "TicketType"),
            "confirmationCode": ref("schemas", "ConfirmationCode"),
            "eventName": {"type": "string", "description": "Only on event tickets."},
            "entryTime": {**ref("schemas", "Time"), "description": "Only with timed entry: the entry slot."}}
+# A ticket's price category at the door (museum_door.door_details).
+_DOOR_CATEGORY = {
+    "category": {"type": "string", "description": "The price category it was sold in; "
+                 "absent on tickets sold before categories were kept."},
+    "categoryLabel": {"type": "string", "description": "The category's label, as "
+                      "`[categories]` has it now (absent for a category no longer there)."},
+    "doorNote": {"type": "string", "description": "What the door checks for this category "
+                 "(\"check student ID\"); absent when it has no note."}}
+_ORDER_CODE_SCHEMA = {"type": "string", "pattern": "^order-[0-9a-f]{6}-[0-9a-f]{5}$",
+                      "examples": ["order-5c7e21-9ab04"]}
 _ADMISSION = {"admittedAt": {"type": "string", "format": "date-time",
                              "description": "When the ticket was admitted, in UTC (RFC 3339)."},
               "admittedBy": {"type": "string", "description": "The user who admitted it."}}
@@ -792,6 +837,13 @@ _LINKS = {
 
 def _object(required, properties, **more):
     return {"type": "object", "required": list(required), "properties": properties, **more}
+
+
+def _breakdown(name, meaning):
+    """A sales row's counts for one `name` (a category, a channel)."""
+    return _object([name, "sold", "void", "revenue"], {
+        name: {"type": ["string", "null"], "description": meaning},
+        "sold": _COUNT, "void": _COUNT, "revenue": {"type": "number", "minimum": 0}})
 
 
 def _field_schemas(facts):
@@ -874,9 +926,14 @@ def _ticket_schemas(facts):
             "phone": {"type": "string", "description": f"Only for the {ADMIN_ROLE} role, "
                       "when given, until erased (then absent)."}}),
         "FoundTicket": _object([*DOOR_FIELDS, "status", "admitted"], {
-            **_TICKET, "eventId": _EVENT_ONLY,
+            **_TICKET, **_DOOR_CATEGORY, "eventId": _EVENT_ONLY,
+            "orderCode": {**_ORDER_CODE_SCHEMA, "description": "Only for a ticket of an "
+                          "order: the order's code, which admits all its tickets valid "
+                          "today in one scan (Admit all)."},
             "status": {"type": "string", "enum": statuses, "description": (
-                "`cancelled`: its event was; `void`: refunded at the desk.")},
+                "`cancelled`: its event was; `void`: refunded at the desk, or its order "
+                "cancelled, voided or its hold ended unpaid; `unpaid`: its order is on hold, "
+                "not paid yet.")},
             "admitted": {"type": "boolean"}, **_ADMISSION}),
         "LookupResult": _object(["date", "tickets"], {
             "date": ref("schemas", "Date"),
@@ -949,23 +1006,44 @@ def _order_answers(facts):
 
 
 def _door_schemas():
+    order_tickets = {"type": "array", "description": "Only for an order's code: each of the "
+                     "order's tickets, with what this scan made of it (`result`).",
+                     "items": ref("schemas", "TicketAtTheDoor")}
+    order_members = {
+        "orderCode": {**_ORDER_CODE_SCHEMA, "description": "Only for an order's code or QR: "
+                      "the order."},
+        "admitted": {**_COUNT, "description": "Only for an order's code: how many of its "
+                     "tickets this scan admitted."},
+        "tickets": order_tickets}
     return {
-        "Admission": _object(["result", *DOOR_FIELDS, *_ADMISSION], {
-            "result": {"type": "string", "const": "admitted"}, **_TICKET, **_ADMISSION}),
+        "Admission": _object(["result"], {
+            "result": {"type": "string", "const": "admitted"}, **_TICKET, **_DOOR_CATEGORY,
+            **_ADMISSION, **order_members}, description=(
+                f"A ticket's admission ({', '.join(DOOR_FIELDS)}, admittedAt, admittedBy, "
+                "and its category), or an order's: `orderCode`, `admitted` and `tickets`.")),
+        "TicketAtTheDoor": _object(["result", *DOOR_FIELDS], {
+            "result": {"type": "string", "enum": ["admitted", *DOOR_OUTCOMES],
+                       "description": "`admitted` by this scan, or why not, as the ticket "
+                                      "alone would be refused."},
+            **_TICKET, **_DOOR_CATEGORY, **_ADMISSION,
+            "sameDevice": {"type": "boolean", "const": True, "description": (
+                "Only on `already-admitted`: this same user admitted it moments ago.")}}),
         "DoorProblem": {
             "description": (
                 "Problem details with the door's `result`. Where a ticket was found "
-                "(`already-admitted`, `wrong-date`, `cancelled`, `void`) they show it, for "
+                "(`already-admitted`, `wrong-date`, `unpaid`, `cancelled`, `void`) they "
+                "show it and its category, for "
                 "`already-admitted` when and by whom it was first admitted, and for "
                 "`wrong-date` whether it is `early` or `past` (the detail says its day), "
                 "and its `entryTime` when it has one (for `too-early` the detail says from "
-                "when it is admitted); never the buyer's email or phone. Only a reused "
-                "`Idempotency-Key` (422) has no `result`."),
+                "when it is admitted); never the buyer's email or phone. For an order's "
+                "code, `orderCode`, `admitted` 0 and each of its `tickets` with its own "
+                "`result` instead. Only a reused `Idempotency-Key` (422) has no `result`."),
             # The members in a schema of their own: openapi-python-client reads an allOf
             # of one `$ref` as that schema alone and drops the members beside it.
             "allOf": [ref("schemas", "Problem"), _object([], {
                 "result": {"type": "string", "enum": list(DOOR_OUTCOMES)},
-                **_TICKET, **_ADMISSION,
+                **_TICKET, **_DOOR_CATEGORY, **_ADMISSION, **order_members,
                 "when": {"type": "string", "enum": ["early", "past"], "description": (
                     "Only on `wrong-date`: the ticket's day is still to come, or gone.")},
                 "sameDevice": {"type": "boolean", "const": True, "description": (
@@ -1100,7 +1178,18 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
                     "description": "The prices of the tickets not void."},
         "currency": ref("schemas", "Currency"),
         "doubleEntries": {**_COUNT, "description": "Of those, double entries recorded at the "
-                          "door (admitted offline after another admission)."}}),
+                          "door (admitted offline after another admission)."},
+        "categories": {"type": "array", "description": "Only with `breakdown=true`: the "
+                       "row's tickets by price category, by name: sold, void and revenue "
+                       "as above.",
+                       "items": _breakdown("category", "The price category; `null` for "
+                                           "tickets sold before categories were kept.")},
+        "channels": {"type": "array", "description": "Only with `breakdown=true`: the row's "
+                     "tickets by how they were sold, by name: sold, void and revenue as "
+                     "above.",
+                     "items": _breakdown("channel", f"`web` or `desk`: an order's channel; "
+                                         f"`{SOLD_ALONE}`: sold alone, one ticket per "
+                                         f"`POST /tickets`.")}}),
     "AdmissionHistory": _object(["ticketId", "admitted", "history"], {
         "ticketId": UUID_SCHEMA, "admitted": {"type": "boolean", "description": "Admitted now."},
         **_ADMISSION,
@@ -1175,9 +1264,8 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
                     "headers": {"Cache-Control": _NO_STORE}, "content": {
                         "application/json": {"schema": {"type": "array", "items": ref(
                             "schemas", "SalesRow")}, "example": [_SALES_ROW]},
-                        "text/csv": {"schema": {"type": "string"}, "example": ",".join(
-                            REPORT_COLUMNS) + "\r\n" + ",".join(
-                            str(_SALES_ROW[name]) for name in REPORT_COLUMNS) + "\r\n"}}},
+                        "text/csv": {"schema": {"type": "string"},
+                                     "example": report_csv([_SALES_ROW])}}},
     "TicketImage": {"description": "The code as a PNG image.", "headers": {
         "ETag": ref("headers", "ETag"), "Cache-Control": ref("headers", "CacheControlPrivate")},
         "content": {"image/png": _PNG, "application/octet-stream": _PNG}},
@@ -1329,10 +1417,16 @@ def _door_responses():
         "NotAdmittable": _door_problem("The ticket was admitted before (and when, by "
                                        "whom; by this same user moments ago, or a double "
                                        "entry recorded), is for another day, or its entry "
-                                       "time has not come.", "already-admitted",
-                                       "wrong-date", "too-early"),
+                                       "time has not come; or its order is not paid yet "
+                                       "(`unpaid`: on hold); or typed digits end both a "
+                                       "ticket's code and an order's (`ambiguous`: type it "
+                                       "whole). For an order's code: none of its tickets "
+                                       "could be admitted, each says why.",
+                                       "already-admitted", "wrong-date", "too-early",
+                                       "unpaid"),
         "DeadTicket": _door_problem("The ticket's event was cancelled, or the ticket "
-                                    "was voided.", "cancelled", "void"),
+                                    "was voided, or its order was cancelled or voided, or "
+                                    "the order's hold ended unpaid.", "cancelled", "void"),
         "ForgedTicket": _door_problem(
             "The QR text is well formed but not one this museum made (`forged`); or the "
             "input is not a museum ticket's QR text or code at all (`unreadable`: scan "

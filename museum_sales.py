@@ -148,13 +148,30 @@ def _slot(time, capacity, sold, ended):
 
 # -- the sales report ---------------------------------------------------------------------
 
-def report_rows(store, start, end):
-    """The report's rows for [start, end] (dates), in REPORT_COLUMNS' terms."""
+# A ticket sold alone (POST /tickets, one per call) is counted in this channel; an order's
+# tickets in their order's (`web`, `desk`).
+SOLD_ALONE = "single"
+# A ticket sold before categories were kept is counted in this category in the CSV.
+NO_CATEGORY = "(none)"
+BREAKDOWN_COUNTS = ("sold", "void", "revenue")
+BREAKDOWNS = (("category", "categories"), ("channel", "channels"))  # (column, row's list)
+
+
+def report_rows(store, start, end, breakdown=False):
+    """The report's rows for [start, end] (dates), in REPORT_COLUMNS' terms; with
+    `breakdown`, each with its `categories` and `channels`."""
     return [{"date": row["date"], "ticketType": "event" if row["eventId"] else "general",
              "eventId": row["eventId"], "eventName": row["eventName"], "sold": row["sold"],
              "void": row["void"], "admitted": row["admitted"], "revenue": row["revenue"],
-             "currency": row["currency"], "doubleEntries": row["doubleEntries"]}
-            for row in store.sales(start.isoformat(), end.isoformat())]
+             "currency": row["currency"], "doubleEntries": row["doubleEntries"],
+             **(_breakdown(row) if breakdown else {})}
+            for row in store.sales(start.isoformat(), end.isoformat(), breakdown)]
+
+
+def _breakdown(row):
+    return {"categories": row["categories"],
+            "channels": sorted(({**each, "channel": each["channel"] or SOLD_ALONE}
+                                for each in row["channels"]), key=lambda each: each["channel"])}
 
 
 # A cell a spreadsheet would take for a formula (OWASP, CSV injection) is kept as text by a
@@ -166,13 +183,33 @@ CELL_STARTS = re.compile(r'(^|[,;"\r\n])(?=[' + re.escape("".join(FORMULA_STARTS
 
 
 def report_csv(rows):
-    """The rows as CSV (RFC 4180, CRLF line ends) under a header of REPORT_COLUMNS."""
+    """The rows as CSV (RFC 4180, CRLF line ends) under a header of REPORT_COLUMNS, then
+    the breakdown's columns (`breakdown_columns`) when the rows have one."""
     text = io.StringIO()
     writer = csv.writer(text)
-    writer.writerow(REPORT_COLUMNS)
+    breakdown = breakdown_columns(rows)
+    writer.writerow([*REPORT_COLUMNS, *(":".join(column) for column in breakdown)])
     for row in rows:
-        writer.writerow([_neutralised(row[name]) for name in REPORT_COLUMNS])
+        counts = {(kind, _breakdown_name(kind, each), count): each[count]
+                  for kind, listed in BREAKDOWNS for each in row.get(listed, ())
+                  for count in BREAKDOWN_COUNTS}
+        writer.writerow([*(_neutralised(row[name]) for name in REPORT_COLUMNS),
+                         *(counts.get(column, 0) for column in breakdown)])
     return text.getvalue()
+
+
+def breakdown_columns(rows):
+    """The CSV's columns after REPORT_COLUMNS: for each category found in `rows` (by name),
+    then each channel, its sold, void and revenue: `category:adult:sold`, ...,
+    `channel:web:revenue` (a ticket of no category counts as NO_CATEGORY)."""
+    return [(kind, name, count) for kind, listed in BREAKDOWNS
+            for name in sorted({_breakdown_name(kind, each) for row in rows
+                                for each in row.get(listed, ())})
+            for count in BREAKDOWN_COUNTS]
+
+
+def _breakdown_name(kind, each):
+    return each[kind] or NO_CATEGORY
 
 
 def _neutralised(value):

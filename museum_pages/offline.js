@@ -198,7 +198,8 @@ const doorOffline = (() => {
       return [409, { ...ticket, result: "already-admitted",
         admittedAt: row[column("admittedAt")], admittedBy: row[column("admittedBy")] }];
     }
-    if (status !== "valid") return [410, { ...ticket, result: status }]; // void, cancelled
+    // void, cancelled; unpaid: its order is on hold (409, as the service answers it)
+    if (status !== "valid") return [status === "unpaid" ? 409 : 410, { ...ticket, result: status }];
     const scannedAt = new Date(scan.at).toISOString();
     markAdmitted(row, scannedAt, device.name);
     saveList();

@@ -106,8 +106,16 @@ function showClock() {
 // --- Outcomes --------------------------------------------------------------------------
 
 function ticketKind(answer) {
-  const kind = answer.eventName ? `Event: ${answer.eventName}` : "General entry";
-  return answer.category ? `${kind} · ${answer.category}` : kind;
+  return answer.eventName ? `Event: ${answer.eventName}` : "General entry";
+}
+
+// What the door checks of a ticket's price category ("check student ID"), as a line of its
+// own that stands out, naming the category (none for a category without a note: its
+// tickets need no look).
+function doorNote(answer) {
+  if (!answer.doorNote) return null;
+  return { text: `${answer.categoryLabel || answer.category}: ${answer.doorNote}`,
+    className: "door-note" };
 }
 
 // The ticket's kind as an outcome's line: the one line that may end in an ellipsis (an event's
@@ -148,7 +156,7 @@ function wrongDate(answer) {
 // What each `result` of POST /v1.1/admissions shows: [tone, headline, detail lines]
 // (a line null: not shown).
 const OUTCOMES = {
-  "admitted": (a) => ["good", "Admitted", [kindLine(a), slot(a), a.ticketDate]],
+  "admitted": (a) => ["good", "Admitted", [kindLine(a), doorNote(a), slot(a), a.ticketDate]],
   "already-admitted": alreadyAdmitted,
   "wrong-date": (a) => ["warn", "Wrong date", [wrongDate(a), kindLine(a), slot(a)]],
   // The headline says "too early": the line starts with the entry time.
@@ -156,6 +164,9 @@ const OUTCOMES = {
     kindLine(a)]],
   "cancelled": (a) => ["bad", "Cancelled", ["the event was cancelled", kindLine(a)]],
   "void": (a) => ["bad", "Void", ["the ticket was voided (refunded)", kindLine(a)]],
+  "unpaid": (a) => ["bad", "Not paid", ["its order is on hold: not paid yet", kindLine(a)]],
+  "ambiguous": () => ["warn", "Type it whole", ["these digits end a ticket's and an " +
+    "order's code"]],
   "forged": () => ["bad", "Forged", ["not a ticket of this museum"]],
   "unknown": () => ["bad", "Unknown", ["no ticket with this code was sold"]],
   // A misread (cut short, or not a ticket's code at all) is no fraud: read it again.
@@ -184,8 +195,72 @@ function tooManyAttempts(retryAfter) {
   return `Too many attempts, retry ${retryAfter ? `in ${retryAfter} s` : "shortly"}`;
 }
 
+// --- An order's code: all its tickets in one scan --------------------------------------
+
+// "2 Adult, 1 Child" of `tickets`, by category in the order first met.
+function countsByCategory(tickets) {
+  const counts = new Map();
+  for (const ticket of tickets) {
+    const label = ticket.categoryLabel || ticket.category || ticketKind(ticket);
+    counts.set(label, (counts.get(label) || 0) + 1);
+  }
+  return [...counts].map(([label, count]) => `${count} ${label}`).join(", ");
+}
+
+// Each category's door note among `tickets`, once.
+function doorNotes(tickets) {
+  const notes = new Map();
+  for (const ticket of tickets) {
+    const note = doorNote(ticket);
+    if (note) notes.set(note.text, note);
+  }
+  return [...notes.values()];
+}
+
+// What the tickets not admitted by an order's scan were: "1 already admitted, 1 other day".
+const NOT_ADMITTED = { "already-admitted": "already admitted", "wrong-date": "other day",
+  "too-early": "too early", "cancelled": "cancelled", "void": "void" };
+function notAdmitted(tickets) {
+  const counts = new Map();
+  for (const ticket of tickets) {
+    if (ticket.result === "admitted") continue;
+    const word = NOT_ADMITTED[ticket.result] || ticket.result;
+    counts.set(word, (counts.get(word) || 0) + 1);
+  }
+  return [...counts].map(([word, count]) => `${count} ${word}`).join(", ") || null;
+}
+
+// An answer about tickets this device let in moments ago: a ticket's (sameDevice), or an
+// order's whose every ticket already admitted was.
+function admittedHere(answer) {
+  if (answer.sameDevice === true) return true;
+  return answer.result === "already-admitted" && Array.isArray(answer.tickets) &&
+    answer.tickets.every((ticket) => ticket.result !== "already-admitted" || ticket.sameDevice);
+}
+
+// An order's answer: how many of its tickets were admitted, by category, with each
+// category's door note; a refusal says why, as the service words it.
+function orderVerdict(a) {
+  const admitted = a.tickets.filter((ticket) => ticket.result === "admitted");
+  if (a.result === "admitted") {
+    return ["good", `${a.admitted} admitted`, [countsByCategory(admitted),
+      ...doorNotes(admitted), notAdmitted(a.tickets)]];
+  }
+  if (a.result === "unpaid") {
+    return ["bad", "Not paid", ["the order is on hold: not paid yet",
+      countsByCategory(a.tickets)]];
+  }
+  if (admittedHere(a)) return ["warn", "Admitted here", [countsByCategory(a.tickets)]];
+  const [tone, title] = (OUTCOMES[a.result] || OUTCOMES.unknown)(a.tickets[0] || a);
+  return [tone, title, [a.detail, notAdmitted(a.tickets)]];
+}
+
 // [tone, headline, detail lines] of one answer to POST /v1.1/admissions (status null: none).
 function verdict(status, answer, retryAfter) {
+  if (answer.orderCode && Array.isArray(answer.tickets) && OUTCOMES[answer.result]) {
+    const [tone, title, lines] = orderVerdict(answer);
+    return [tone, title, lines.filter(Boolean)];
+  }
   const outcome = OUTCOMES[answer.result];
   if (outcome) {
     const [tone, title, lines] = outcome(answer);
@@ -638,9 +713,9 @@ function record(scan, status, answer, retryAfter) {
   const [tone, title, lines] = verdict(status, answer, retryAfter);
   Object.assign(scan, {
     tone, word: title, kind: answer.ticketDate ? ticketKind(answer) : lines[0],
-    code: answer.confirmationCode || scan.text, ticketId: answer.ticketId,
+    code: answer.confirmationCode || answer.orderCode || scan.text, ticketId: answer.ticketId,
     admittedAt: answer.admittedAt, admittedBy: answer.admittedBy, detail: answer.detail,
-    sameDevice: answer.sameDevice === true,
+    sameDevice: admittedHere(answer),
   });
   renderStrip();
   saveRecent();
@@ -658,7 +733,7 @@ function synced(id, status, answer) {
 // Records an answer in its scan, and shows it if no newer scan was made meanwhile.
 function answered(scan, status, answer, retryAfter) {
   const [tone, title, lines] = record(scan, status, answer, retryAfter);
-  signal(tone === "good" || answer.sameDevice === true);
+  signal(tone === "good" || admittedHere(answer));
   const previous = recent[recent.indexOf(scan) + 1];
   if (scan === latestScan) {
     show(tone, title, lines, scan);
@@ -735,11 +810,13 @@ form.addEventListener("submit", (event) => {
 
 // The shapes of a ticket's texts, as the service reads them (museum_door.py): a code's
 // random part, a whole confirmation code, and a QR text, MUSEUM1:<ticket id>:<code>:<tag>
-// (its groups: the ticket id and the code). offline.js reads scans with them too.
+// (its groups: the ticket id and the code; an order's QR names the order and its code). offline.js reads scans with them too.
 const RANDOM_PART = /^[0-9a-f]{6}-[0-9a-f]{5}$/;
 const CONFIRMATION_CODE = /^ticket-(general|event)-[0-9a-f]{6}-[0-9a-f]{5}$/;
+const ORDER_CODE = /^order-[0-9a-f]{6}-[0-9a-f]{5}$/; // an order's QR admits all its tickets
 const QR_TEXT = new RegExp("^MUSEUM1:([0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})" +
-  `:(${CONFIRMATION_CODE.source.slice(1, -1)}):[0-9a-f]{20}$`);
+  `:(${CONFIRMATION_CODE.source.slice(1, -1)}|${ORDER_CODE.source.slice(1, -1)})` +
+  ":[0-9a-f]{20}$");
 
 // A scanner types keys, not characters: one set to the US layout on a system set to another
 // types, for each character of a QR text, what that key (with Shift for capitals and ":")
@@ -899,7 +976,8 @@ function foundTicket(ticket) {
   about.append(paragraph(ticketKind(ticket), "kind"),
     paragraph([ticket.ticketDate, slot(ticket), ticket.status, admitted]
       .filter(Boolean).join(" · ")),
-    paragraph(ticket.confirmationCode, "code"));
+    paragraph(ticket.orderCode ? `${ticket.confirmationCode} · ${ticket.orderCode}`
+      : ticket.confirmationCode, "code"));
   item.append(about, confirmButton("Admit", () => {
     closeWindow(finder);
     admit(ticket.confirmationCode);
@@ -907,12 +985,14 @@ function foundTicket(ticket) {
   return item;
 }
 
-// Admit all: every ticket found that is valid today, one after the other (a family at once);
-// the strip shows each one's outcome.
+// Admit all: every ticket found that is valid today (a family at once): an order's tickets
+// by the order's code, in one scan; others one after the other. The strip shows each
+// scan's outcome.
 let admittable = [];
 
 async function admitAll() {
-  const codes = admittable.map((ticket) => ticket.confirmationCode);
+  const codes = [...new Set(admittable.map((ticket) =>
+    ticket.orderCode || ticket.confirmationCode))];
   closeWindow(finder);
   for (const code of codes) await admit(code);
 }

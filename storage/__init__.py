@@ -12,7 +12,9 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          who bought it and when, RFC 3339 UTC text; absent or None: not recorded, as for
          tickets sold before schema 17; never read back), "category" (the price category
          it was sold in; absent or None: none, as for tickets sold before schema 19)}; as
-         read back also "eventName"
+         read back also "orderCode" (its order's code; None: sold alone), "heldUntil"
+         (while its order is pending, the end of the order's hold, RFC 3339 UTC text; else
+         None), "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text), "pageToken" (the
@@ -359,13 +361,18 @@ class Store(ABC):
         `NotFound` if the event never existed."""
 
     @abstractmethod
-    def sales(self, start, end):
+    def sales(self, start, end, breakdown=False):
         """The sales report of the tickets dated in [start, end]: one row per day, then
         general entry before each event (by name), then currency: `{"date", "eventId" (None
         for general entry), "eventName", "currency" (None: sold before prices were kept),
         "sold" (every ticket, void ones too), "void", "admitted", "revenue" (the prices of
         those not void, as the API shows prices), "doubleEntries" (of those, the double
-        entries recorded at the door)}`; days without tickets are left out."""
+        entries recorded at the door), "categories" and "channels" (the same tickets by
+        price category and by their order's channel: `[{"category" (None: sold before
+        categories were kept) or "channel" (None: sold alone, not in an order), "sold",
+        "void", "revenue"}, ...]`, by name, None first; only with `breakdown`)}`; days
+        without tickets are left out. The breakdown is read from the window's tickets (a
+        cost that grows with them), the rest from kept counts, in one snapshot."""
 
     @abstractmethod
     def places_taken(self, start, end, now=None):
@@ -420,6 +427,11 @@ class Store(ABC):
     @abstractmethod
     def get_order(self, order_id, now):
         """The order as read back at `now`; `NotFound` if unknown."""
+
+    @abstractmethod
+    def get_order_by_code(self, code, now):
+        """The order whose "orderCode" is `code`, as read back at `now`; `NotFound` if
+        none. One read of a unique index, then the order's."""
 
     @abstractmethod
     def confirm_order(self, order_id, now, on_confirmed=None):
@@ -494,6 +506,15 @@ class Store(ABC):
         A retry on another instance at the same moment waits for the first to commit."""
 
     @abstractmethod
+    def admit_tickets(self, ticket_ids, admitted_by, admitted_at, idempotency=None):
+        """Admit each of the (existing) tickets not admitted yet, all in one transaction, as
+        `admit` admits one (an order's tickets in one scan); return `{ticket id:
+        (admission, admitted)}` for every one of them. `idempotency` is kept with the
+        lowest of the ids when at least one is admitted; a key used before answers, for
+        each ticket, the admission that scan made (`True`: the key's ticket, and those
+        admitted by the same user at the same time) or the ticket's own (`False`)."""
+
+    @abstractmethod
     def record_double_entry(self, ticket_id, scanned_by, scanned_at, idempotency=None):
         """Record that the admitted ticket was admitted again, offline, by `scanned_by` at
         `scanned_at` (RFC 3339 UTC text): an entry `double-entry` in its admission history
@@ -514,10 +535,12 @@ class Store(ABC):
     def door_list(self, day, since=None):
         """The door's list of the tickets dated `day` (ISO date), read at one moment:
         `{"version", "tickets": [{"ticketId", "confirmationCode", "eventId", "eventName",
-        "entryTime", "voidedAt", "cancelled", "admittedAt", "admittedBy"}, ...]}` in no
+        "entryTime", "voidedAt", "cancelled", "admittedAt", "admittedBy", "heldUntil" (as a
+        ticket is read back)}, ...]}` in no
         particular order; never an email or phone. `version` is the day's change number as
         read; with `since` (an earlier answer's version), only the tickets changed after it
-        (sold, admitted, undone, voided, their event cancelled). A change committed after
+        (sold, admitted, undone, voided, their event cancelled, their order confirmed). A
+        change committed after
         a version was read always has a greater number, however transactions on any
         instances interleave, so `since` never misses one."""
 

@@ -76,12 +76,16 @@ EVENT_COLUMNS = ("e.id, e.name, e.location, e.description, e.dates, e.price_mino
 # Where a read of the changes puts its `cancelled` mark: the column after the event's.
 CANCELLED_COLUMN = len(EVENT_COLUMNS.split(","))
 
+# A ticket with its order's code and, while the order is pending, the end of its hold (the
+# door refuses such a ticket: it is not paid), read on the orders' primary key.
 TICKETS_READ_BACK = """
     SELECT t.id, t.type, t.date, t.event_id, t.confirmation_code, t.email, t.phone,
            t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
-           a.admitted_by, t.voided_at, t.entry_time, t.category, t.page_token
+           a.admitted_by, t.voided_at, t.entry_time, t.category, t.page_token, o.code,
+           CASE WHEN o.status = 'pending' THEN o.expires_at END
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
-                   LEFT JOIN admissions a ON a.ticket_id = t.id"""
+                   LEFT JOIN admissions a ON a.ticket_id = t.id
+                   LEFT JOIN orders o ON o.id = t.order_id"""
 TICKET_BY_ID = TICKETS_READ_BACK + " WHERE t.id = ?"
 # The ticket page (schema step 23): each ticket and each order has a link `/t/TOKEN`, the
 # token 128 random bits. The token itself is kept, since the ticket read, the order answer
@@ -262,6 +266,19 @@ COUNT_DOUBLE_ENTRY = """
 SALES_QUERY = """
     SELECT date, event_id, currency, sold, voided, admitted, revenue, double_entries
     FROM daily_sales WHERE date >= ? AND date <= ?"""
+# The same tickets counted by price category ('' before categories were kept) and by
+# their order's channel ('' for a ticket sold alone), from the tickets on their index by
+# date: no count is kept by category, so the window's tickets are read, only when asked
+# (a year of 100,000 tickets: about 0.3 s on sqlite, where the kept counts take a few ms).
+# Cast: PostgreSQL sums bigints as numeric.
+SALES_BY_CATEGORY_AND_CHANNEL = """
+    SELECT t.date, coalesce(CAST(t.event_id AS TEXT), ''), coalesce(t.currency, ''),
+           coalesce(t.category, ''), coalesce(o.channel, ''), count(*), count(t.voided_at),
+           CAST(coalesce(sum(CASE WHEN t.voided_at IS NULL THEN t.price_minor END), 0)
+                AS BIGINT)
+    FROM tickets t LEFT JOIN orders o ON o.id = t.order_id
+    WHERE t.date >= ? AND t.date <= ?
+    GROUP BY 1, 2, 3, 4, 5"""
 
 # The door's list of a day's tickets (`door_list`) is sent whole, then as the changes since
 # a cursor. Every change of a ticket's row in that list (a sale, an admission, an undo, a
@@ -289,9 +306,11 @@ MARK_EVENT_TICKETS_CHANGED = """
     ON CONFLICT (ticket_id) DO UPDATE SET version = excluded.version"""
 DOOR_LIST_COLUMNS = """
     SELECT t.id, t.confirmation_code, t.event_id, e.name, t.entry_time, t.voided_at,
-           e.cancelled IS TRUE, a.admitted_at, a.admitted_by
+           e.cancelled IS TRUE, a.admitted_at, a.admitted_by,
+           CASE WHEN o.status = 'pending' THEN o.expires_at END
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
-                   LEFT JOIN admissions a ON a.ticket_id = t.id"""
+                   LEFT JOIN admissions a ON a.ticket_id = t.id
+                   LEFT JOIN orders o ON o.id = t.order_id"""
 DOOR_LIST = DOOR_LIST_COLUMNS + " WHERE t.date = ?"
 DOOR_LIST_SINCE = DOOR_LIST_COLUMNS + """
     JOIN ticket_versions v ON v.ticket_id = t.id
@@ -420,6 +439,26 @@ CLAIM_MESSAGES = f"""
     RETURNING {MESSAGE_COLUMNS}"""
 
 
+EMPTY_BREAKDOWN = {"categories": [], "channels": []}
+
+
+def sales_breakdown(rows):
+    """{(date, event id or '', currency or ''): {"categories": [...], "channels": [...]}}
+    from SALES_BY_CATEGORY_AND_CHANNEL's rows: each category's and each channel's "sold",
+    "void" and "revenue", by name ('' as None)."""
+    counts = {}
+    for day, event_id, currency, category, channel, sold, voided, revenue in rows:
+        row = counts.setdefault((day, event_id, currency), {"categories": {}, "channels": {}})
+        for kind, name in (("categories", category), ("channels", channel)):
+            each = row[kind].setdefault(name, [0, 0, 0])
+            each[0], each[1], each[2] = each[0] + sold, each[1] + voided, each[2] + revenue
+    return {key: {kind: [{"category" if kind == "categories" else "channel": name or None,
+                          "sold": sold, "void": voided, "revenue": price_value(revenue)}
+                         for name, (sold, voided, revenue) in sorted(by_name.items())]
+                  for kind, by_name in row.items()}
+            for key, row in counts.items()}
+
+
 def event_record(row):
     event_id, name, location, description, dates, price, capacity, prices = row[:8]
     event = {"eventId": event_id, "name": name, "location": location,
@@ -453,13 +492,15 @@ def day_record(row):
 
 def ticket_record(row):
     (ticket_id, kind, date, event_id, code, email, phone, price, currency, event_name,
-     cancelled, admitted_at, admitted_by, voided_at, entry_time, category, page_token) = row
+     cancelled, admitted_at, admitted_by, voided_at, entry_time, category, page_token,
+     order_code, held_until) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
             "price": None if price is None else price_value(price), "currency": currency,
             "eventName": event_name, "cancelled": bool(cancelled),
             "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at,
-            "entryTime": entry_time, "category": category, "pageToken": page_token}
+            "entryTime": entry_time, "category": category, "pageToken": page_token,
+            "orderCode": order_code, "heldUntil": held_until}
 
 
 def message_record(row):
@@ -939,7 +980,8 @@ class SQLStore(Store):
 
     def _sell(self, conn, tickets, order_id, general_capacity, slot_capacity):
         """Take the places of `tickets` (each its "persons", 1 when absent) and insert them
-        into order `order_id` (None: sold alone); return them as read back. `SoldOut`,
+        into order `order_id` (None: sold alone); return them as read back (for a ticket
+        sold alone: an order's are read back with their order). `SoldOut`,
         `DayClosed`, `DateNotOffered` or `NotFound` (an event) before anything is kept."""
         events = self._events_sold(conn, tickets)
         self._take_places(conn, places_needed(tickets), events, general_capacity,
@@ -957,7 +999,7 @@ class SQLStore(Store):
                 ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
                 ticket.get("phone"), minor_units(price), ticket["currency"],
                 event and event["name"], False, None, None, None, ticket.get("entryTime"),
-                ticket.get("category"), page_token)))
+                ticket.get("category"), page_token, None, None)))
         return sold
 
     def _events_sold(self, conn, tickets):
@@ -1130,17 +1172,22 @@ class SQLStore(Store):
             total = conn.execute(EVENT_TICKETS_COUNT, (event_id, *window)).fetchone()[0]
         return [ticket_record(row) for row in rows], total
 
-    def sales(self, start, end):
+    def sales(self, start, end, breakdown=False):
         with self._reading_one_snapshot() as conn:
             rows = conn.execute(SALES_QUERY, (start, end)).fetchall()
+            kinds = conn.execute(SALES_BY_CATEGORY_AND_CHANNEL, (start, end)).fetchall() \
+                if breakdown else []
             event_ids = sorted({row[1] for row in rows if row[1]})
             names = dict(conn.execute(
                 f"SELECT id, name FROM events WHERE id IN ({', '.join('?' * len(event_ids))})",
                 event_ids).fetchall()) if event_ids else {}
+        by_kind = sales_breakdown(kinds)
         report = [{"date": day, "eventId": event_id or None, "eventName": names.get(event_id),
                    "currency": currency or None, "sold": sold, "void": voided,
                    "admitted": admitted, "revenue": price_value(revenue),
-                   "doubleEntries": double_entries}
+                   "doubleEntries": double_entries,
+                   **(by_kind.get((day, event_id or "", currency or ""), EMPTY_BREAKDOWN)
+                      if breakdown else {})}
                   for day, event_id, currency, sold, voided, admitted, revenue, double_entries
                   in rows]
         # General entry first, then the events by name (names sort as on both backends).
@@ -1232,6 +1279,13 @@ class SQLStore(Store):
         with self._reading_one_snapshot() as conn:
             return self._order(conn, order_id, now)
 
+    def get_order_by_code(self, code, now):
+        with self._reading_one_snapshot() as conn:
+            row = conn.execute("SELECT id FROM orders WHERE code = ?", (code,)).fetchone()
+            if row is None:
+                raise NotFound(code)
+            return self._order(conn, row[0], now)
+
     @staticmethod
     def _order(conn, order_id, now, key="id"):
         """The order whose `key` column (its id, or its page's digest) is `order_id`, as
@@ -1260,7 +1314,10 @@ class SQLStore(Store):
             if status not in ("pending", "confirmed"):
                 raise NotAllowed(f"order {order_id} is {status}")
             conn.execute("UPDATE orders SET status = 'confirmed' WHERE id = ?", (order_id,))
-            self._mark_all_changed(conn, released)
+            paid = conn.execute("SELECT id, date FROM tickets WHERE order_id = ?",
+                                (order_id,)).fetchall() if status == "pending" else []
+            # Paid, its tickets change in the door's list: unpaid there until now.
+            self._mark_all_changed(conn, released + [tuple(row) for row in paid])
             confirmed = self._order(conn, order_id, now)
             if status == "pending":
                 self._confirmed(conn, confirmed, now, on_confirmed)
@@ -1348,31 +1405,39 @@ class SQLStore(Store):
             return self._ticket(conn, TICKET_BY_CODE, code)
 
     def admit(self, ticket_id, admitted_by, admitted_at, idempotency=None):
+        return self.admit_tickets([ticket_id], admitted_by, admitted_at, idempotency)[ticket_id]
+
+    def admit_tickets(self, ticket_ids, admitted_by, admitted_at, idempotency=None):
         with self._writing() as conn:
             # The key is claimed first, as a sale claims its key: a retry on another
             # instance waits on it until this transaction ends, then reads what it made.
             if idempotency is not None and not self._claim_door_key(
-                    conn, idempotency, ticket_id, "admitted", admitted_at):
-                return self._keyed_admission(conn, *idempotency)
+                    conn, idempotency, min(ticket_ids), "admitted", admitted_at):
+                return self._keyed_admissions(conn, ticket_ids, *idempotency)
             # The primary key admits once. On PostgreSQL a second gate's insert waits for
             # the first one's commit and does nothing; the select then reads that admission.
-            inserted = conn.execute(
+            # Every insert comes before any count, each in the order of the ids, so two
+            # gates admitting tickets of one order never wait for each other in a circle.
+            admitted = [ticket_id for ticket_id in sorted(ticket_ids) if conn.execute(
                 "INSERT INTO admissions (ticket_id, admitted_at, admitted_by) VALUES (?, ?, ?) "
-                "ON CONFLICT DO NOTHING", (ticket_id, admitted_at, admitted_by))
-            if inserted.rowcount == 1:
+                "ON CONFLICT DO NOTHING", (ticket_id, admitted_at, admitted_by)).rowcount == 1]
+            for ticket_id in admitted:
                 conn.execute(RECORD_ADMISSION_EVENT,
                              (ticket_id, "admitted", admitted_at, admitted_by))
                 conn.execute(COUNT_ADMISSION, (1, ticket_id))
-                self._mark_changed(conn, ticket_id)
-                admission = {"admittedAt": admitted_at, "admittedBy": admitted_by}
-                self._announce(conn, "ticket.admitted", {"ticketId": ticket_id, **admission},
-                               admitted_at)
-                return admission, True
-            if idempotency is not None:  # a refusal keeps no key: it is decided afresh
+                self._announce(conn, "ticket.admitted", {
+                    "ticketId": ticket_id, "admittedAt": admitted_at,
+                    "admittedBy": admitted_by}, admitted_at)
+            if idempotency is not None and not admitted:  # a refusal keeps no key
                 conn.execute("DELETE FROM door_keys WHERE user_name = ? AND key = ?",
                              idempotency[:2])
-            admission = self._admission(conn, ticket_id)
-        return admission, False
+            answer = {ticket_id: ({"admittedAt": admitted_at, "admittedBy": admitted_by}, True)
+                      for ticket_id in admitted}
+            answer.update({ticket_id: (self._admission(conn, ticket_id), False)
+                           for ticket_id in ticket_ids if ticket_id not in answer})
+            self._mark_all_changed(conn, [(ticket_id, self._ticket_date(conn, ticket_id))
+                                          for ticket_id in admitted])
+        return answer
 
     @staticmethod
     def _admission(conn, ticket_id, lock=""):
@@ -1389,13 +1454,22 @@ class SQLStore(Store):
             (*idempotency, ticket_id, outcome, done_at))
         return claimed.rowcount == 1
 
-    def _keyed_admission(self, conn, user, key, fingerprint):
-        """What `admit` answers for a key taken before: the admission it made, or (for a
-        double entry's key) the ticket's admission, not made by this call."""
+    def _keyed_admissions(self, conn, ticket_ids, user, key, fingerprint):
+        """What `admit_tickets` answers for a key taken before: for the ticket it was kept
+        with, the admission it made, or (a double entry's key) the ticket's admission, not
+        made by this call; for the others, their admission, made by that call when it is
+        the key's (same user and time)."""
         replayed = self._replayed_scan(conn, user, key, fingerprint)
-        if replayed["outcome"] == "admitted":
-            return {"admittedAt": replayed["at"], "admittedBy": user}, True
-        return self._admission(conn, replayed["ticketId"]), False
+        made = {"admittedAt": replayed["at"], "admittedBy": user}
+        answer = {}
+        for ticket_id in ticket_ids:
+            admission = self._admission(conn, ticket_id)
+            if replayed["outcome"] == "admitted" and (
+                    ticket_id == replayed["ticketId"] or admission == made):
+                answer[ticket_id] = made, True
+            else:
+                answer[ticket_id] = admission, False
+        return answer
 
     def record_double_entry(self, ticket_id, scanned_by, scanned_at, idempotency=None):
         with self._writing() as conn:
@@ -1425,12 +1499,15 @@ class SQLStore(Store):
         return {"ticketId": row[1], "outcome": row[2], "at": row[3]}
 
     @staticmethod
+    def _ticket_date(conn, ticket_id):
+        return conn.execute("SELECT date FROM tickets WHERE id = ?", (ticket_id,)).fetchone()[0]
+
+    @staticmethod
     def _mark_changed(conn, ticket_id, day=None):
         """Number the ticket's change in its day's list (see DAY_CHANGE): last in its
         transaction, so the day's row is locked for as short a time as can be."""
         if day is None:
-            day = conn.execute("SELECT date FROM tickets WHERE id = ?",
-                               (ticket_id,)).fetchone()[0]
+            day = SQLStore._ticket_date(conn, ticket_id)
         version = conn.execute(DAY_CHANGE, (day,)).fetchone()[0]
         conn.execute(MARK_TICKET_CHANGED, (ticket_id, day, version))
 
@@ -1442,9 +1519,10 @@ class SQLStore(Store):
         return {"version": version, "tickets": [
             {"ticketId": ticket_id, "confirmationCode": code, "eventId": event_id,
              "eventName": event_name, "entryTime": entry_time, "voidedAt": voided_at,
-             "cancelled": bool(cancelled), "admittedAt": admitted_at, "admittedBy": admitted_by}
+             "cancelled": bool(cancelled), "admittedAt": admitted_at, "admittedBy": admitted_by,
+             "heldUntil": held_until}
             for (ticket_id, code, event_id, event_name, entry_time, voided_at, cancelled,
-                 admitted_at, admitted_by) in rows]}
+                 admitted_at, admitted_by, held_until) in rows]}
 
     def door_list_version(self, day):
         with self._reading() as conn:

@@ -48,7 +48,8 @@ def test_tickets_are_found_by_the_whole_email_of_today_with_their_status(client)
     assert set(by_id) == {general["ticketId"], admitted["ticketId"], evening["ticketId"]}
     assert by_id[general["ticketId"]] == {
         "ticketId": general["ticketId"], "ticketType": "general", "ticketDate": TODAY,
-        "confirmationCode": general["confirmationCode"], "status": "valid", "admitted": False}
+        "confirmationCode": general["confirmationCode"], "category": "adult",
+        "categoryLabel": "Adult", "status": "valid", "admitted": False}
     assert by_id[admitted["ticketId"]] == {
         **by_id[admitted["ticketId"]], "status": "admitted", "admitted": True,
         "admittedAt": "2026-11-22T12:00:00Z", "admittedBy": "gate"}

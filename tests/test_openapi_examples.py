@@ -19,6 +19,8 @@ import storage
 from conftest import ADMIN, DESK, GATE, NOW, PASSWORDS, TODAY, VISITOR, basic, quick_hash
 from ticketing import ended_hold
 from described import DOCUMENT, operations, resolve, schema_errors
+from museum_http import rfc3339
+from ticketing import sell_order
 
 EVENTS = "/v1.1/special-events"
 TICKETS = "/v1.1/tickets"
@@ -192,6 +194,12 @@ def cancelled_ticket(client, store):
     ticket = sell(client, TODAY, event)
     client.delete(f"{EVENTS}/{event['eventId']}", headers=ADMIN, status=204)
     return present(client, ticket, 410)
+
+
+def unpaid_ticket(client, store):
+    order = sell_order(store, ["adult"], status="pending",
+                       expires_at=rfc3339(NOW + timedelta(minutes=15)))
+    return present(client, order["tickets"][0], 409)
 
 
 def void_ticket(client, store):
@@ -373,6 +381,7 @@ CASES = {
     "NotAdmittable/double-entry": double_entry,
     "NotAdmittable/wrong-date": wrong_date,
     "NotAdmittable/too-early": too_early,
+    "NotAdmittable/unpaid": unpaid_ticket,
     "Gone/cancelled": gone,
     "Gone/void": void_image,
     "EventCancelled": event_cancelled,

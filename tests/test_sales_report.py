@@ -9,7 +9,7 @@ import re
 import pytest
 from commands import museum_command
 from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
-from ticketing import EVENTS, body, buy, create_event
+from ticketing import EVENTS, body, buy, create_event, sell_order
 
 import museum
 
@@ -45,6 +45,45 @@ def test_each_day_reports_general_entry_and_each_event(priced):
         {"date": "2026-12-05", "ticketType": "event", "eventId": event["eventId"],
          "eventName": event["name"], "sold": 2, "void": 1, "admitted": 0, "revenue": 12.5,
          "currency": "EUR", "doubleEntries": 0}]
+    broken_down = priced.get(REPORT, params={"startDate": TODAY, "endDate": "2026-12-31",
+                                             "breakdown": "true"}, headers=ADMIN,
+                             status=200).json
+    assert [row["categories"] for row in broken_down] == [
+        [{"category": "adult", "sold": 3, "void": 1, "revenue": 17}],
+        [{"category": "adult", "sold": 2, "void": 1, "revenue": 12.5}]]
+    assert [row["channels"] for row in broken_down] == [
+        [{"channel": "single", "sold": 3, "void": 1, "revenue": 17}],
+        [{"channel": "single", "sold": 2, "void": 1, "revenue": 12.5}]]
+    assert [{name: row[name] for name in rows[0]} for row in broken_down] == rows
+
+
+def test_each_row_counts_its_tickets_by_category_and_by_channel(priced, store):
+    """A family's web order (2 adults, 2 children), a desk order (1 child, then voided),
+    one ticket sold alone; each ticket of an order at 10."""
+    sell_order(store, ["adult", "adult", "child", "child"])
+    desk = sell_order(store, ["child"], channel="desk", payment="cash", created_by="admin")
+    store.void_order(desk["orderId"], "2026-11-22T12:00:00Z")
+    buy(priced, body(ticketDate=TODAY))
+    [row] = priced.get(REPORT, params={"breakdown": "true"}, headers=ADMIN, status=200).json
+    assert (row["sold"], row["void"], row["revenue"]) == (6, 1, 48.5)
+    assert row["categories"] == [
+        {"category": "adult", "sold": 3, "void": 0, "revenue": 28.5},
+        {"category": "child", "sold": 3, "void": 1, "revenue": 20}]
+    assert row["channels"] == [
+        {"channel": "desk", "sold": 1, "void": 1, "revenue": 0},
+        {"channel": "single", "sold": 1, "void": 0, "revenue": 8.5},
+        {"channel": "web", "sold": 4, "void": 0, "revenue": 40}]
+    csv_rows = list(csv.DictReader(io.StringIO(priced.get(
+        REPORT, params={"breakdown": "true"}, headers={**ADMIN, "Accept": "text/csv"},
+        status=200).text)))
+    assert {name: value for name, value in csv_rows[0].items() if ":" in name} == {
+        "category:adult:sold": "3", "category:adult:void": "0",
+        "category:adult:revenue": "28.5", "category:child:sold": "3",
+        "category:child:void": "1", "category:child:revenue": "20",
+        "channel:desk:sold": "1", "channel:desk:void": "1", "channel:desk:revenue": "0",
+        "channel:single:sold": "1", "channel:single:void": "0",
+        "channel:single:revenue": "8.5", "channel:web:sold": "4", "channel:web:void": "0",
+        "channel:web:revenue": "40"}
 
 
 def test_the_default_report_is_today(priced):
@@ -75,7 +114,8 @@ def test_every_formula_start_is_neutralised(name):
     from museum_sales import report_csv
 
     row = {"date": TODAY, "ticketType": "event", "eventId": "x", "eventName": name, "sold": 1,
-           "void": 0, "admitted": 0, "revenue": 1, "currency": "EUR", "doubleEntries": 0}
+           "void": 0, "admitted": 0, "revenue": 1, "currency": "EUR", "doubleEntries": 0,
+           "categories": [], "channels": []}
     assert list(csv.reader(io.StringIO(report_csv([row]))))[1][3] == "'" + name
 
 
@@ -106,6 +146,11 @@ def test_museum_report_prints_the_same_as_json_and_csv(tmp_path, make_client, co
                           "--csv")
     assert done.status == 0 and done.out.splitlines()[0].startswith("date,ticketType,")
     assert len(done.out.splitlines()) == 3
+    done = museum_command(tmp_path, config, "report", "--from", TODAY, "--to", TODAY,
+                          "--breakdown")
+    assert done.status == 0, done.err
+    assert json.loads(done.out)[0]["channels"] == [
+        {"channel": "single", "sold": 3, "void": 1, "revenue": 0}]
 
 
 @pytest.mark.parametrize("dates", [("2026-12-02", "2026-12-01"), ("2026-01-01", "2027-01-02")])
@@ -123,7 +168,8 @@ def test_no_cell_starts_a_formula_in_any_column_with_either_separator():
     at every `,`, `;` and line end, no cell of any column starts a formula."""
     from museum_sales import FORMULA_STARTS, REPORT_COLUMNS, report_csv
 
-    text = report_csv([{name: value for name in REPORT_COLUMNS} for value in HOSTILE])
+    text = report_csv([{**{name: value for name in REPORT_COLUMNS}, "categories": [],
+                        "channels": []} for value in HOSTILE])
     cells = [cell.lstrip('"') for cell in re.split(r"[,;\r\n]", text)]
     assert [cell for cell in cells if cell.startswith(FORMULA_STARTS)] == []
     # Read as written, each value comes back whole, with a "'" before each cell start.

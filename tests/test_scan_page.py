@@ -40,6 +40,7 @@ from commands import museum_command
 from conftest import ADMIN, PASSWORDS, VISITOR, basic, quick_hash
 from museum_http import rfc3339
 from serving import running_server
+from ticketing import sell_order
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -519,3 +520,54 @@ def test_a_revoked_key_signs_the_scanner_out(server, browser, tmp_path):
     assert stored_sign_in(browser) is None
     assert browser.find_element(By.ID, "name").get_attribute("value") == "gate2"
     screenshot(browser, tmp_path, "scan-signed-out.png")
+
+
+FAMILY_CATEGORIES = ("[categories]\nadult = Adult\n"
+                     "child = Child | 0 | note: check age: under 14\n")
+
+
+def sell_an_order(server, categories, **changes):
+    """An order sold straight through the server's database (as the orders' API sells
+    one), for today at the museum."""
+    store = storage.open_store(server.database, migrate=False)
+    try:
+        return sell_order(store, categories, day=today_at(server).isoformat(), **changes)
+    finally:
+        store.close()
+
+
+def test_an_orders_code_admits_the_family_on_a_small_phone(tmp_path, door_config, browser):
+    with running_server(tmp_path, door_config + FAMILY_CATEGORIES) as server:
+        family = sell_an_order(server, ["adult", "adult", "child", "child"])
+        held = sell_an_order(server, ["adult"], status="pending",
+                             expires_at=rfc3339(datetime.now(timezone.utc) + timedelta(hours=1)))
+        set_screen(browser, **SMALL_PHONE)
+        open_page(browser, server)
+        wait_for_counters(browser, {"General entry": "0 / 5"})
+
+        assert scan(browser, family["orderCode"]) == (
+            "good", "4 admitted", ["2 Adult, 2 Child", "Child: check age: under 14"])
+        wait_for_counters(browser, {"General entry": "4 / 5"})
+        screenshot(browser, tmp_path, "scan-order-admitted.png")
+        # Every line whole on a 360 px phone, the count at arm's length, the note boxed.
+        assert browser.execute_script(
+            "return document.documentElement.scrollWidth <= window.innerWidth")
+        assert browser.execute_script("""
+            const note = document.querySelector('#details .door-note');
+            const box = note.getBoundingClientRect();
+            return box.bottom <= window.innerHeight && box.right <= window.innerWidth
+              && parseFloat(getComputedStyle(note).fontSize) >= 18
+              && parseFloat(getComputedStyle(document.getElementById('headline')).fontSize)
+                 >= 48""")
+
+        # Scanned again at once: this gate let them in a moment ago.
+        assert scan(browser, family["orderCode"])[:2] == ("warn", "Admitted here")
+        # An order not paid yet: refused whole, as its ticket alone is.
+        assert scan(browser, held["orderCode"]) == (
+            "bad", "Not paid", ["the order is on hold: not paid yet", "1 Adult"])
+        screenshot(browser, tmp_path, "scan-order-unpaid.png")
+        tone, headline, details = scan(browser, held["tickets"][0]["confirmationCode"])
+        assert (tone, headline, details[0]) == ("bad", "Not paid",
+                                                "its order is on hold: not paid yet")
+        wait_for_counters(browser, {"General entry": "4 / 5"})
+        assert csp_violations(browser) == []

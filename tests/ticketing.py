@@ -12,6 +12,9 @@ number their records so that many can be told apart.
 `fresh_code(kind)` draws a confirmation code for a ticket handed straight to a store, the
 way the service draws its own, so tests that sell thousands never draw one twice.
 
+`sell_order(store, categories)` sells an order straight through the store (as the orders'
+API does), one general ticket per category named, for today unless told otherwise.
+
 `check_store` opens the sqlite file on a connection of its own and proves what the store
 holds is whole and valid: sqlite's own integrity and foreign-key checks, the listing index
 in step with the events, and every stored event and ticket passing the service's own input
@@ -28,7 +31,7 @@ import museum
 import museum_validation
 import museum_door
 import storage
-from conftest import ADMIN
+from conftest import ADMIN, TODAY
 
 TICKETS = "/v1.1/tickets"
 EVENTS = "/v1.1/special-events"
@@ -39,6 +42,26 @@ UNKNOWN_ID = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
 CODE = museum_door.CONFIRMATION_CODE
 OMIT = object()  # a field value meaning "leave the field out"
 fresh_code = museum_door.new_confirmation_code
+
+
+def sell_order(store, categories, day=TODAY, status="confirmed", expires_at=None,
+               channel="web", payment=None, created_by="visitor"):
+    """An order sold straight through the store at conftest's NOW: one general ticket per
+    name in `categories` (a category's name, or (name, date) for another day), each at 10.
+    Returns the order as read back."""
+    tickets = []
+    for each in categories:
+        category, ticket_day = each if isinstance(each, tuple) else (each, day)
+        tickets.append({
+            "ticketId": str(uuid.uuid4()), "ticketType": "general", "ticketDate": ticket_day,
+            "eventId": None, "confirmationCode": fresh_code("general"),
+            "email": "family@example.org", "phone": None, "price": 10, "currency": "EUR",
+            "category": category, "soldBy": created_by, "soldAt": "2026-11-22T11:55:00Z"})
+    order = {"orderId": str(uuid.uuid4()), "orderCode": museum_door.new_order_code(),
+             "status": status, "channel": channel, "payment": payment,
+             "email": "family@example.org", "phone": None, "createdAt": "2026-11-22T11:55:00Z",
+             "expiresAt": expires_at, "createdBy": created_by}
+    return store.create_order(order, tickets, "2026-11-22T11:55:00Z")
 
 
 def body(ticket_type="general", **fields):
