@@ -31,6 +31,7 @@ from museum_devices import DEVICE_FACTS, DevicePairing, DeviceSession
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, load_config, parse_config  # noqa: F401
 from museum_config import LiveConfig, check_passwords
+from museum_desk import add_desk_page
 from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours
 from museum_door import EntryTimes, TypedCodeLimit
 from museum_events import EVENT_FIELDS, SpecialEvent, SpecialEvents
@@ -180,6 +181,7 @@ def add_routes(app, live, store, clock, new_id):
     # The worker lives beside the page's files but serves the page itself, at /scan.
     app.add_route("/scan/sw.js", PageFile("sw.js", "text/javascript; charset=utf-8",
                                           {"Service-Worker-Allowed": "/scan"}))
+    add_desk_page(app)
 
 
 def api_resources(live, store, clock, new_id):

@@ -1,0 +1,165 @@
+"""The desk page (/desk) in a real headless Chromium against a real `museum serve`: a desk
+user signs in with the page's own form (no login box), sells a walk-in two adults and a
+child paid cash at 360×740, sees three QR codes that each admit at the door, and the print
+view holds the tickets alone, one a page; a ticket found by its code is voided; an admin
+signs in with its password kept in the page's memory. Every step fits the window's width,
+and no Content-Security-Policy violation happens.
+
+Needs Debian's `chromium` and `chromium-driver` (skipped without them). Screenshots go to
+tmp_path; `MUSEUM_SCREENSHOTS=docs pytest tests/test_desk_page.py` rewrites those of
+docs/desk.md.
+"""
+
+import base64
+from datetime import date
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from conftest import PASSWORDS, quick_hash, zone_at_noon
+from qr import read_qr
+from serving import running_server
+from test_scan_page import (GATE_AUTH, SMALL_PHONE, call, chromium, csp_violations,
+                            screenshot, set_screen)
+
+pytestmark = pytest.mark.slow  # a server and a browser: 10 s and more
+DESK_SCREEN = {"width": 1280, "height": 800}
+
+
+def desk_config():
+    """Open 08:00-20:00 every day in hourly slots, in a zone where it is about noon now;
+    adults pay 12, children 5; an admin, a desk user and a gate user."""
+    hours = "".join(f"{day} = 08:00-20:00\n" for day in (
+        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+    users = "".join(f"{name} = {name}:{quick_hash(PASSWORDS[name])}\n"
+                    for name in ("admin", "desk", "gate"))
+    return (f"[museum]\ntimezone = {zone_at_noon()}\n[log]\nflush = 0\n"
+            f"[hours]\n{hours}slot_minutes = 60\n[capacity]\ngeneral_per_slot = 20\n"
+            "[categories]\nadult = Adult | 12\nchild = Child under 14 | 5\n"
+            f"[users]\n{users}")
+
+
+@pytest.fixture
+def server(tmp_path):
+    with running_server(tmp_path, desk_config()) as started:
+        yield started
+
+
+@pytest.fixture
+def browser(tmp_path):
+    with chromium(tmp_path / "chromium-profile") as driver:
+        set_screen(driver, **SMALL_PHONE)
+        yield driver
+
+
+def wait_for(browser, condition, seconds=10):
+    return WebDriverWait(browser, seconds).until(condition)
+
+
+def fits_width(browser):
+    return browser.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def sign_in(browser, server, name):
+    browser.get(f"http://127.0.0.1:{server.port}/desk")
+    browser.find_element(By.ID, "name").send_keys(name)
+    browser.find_element(By.ID, "secret").send_keys(PASSWORDS[name])
+    browser.find_element(By.ID, "sign-in-button").click()
+    # Signed in once the day's choices are loaded from the availability.
+    wait_for(browser, lambda d: d.find_element(By.ID, "sale-kind").get_attribute("length")
+             not in (None, "0"))
+
+
+def set_count(browser, category, count):
+    field = browser.find_element(By.ID, f"count-{category}")
+    field.clear()
+    field.send_keys(str(count))
+
+
+def shown_codes(browser):
+    """The text of each ticket's QR code as the page shows it (its data: PNG, decoded)."""
+    wait_for(browser, lambda d: d.find_element(By.ID, "tickets").get_attribute(
+        "data-loaded") == "true")
+    sources = [image.get_attribute("src") for image in
+               browser.find_elements(By.CSS_SELECTOR, "#tickets img")]
+    assert all(source.startswith("data:image/png;base64,") for source in sources)
+    return [read_qr(base64.b64decode(source.split(",", 1)[1])) for source in sources]
+
+
+def test_a_walk_in_is_sold_three_tickets_paid_cash_and_each_admits(server, browser,
+                                                                     tmp_path):
+    sign_in(browser, server, "desk")
+    assert browser.execute_script("return localStorage.getItem('museum.desk.signIn')")
+    slot = browser.find_element(By.ID, "sale-slot").get_attribute("value")
+    assert slot  # the first slot not ended is chosen
+    set_count(browser, "adult", 2)
+    set_count(browser, "child", 1)
+    wait_for(browser, lambda d: d.find_element(By.ID, "total").text ==
+             "Total 29.00 EUR for 3 ticket(s)")
+    assert fits_width(browser)
+    screenshot(browser, tmp_path, "desk-sell-360.png")
+    browser.find_element(By.ID, "sell-button").click()
+
+    codes = shown_codes(browser)
+    assert len(codes) == 3
+    status = browser.find_element(By.ID, "sell-status").text
+    assert status == "Sold: 3 ticket(s), 29.00 EUR paid cash."
+    assert fits_width(browser)
+    screenshot(browser, tmp_path, "desk-sold-360.png")
+    for code in codes:
+        admitted, answer = call(server, "POST", "/v1.1/admissions", GATE_AUTH, {"code": code})
+        assert (admitted, answer["result"]) == (201, "admitted"), answer
+
+    # Printed, the tickets alone show, each on a page of its own.
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    shown = browser.execute_script("""
+        return [...document.body.querySelectorAll('section, header, li.ticket')]
+          .filter((e) => e.getBoundingClientRect().height > 0)
+          .map((e) => e.id || e.className + ':' + getComputedStyle(e).breakAfter)""")
+    assert shown == ["sold", "ticket:page", "ticket:page", "ticket:auto"]
+    assert csp_violations(browser) == []
+
+
+def test_a_ticket_found_by_its_code_is_voided(server, browser, tmp_path):
+    sign_in(browser, server, "desk")
+    set_count(browser, "adult", 1)
+    browser.find_element(By.ID, "sell-button").click()
+    shown_codes(browser)
+    code = browser.find_element(By.CSS_SELECTOR, "#tickets .code").text
+
+    browser.find_element(By.ID, "find-code").send_keys(code[-12:])
+    browser.find_element(By.ID, "find-button").click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text.startswith("1 ticket"))
+    browser.find_element(By.CSS_SELECTOR, "#found button.danger").click()
+    browser.find_element(By.CSS_SELECTOR, "#found button.confirm").click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text == f"Voided {code}.")
+    assert browser.find_element(By.CSS_SELECTOR, "#found p").text.endswith("· void")
+    assert fits_width(browser)
+    screenshot(browser, tmp_path, "desk-voided-360.png")
+    status, answer = call(server, "POST", "/v1.1/admissions", GATE_AUTH,
+                          {"confirmationCode": code})
+    assert (status, answer["result"]) == (410, "void"), answer
+    assert csp_violations(browser) == []
+
+
+def test_an_admin_signs_in_for_this_page_only_and_a_gate_is_refused(server, browser,
+                                                                      tmp_path):
+    set_screen(browser, **DESK_SCREEN)
+    sign_in(browser, server, "admin")
+    assert browser.find_element(By.ID, "who").text == "Signed in as admin (admin)"
+    # The admin's password is not kept: a reload asks for it again.
+    assert browser.execute_script("return localStorage.getItem('museum.desk.signIn')") is None
+    assert fits_width(browser)
+    screenshot(browser, tmp_path, "desk-1280.png")
+    browser.refresh()
+    wait_for(browser, lambda d: d.find_element(By.ID, "sign-in").is_displayed())
+
+    browser.find_element(By.ID, "name").send_keys("gate")
+    browser.find_element(By.ID, "secret").send_keys(PASSWORDS["gate"])
+    browser.find_element(By.ID, "sign-in-button").click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "sign-in-status").text ==
+             "This page is for desk and admin users: sign in as one")
+    assert date.today()  # the page reached no sale
+    assert csp_violations(browser) == []
