@@ -2,8 +2,11 @@
 or CSV. The rows and the CSV are museum_sales'; this module serves them.
 """
 
+# `?format=`, for a link a browser follows: it cannot send `Accept: text/csv`.
+REPORT_FORMATS = ("json", "csv")
+
 import museum_sales
-from museum_http import BAD_QUERY, Problem, date_window, json_response
+from museum_http import BAD_QUERY, Problem, date_window, json_response, parse_query
 from museum_openapi import DATE_SCHEMA, Operation, query
 from museum_validation import Validator
 from museum_vocabulary import ADMIN_ROLE, DESK_ROLE
@@ -18,7 +21,10 @@ class SalesReport:
         query("startDate", "First day; defaults to today at the museum.", DATE_SCHEMA,
               "2027-10-01"),
         query("endDate", f"Last day; defaults to `startDate`, at most "
-              f"{museum_sales.REPORT_DAYS_MAX - 1} days after it.", DATE_SCHEMA, "2027-10-31")),
+              f"{museum_sales.REPORT_DAYS_MAX - 1} days after it.", DATE_SCHEMA, "2027-10-31"),
+        query("format", "`csv`: the CSV whatever `Accept` says, for a link a browser "
+              "follows (as a download); `json`: JSON. Without it, `Accept` chooses.",
+              {"type": "string", "enum": list(REPORT_FORMATS)}, "csv")),
         {200: "SalesReport", 403: "NotTodaysReport"})}
 
     def __init__(self, store, today):
@@ -28,13 +34,20 @@ class SalesReport:
     def on_get(self, req, resp):
         validator = Validator()
         start, end = date_window(req, validator, self.today(), 1, museum_sales.REPORT_DAYS_MAX)
+        wanted = parse_query(req, validator, "format", _format, None) or (
+            "csv" if req.client_prefers(["application/json", "text/csv"]) == "text/csv"
+            else "json")
         validator.raise_if_invalid(BAD_QUERY)
         if req.context.user.role != ADMIN_ROLE and (start, end) != (self.today(),) * 2:
             raise Problem(403, museum_sales.DESK_READS_TODAY)
         rows = museum_sales.report_rows(self.store, start, end)
-        if req.client_prefers(["application/json", "text/csv"]) == "text/csv":
+        if wanted == "csv":
             resp.content_type = "text/csv; charset=utf-8"
             resp.downloadable_as = f"sales-{start}-{end}.csv"
             resp.data = museum_sales.report_csv(rows).encode()
         else:
             json_response(resp, rows)
+
+
+def _format(validator, name, text):
+    return validator.choice(name, text, REPORT_FORMATS)

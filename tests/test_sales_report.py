@@ -131,3 +131,23 @@ def test_no_cell_starts_a_formula_in_any_column_with_either_separator():
     assert rows[0] == ["a;'=1+2;"] * len(REPORT_COLUMNS)
     assert [row[3] for row in rows] == ["a;'=1+2;", "x,'@SUM(A1)", 'b;"\'=2"', "c;'-3",
                                         "'\r'=4", "ok\n'+5", "d;'\t=6"]
+
+
+def test_format_csv_is_the_csv_a_browser_link_downloads(priced):
+    """`?format=csv` answers what `Accept: text/csv` does, whatever the browser accepts;
+    `?format=json` answers JSON though CSV is preferred."""
+    sell_a_mix(priced)
+    by_accept = priced.get(REPORT, headers={**ADMIN, "Accept": "text/csv"}, status=200)
+    linked = priced.get(REPORT, params={"format": "csv"},
+                        headers={**ADMIN, "Accept": "text/html,*/*;q=0.8"}, status=200)
+    assert linked.content_type == "text/csv"
+    assert linked.headers["Content-Disposition"] == by_accept.headers["Content-Disposition"]
+    assert linked.text == by_accept.text
+    as_json = priced.get(REPORT, params={"format": "json"},
+                         headers={**ADMIN, "Accept": "text/csv"}, status=200)
+    assert as_json.content_type == "application/json"
+
+
+@pytest.mark.parametrize("query", ["format=xml", "format=csv&format=json"])
+def test_an_unknown_or_repeated_format_is_refused(client, query):
+    assert_problem(client.get(f"{REPORT}?{query}", headers=ADMIN, status=400), 400, "format")
