@@ -145,7 +145,11 @@ async function showDesk(user) {
   $("who").textContent = `Signed in as ${user.name} (${user.role})`;
   signInForm.hidden = true;
   desk.hidden = false;
+  for (const section of document.querySelectorAll(".admin")) {
+    section.hidden = user.role !== "admin";
+  }
   await loadMuseum();
+  if (user.role === "admin") await showAdmin();
 }
 
 signInForm.addEventListener("submit", (event) => {
@@ -447,6 +451,196 @@ function askVoid(ticket, item, voidButton, describe) {
   item.append(confirm);
   confirm.focus();
 }
+
+// --- Events (admins) -----------------------------------------------------------------------
+
+const eventChoice = $("event-choice");
+const eventForm = $("event");
+const eventStatus = $("event-status");
+const EVENT_TEXTS = ["name", "location", "eventDescription"];
+let events = [];
+
+async function showAdmin() {
+  $("report-start").value = today;
+  $("report-end").value = today;
+  $("event-prices").replaceChildren(...categories.map((category) => {
+    const row = document.createElement("div");
+    row.className = "count";
+    const label = document.createElement("label");
+    label.htmlFor = `event-price-${category.name}`;
+    label.textContent = category.label;
+    const input = document.createElement("input");
+    input.id = `event-price-${category.name}`;
+    input.inputMode = "decimal";
+    input.dataset.category = category.name;
+    row.append(label, input);
+    return row;
+  }));
+  await loadEvents();
+}
+
+async function loadEvents(chosen = "") {
+  const [status, answer] = await tryCall(`/v1.1/special-events?startDate=${today}&limit=30`);
+  events = status === 200 ? answer : [];
+  eventChoice.replaceChildren(option("", "New event"), ...events.map(
+    (event) => option(event.eventId, `${event.name} (${event.dates[0]}…)`)));
+  eventChoice.value = chosen;
+  fillEvent();
+}
+
+// The form shows the chosen event, or is empty for a new one.
+function fillEvent() {
+  const event = events.find((known) => known.eventId === eventChoice.value) || {};
+  for (const name of EVENT_TEXTS) $(`event-${name}`).value = event[name] || "";
+  $("event-dates").value = (event.dates || []).join(" ");
+  $("event-price").value = event.price ?? "";
+  $("event-capacity").value = event.capacity ?? "";
+  for (const input of $("event-prices").querySelectorAll("input")) {
+    input.value = (event.prices || {})[input.dataset.category] ?? "";
+  }
+  $("event-save").textContent = event.eventId ? "Save changes" : "Create event";
+  $("event-cancel").hidden = !event.eventId;
+  $("event-cancel-confirm").hidden = true;
+  showFieldErrors([]);
+}
+
+eventChoice.addEventListener("change", () => {
+  eventStatus.textContent = "";
+  fillEvent();
+});
+
+// A number as typed, or the text itself when it is none: the service then names the field.
+function typedNumber(text) {
+  const trimmed = text.trim();
+  return trimmed !== "" && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed;
+}
+
+function eventBody(changing) {
+  const body = {};
+  for (const name of EVENT_TEXTS) body[name] = $(`event-${name}`).value;
+  body.dates = $("event-dates").value.split(/[\s,]+/).filter(Boolean);
+  body.price = typedNumber($("event-price").value);
+  const capacity = $("event-capacity").value.trim();
+  if (capacity) body.capacity = typedNumber(capacity);
+  else if (changing) body.capacity = null; // unlimited again
+  const prices = {};
+  for (const input of $("event-prices").querySelectorAll("input")) {
+    if (input.value.trim()) prices[input.dataset.category] = typedNumber(input.value);
+  }
+  if (Object.keys(prices).length || changing) body.prices = prices;
+  return body;
+}
+
+// Each field's message from the service, next to its field (`dates[1]`, `prices.child`
+// are shown at `dates` and `prices`).
+function showFieldErrors(errors) {
+  for (const line of eventForm.querySelectorAll(".field-error")) line.textContent = "";
+  for (const error of errors) {
+    const line = $(`event-${error.field.split(/[.[]/)[0]}-error`);
+    if (line) line.textContent += `${line.textContent ? " " : ""}${error.field} ${error.message}`;
+  }
+}
+
+eventForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const eventId = eventChoice.value;
+  eventStatus.textContent = "Saving…";
+  const [status, answer] = await (eventId
+    ? sendJson(`/v1.1/special-events/${eventId}`, "PATCH", eventBody(true))
+    : sendJson("/v1.1/special-events", "POST", eventBody(false))).catch(() => [null, {}]);
+  if (status === 200 || status === 201) {
+    await loadEvents(answer.eventId);
+    eventStatus.textContent = `${eventId ? "Saved" : "Created"}: ${answer.name}.`;
+    return loadDay();
+  }
+  showFieldErrors(answer.errors || []);
+  eventStatus.textContent = `Not saved: ${answer.detail || problemText(status, answer)}`;
+  const first = eventForm.querySelector(".field-error:not(:empty)");
+  if (first) $(first.id.replace(/-error$/, "")).focus();
+});
+
+$("event-cancel").addEventListener("click", () => {
+  $("event-cancel").hidden = true;
+  $("event-cancel-confirm").hidden = false;
+  $("event-cancel-confirm").focus();
+});
+
+$("event-cancel-confirm").addEventListener("click", async () => {
+  const chosen = events.find((known) => known.eventId === eventChoice.value);
+  const [status, answer] = await tryCall(`/v1.1/special-events/${chosen.eventId}`,
+    { method: "DELETE" });
+  if (status !== 204) {
+    eventStatus.textContent = `Not cancelled: ${problemText(status, answer)}`;
+    return;
+  }
+  await loadEvents();
+  eventStatus.textContent = `Cancelled: ${chosen.name}.`;
+  loadDay();
+});
+
+// --- The sales report (admins) ------------------------------------------------------------
+
+const REPORT_COLUMNS = ["date", "eventName", "sold", "void", "admitted", "revenue",
+  "doubleEntries"];
+
+function reportPath(format) {
+  return `/v1.1/reports/sales?startDate=${$("report-start").value}` +
+    `&endDate=${$("report-end").value}&format=${format}`;
+}
+
+$("report").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const [status, rows] = await tryCall(reportPath("json"));
+  if (status !== 200) {
+    $("report-status").textContent = problemText(status, rows);
+    return;
+  }
+  $("report-status").textContent = `${rows.length} row(s)`;
+  const head = document.createElement("tr");
+  head.append(...REPORT_COLUMNS.map((column) => {
+    const cell = document.createElement("th");
+    cell.scope = "col";
+    cell.textContent = column === "eventName" ? "what" : column;
+    return cell;
+  }));
+  $("report-table").replaceChildren(head, ...rows.map((row) => {
+    const line = document.createElement("tr");
+    line.append(...REPORT_COLUMNS.map((column) => {
+      const cell = document.createElement("td");
+      cell.textContent = column === "eventName" ? row.eventName || "General entry"
+        : column === "revenue" ? money(row.revenue) : row[column];
+      return cell;
+    }));
+    return line;
+  }));
+});
+
+// The CSV is fetched with the credentials (a link could not carry them), then saved
+// under the name the service gives it.
+$("report-csv").addEventListener("click", async () => {
+  let response;
+  try {
+    response = await fetch(location.origin + reportPath("csv"), {
+      credentials: "omit", cache: "no-store",
+      headers: { Authorization: signedInAuthorization(), "X-Requested-With": "fetch" },
+    });
+  } catch {
+    $("report-status").textContent = problemText(null, {});
+    return;
+  }
+  if (!response.ok) {
+    $("report-status").textContent = problemText(response.status,
+      await response.json().catch(() => ({})));
+    return;
+  }
+  const named = /filename="?([^";]+)"?/.exec(response.headers.get("Content-Disposition"));
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(await response.blob());
+  link.download = named ? named[1] : "sales.csv";
+  link.click();
+  URL.revokeObjectURL(link.href);
+  $("report-status").textContent = `Downloaded ${link.download}`;
+});
 
 // --- Start ----------------------------------------------------------------------------------
 

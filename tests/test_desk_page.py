@@ -17,7 +17,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import PASSWORDS, quick_hash, zone_at_noon
+from conftest import ADMIN, PASSWORDS, quick_hash, zone_at_noon
 from qr import read_qr
 from serving import running_server
 from test_scan_page import (GATE_AUTH, SMALL_PHONE, call, chromium, csp_violations,
@@ -162,4 +162,72 @@ def test_an_admin_signs_in_for_this_page_only_and_a_gate_is_refused(server, brow
     wait_for(browser, lambda d: d.find_element(By.ID, "sign-in-status").text ==
              "This page is for desk and admin users: sign in as one")
     assert date.today()  # the page reached no sale
+    assert csp_violations(browser) == []
+
+
+def fill(browser, field_id, text):
+    field = browser.find_element(By.ID, field_id)
+    field.clear()
+    field.send_keys(text)
+
+
+def test_an_admin_creates_an_event_after_a_field_error_and_cancels_it(server, browser,
+                                                                        tmp_path):
+    sign_in(browser, server, "admin")
+    day = browser.find_element(By.ID, "sale-date").get_attribute("value")
+    fill(browser, "event-name", "Night at the Museum")
+    fill(browser, "event-location", "Great Hall")
+    fill(browser, "event-eventDescription", "Torches and stories.")
+    fill(browser, "event-dates", day)
+    fill(browser, "event-price", "15")
+    fill(browser, "event-capacity", "0")
+    fill(browser, "event-price-child", "7.5")
+    browser.find_element(By.ID, "event-save").click()
+    # The API's own message, next to its field, and the field in focus.
+    error = browser.find_element(By.ID, "event-capacity-error")
+    wait_for(browser, lambda d: error.text.startswith("capacity "))
+    assert browser.switch_to.active_element.get_attribute("id") == "event-capacity"
+    assert fits_width(browser)
+    screenshot(browser, tmp_path, "desk-event-error-360.png")
+
+    fill(browser, "event-capacity", "30")
+    browser.find_element(By.ID, "event-save").click()
+    status = browser.find_element(By.ID, "event-status")
+    wait_for(browser, lambda d: status.text == "Created: Night at the Museum.")
+    assert error.text == ""
+    event_id = browser.find_element(By.ID, "event-choice").get_attribute("value")
+    answer = call(server, "GET", f"/v1.1/special-events/{event_id}", ADMIN)[1]
+    assert (answer["capacity"], answer["prices"]) == (30, {"child": 7.5}), answer
+    # It is sold at the desk that day.
+    wait_for(browser, lambda d: "Night at the Museum — 30 left" in d.find_element(
+        By.ID, "sale-kind").text)
+
+    browser.find_element(By.ID, "event-cancel").click()
+    browser.find_element(By.ID, "event-cancel-confirm").click()
+    wait_for(browser, lambda d: status.text == "Cancelled: Night at the Museum.")
+    listed = call(server, "GET", f"/v1.1/special-events?startDate={day}", ADMIN)[1]
+    assert event_id not in [event["eventId"] for event in listed]
+    assert csp_violations(browser) == []
+
+
+def test_the_report_csv_downloads_as_the_api_answers_it(server, browser, tmp_path):
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    sign_in(browser, server, "admin")
+    browser.execute_cdp_cmd("Browser.setDownloadBehavior", {
+        "behavior": "allow", "downloadPath": str(downloads)})
+    set_count(browser, "adult", 1)
+    browser.find_element(By.ID, "sell-button").click()
+    shown_codes(browser)
+    browser.find_element(By.ID, "report-show").click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "report-status").text == "1 row(s)")
+    browser.find_element(By.ID, "report-csv").click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "report-status").text.startswith(
+        "Downloaded sales-"))
+    wait_for(browser, lambda d: [path for path in downloads.iterdir()
+                                 if path.suffix == ".csv"])
+    downloaded = next(downloads.glob("*.csv"))
+    status, _, data = server.request("GET", "/v1.1/reports/sales?format=csv", headers=ADMIN)
+    assert status == 200
+    assert downloaded.read_bytes() == data
     assert csp_violations(browser) == []
