@@ -150,6 +150,7 @@ async function showDesk(user) {
   }
   await loadMuseum();
   if (user.role === "admin") await showAdmin();
+  await showToday();
 }
 
 signInForm.addEventListener("submit", (event) => {
@@ -451,6 +452,75 @@ function askVoid(ticket, item, voidButton, describe) {
   item.append(confirm);
   confirm.focus();
 }
+
+// --- Today at a glance ---------------------------------------------------------------------
+
+// A table of `rows` (arrays of cells) under `headings`, with its caption.
+function fillTable(table, caption, headings, rows) {
+  const title = document.createElement("caption");
+  title.textContent = caption;
+  const head = document.createElement("tr");
+  head.append(...headings.map((text) => {
+    const cell = document.createElement("th");
+    cell.scope = "col";
+    cell.textContent = text;
+    return cell;
+  }));
+  table.replaceChildren(title, head, ...rows.map((cells) => {
+    const line = document.createElement("tr");
+    line.append(...cells.map((text) => {
+      const cell = document.createElement("td");
+      cell.textContent = text;
+      return cell;
+    }));
+    return line;
+  }));
+}
+
+function countBy(rows, key) {
+  const counts = new Map();
+  for (const row of rows) counts.set(key(row), (counts.get(key(row)) || 0) + 1);
+  return counts;
+}
+
+// The day from the door's own reads: the list of today's tickets (each slot's and
+// category's sold and arrived, the arrivals per hour), the availability (each slot's
+// capacity) and the door's counters (double entries).
+async function showToday() {
+  const [listed, list] = await tryCall("/v1.1/admissions/list");
+  const [counted, summary] = await tryCall("/v1.1/admissions/summary");
+  const [found, days] = await tryCall(`/v1.1/availability?startDate=${today}&endDate=${today}`);
+  if (listed !== 200 || counted !== 200 || found !== 200) {
+    $("today-status").textContent = problemText(listed !== 200 ? listed : counted, {});
+    return;
+  }
+  const rows = list.tickets.map((values) => Object.fromEntries(
+    list.columns.map((column, index) => [column, values[index]])))
+    .filter((row) => row.status !== "void" && row.status !== "cancelled");
+  const arrived = rows.filter((row) => row.admittedAt);
+  $("today-status").textContent = `${today}: ${rows.length} ticket(s) sold, ` +
+    `${arrived.length} arrived, ${summary.doubleEntries} double entr` +
+    `${summary.doubleEntries === 1 ? "y" : "ies"}`;
+  const sold = countBy(rows, (row) => row.entryTime);
+  const came = countBy(arrived, (row) => row.entryTime);
+  fillTable($("today-slots"), "Per entry time", ["time", "sold / places", "arrived"],
+    (days[0].slots || []).map((slot) => [slot.time,
+      `${sold.get(slot.time) || 0} / ${slot.capacity ?? "∞"}`, came.get(slot.time) || 0]));
+  const hourOf = new Intl.DateTimeFormat("en-GB", { timeZone: list.timeZone, hour: "2-digit",
+    hourCycle: "h23" });
+  const hours = countBy(arrived, (row) => `${hourOf.format(new Date(row.admittedAt))}:00`);
+  fillTable($("today-hours"), "Arrivals per hour", ["hour", "arrived"],
+    [...hours].sort().map(([hour, count]) => [hour, count]));
+  // (The list names each ticket's category once the door's list carries it.)
+  const byCategory = countBy(rows.filter((row) => row.category), (row) => row.category);
+  const arrivedBy = countBy(arrived, (row) => row.category);
+  fillTable($("today-categories"), "Per category", ["category", "sold", "arrived"],
+    [...byCategory].map(([name, count]) => [
+      (categories.find((known) => known.name === name) || { label: name || "—" }).label,
+      count, arrivedBy.get(name) || 0]));
+}
+
+$("today-refresh").addEventListener("click", showToday);
 
 // --- Events (admins) -----------------------------------------------------------------------
 

@@ -231,3 +231,24 @@ def test_the_report_csv_downloads_as_the_api_answers_it(server, browser, tmp_pat
     assert status == 200
     assert downloaded.read_bytes() == data
     assert csp_violations(browser) == []
+
+
+def test_today_shows_each_slot_and_hour_sold_and_arrived(server, browser, tmp_path):
+    sign_in(browser, server, "desk")
+    set_count(browser, "adult", 2)
+    set_count(browser, "child", 1)
+    browser.find_element(By.ID, "sell-button").click()
+    codes = shown_codes(browser)
+    call(server, "POST", "/v1.1/admissions", GATE_AUTH, {"code": codes[0]})
+    browser.find_element(By.ID, "today-refresh").click()
+    status = browser.find_element(By.ID, "today-status")
+    wait_for(browser, lambda d: status.text.endswith(
+        ": 3 ticket(s) sold, 1 arrived, 0 double entries"))
+    slot = browser.find_element(By.ID, "sale-slot").get_attribute("value")
+    rows = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#today-slots tr")]
+    assert f"{slot} 3 / 20 1" in rows
+    hours = browser.find_element(By.ID, "today-hours").text
+    assert hours.endswith(":00 1")
+    assert fits_width(browser)
+    screenshot(browser, tmp_path, "desk-today-360.png")
+    assert csp_violations(browser) == []
