@@ -250,5 +250,6 @@ def test_today_shows_each_slot_and_hour_sold_and_arrived(server, browser, tmp_pa
     hours = browser.find_element(By.ID, "today-hours").text
     assert hours.endswith(":00 1")
     assert fits_width(browser)
+    browser.execute_script("document.getElementById('today-section').scrollIntoView()")
     screenshot(browser, tmp_path, "desk-today-360.png")
     assert csp_violations(browser) == []
