@@ -42,7 +42,7 @@ from museum_openapi import Answer, Operation
 from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, Orders,
                            order_fields)
 from museum_pages import PageFile
-from museum_reports import SalesReport
+from museum_reports import SalesChart, SalesReport
 from museum_shop import OrderLimits, ShopCors
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
@@ -100,6 +100,7 @@ API_ROUTES = {
     "/admissions/list": AdmissionList,
     "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
     "/availability": Availability, "/reports/sales": SalesReport,
+    "/reports/sales/chart": SalesChart,
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
     "/devices/pair": DevicePairing, "/devices/session": DeviceSession,
     "/price-categories": PriceCategories, "/museum": Museum,
@@ -201,7 +202,7 @@ def api_resources(live, store, clock, new_id):
             SpecialEvents(store, live, today, new_id, public_url), SpecialEvent(store, live),
             Tickets(store, live, now, sale, public_url), Ticket(store, clock, now),
             Availability(store, live, now),
-            SalesReport(store, today), TicketImage(store, secret),
+            SalesReport(store, today), SalesChart(store, today), TicketImage(store, secret),
             Admissions(store, secret, now, clock, guesses, entry_times),
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, today, guesses),

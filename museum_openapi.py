@@ -421,6 +421,9 @@ PROSE = {
     "is prefixed with `'` so that no spreadsheet runs it. The {DESK_ROLE} role reads "
     "today's report only (no dates, or today as both; 403 for another window); the "
     "{ADMIN_ROLE} role reads any.",
+    "getSalesChart": "The sales report's window (as `getSalesReport` reads it, with its "
+    "roles) drawn by the service as an SVG bar chart: the tickets sold and not void on "
+    "each day, for a page to show as an image with no chart library.",
     "getTicket": "The ticket as sold, its `status` and its admission; "
     "the {ADMIN_ROLE} role also sees the buyer's `email` and `phone` until they are erased.",
     "voidTicket": "A refund at the desk: the ticket's place is free again at "
@@ -1119,6 +1122,9 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
 _RETRY = {"Retry-After": ref("headers", "RetryAfter")}
 _LOGINS_REFUSED = problem_body(429, "Too many failed logins; wait and retry.")
 ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
+    "SalesChart": {"description": "The chart, as SVG.", "headers": {
+        "Cache-Control": _NO_STORE}, "content": {"image/svg+xml": {"schema": {
+            "type": "string"}}}},
     "SalesReport": {"description": "The report's rows.",
                     "headers": {"Cache-Control": _NO_STORE}, "content": {
                         "application/json": {"schema": {"type": "array", "items": ref(

@@ -666,6 +666,7 @@ $("report").addEventListener("submit", async (event) => {
     return;
   }
   $("report-status").textContent = `${rows.length} row(s)`;
+  showChart();
   const head = document.createElement("tr");
   head.append(...REPORT_COLUMNS.map((column) => {
     const cell = document.createElement("th");
@@ -684,6 +685,21 @@ $("report").addEventListener("submit", async (event) => {
     return line;
   }));
 });
+
+// The service's own chart of the window, as SVG text shown as an image (a data: URL: an
+// <img src> could not send the credentials).
+async function showChart() {
+  const chart = $("report-chart");
+  const response = await fetch(location.origin + reportPath("json").replace(
+    "/reports/sales?", "/reports/sales/chart?"), {
+    credentials: "omit", cache: "no-store",
+    headers: { Authorization: signedInAuthorization(), "X-Requested-With": "fetch" },
+  }).catch(() => null);
+  chart.hidden = !(response && response.ok);
+  if (chart.hidden) return;
+  chart.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(await response.text());
+  chart.alt = `Tickets sold per day, ${$("report-start").value} to ${$("report-end").value}`;
+}
 
 // The CSV is fetched with the credentials (a link could not carry them), then saved
 // under the name the service gives it.

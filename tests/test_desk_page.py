@@ -210,9 +210,11 @@ def test_an_admin_creates_an_event_after_a_field_error_and_cancels_it(server, br
     assert csp_violations(browser) == []
 
 
-def test_the_report_csv_downloads_as_the_api_answers_it(server, browser, tmp_path):
+def test_the_report_shows_its_chart_and_its_csv_downloads_as_the_api_answers_it(
+        server, browser, tmp_path):
     downloads = tmp_path / "downloads"
     downloads.mkdir()
+    set_screen(browser, **DESK_SCREEN)
     sign_in(browser, server, "admin")
     browser.execute_cdp_cmd("Browser.setDownloadBehavior", {
         "behavior": "allow", "downloadPath": str(downloads)})
@@ -221,6 +223,12 @@ def test_the_report_csv_downloads_as_the_api_answers_it(server, browser, tmp_pat
     shown_codes(browser)
     browser.find_element(By.ID, "report-show").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "report-status").text == "1 row(s)")
+    chart = browser.find_element(By.ID, "report-chart")
+    wait_for(browser, lambda d: chart.get_attribute("src").startswith("data:image/svg+xml"))
+    assert chart.get_attribute("alt").startswith("Tickets sold per day")
+    browser.execute_script("arguments[0].scrollIntoView()", chart)
+    assert fits_width(browser)
+    screenshot(browser, tmp_path, "desk-report-1280.png")
     browser.find_element(By.ID, "report-csv").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "report-status").text.startswith(
         "Downloaded sales-"))
