@@ -33,6 +33,7 @@ from museum_devices import DEVICE_FACTS, DevicePairing, DeviceSession
 # Raised and used by integrators who embed the app (docs/production.md): part of its API.
 from museum_config import ConfigError, load_config, parse_config  # noqa: F401
 from museum_config import LiveConfig, check_passwords
+from museum_desk import add_desk_page
 from museum_days import DAY_FIELDS, HOURS_HORIZON_DAYS, MuseumDay, MuseumHours
 from museum_door import EntryTimes, TypedCodeLimit
 from museum_events import EVENT_CANCELLED, EVENT_FIELDS, SpecialEvent, SpecialEvents
@@ -43,7 +44,7 @@ from museum_openapi import Answer, Operation
 from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, Orders,
                            order_fields)
 from museum_pages import PageFile
-from museum_reports import SalesReport
+from museum_reports import SalesChart, SalesReport
 from museum_resend import OrderResend, TicketResend
 from museum_shop import OrderLimits, ShopCors
 from museum_shop_page import add_shop_routes
@@ -105,6 +106,7 @@ API_ROUTES = {
     "/admissions/list": AdmissionList,
     "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
     "/availability": Availability, "/reports/sales": SalesReport,
+    "/reports/sales/chart": SalesChart,
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
     "/devices/pair": DevicePairing, "/devices/session": DeviceSession,
     "/price-categories": PriceCategories, "/museum": Museum,
@@ -193,6 +195,7 @@ def add_routes(app, live, store, clock, new_id):
                                           {"Service-Worker-Allowed": "/scan"}))
     add_shop_routes(app, live)
     museum_ticket_page.add_routes(app, store, live, clock, links)
+    add_desk_page(app)
 
 
 def api_resources(live, store, clock, new_id, links):
@@ -213,7 +216,7 @@ def api_resources(live, store, clock, new_id, links):
             SpecialEvents(store, live, today, new_id, public_url), SpecialEvent(store, live),
             Tickets(store, live, now, sale, public_url, links), Ticket(store, clock, now, links),
             Availability(store, live, now),
-            SalesReport(store, today), TicketImage(store, secret),
+            SalesReport(store, today), SalesChart(store, today), TicketImage(store, secret),
             Admissions(store, secret, now, clock, guesses, entry_times, live),
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, now, clock, guesses, live),

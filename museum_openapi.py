@@ -78,7 +78,7 @@ _BODY_REFUSED = {413: "ContentTooLarge", 415: "UnsupportedMediaType"}  # whereve
 # The HTTP server itself answers malformed framing (400) and bodies over its buffer (413)
 # with a short text; the application never sees those requests.
 _SERVER_TEXT = {"text/plain": {"schema": {"type": "string"}}}
-_PNG = {"schema": {"type": "string", "format": "binary"}}
+_PNG = {"schema": {"type": "string", "format": "binary"}}  # an image: a PNG, an SVG
 _COUNT = {"type": "integer", "minimum": 0}
 UNDO_MINUTES = UNDO_WINDOW.seconds // 60
 SAME_DEVICE_MINUTES = SAME_DEVICE_WINDOW.seconds // 60
@@ -452,6 +452,10 @@ PROSE = {
     "`@`, a tab or a carriage return is prefixed with `'` so that no spreadsheet runs it. "
     "The {DESK_ROLE} role reads today's report only (no dates, or today as both; 403 for "
     "another window); the {ADMIN_ROLE} role reads any.",
+    "getSalesChart": "The sales report's window (as `getSalesReport` reads it, with its "
+    "roles) drawn by the service as an SVG bar chart: the tickets sold and not void on "
+    "each day, for a page to show as an image with no chart library. Sent as "
+    "`image/svg+xml`; `application/octet-stream` is listed too, as for `getTicketCode`.",
     "getTicket": "The ticket as sold, its `status` and its admission, its QR code's text "
     "(`qrText`) and its page's link (`ticketPage`); the {ADMIN_ROLE} role also sees the "
     "buyer's `email` and `phone` until they are erased.",
@@ -1260,6 +1264,9 @@ SCHEMAS_FIXED = {  # the schemas no fact of the service shapes
 _RETRY = {"Retry-After": ref("headers", "RetryAfter")}
 _LOGINS_REFUSED = problem_body(429, "Too many failed logins; wait and retry.")
 ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
+    "SalesChart": {"description": "The chart, as SVG.", "headers": {
+        "Cache-Control": _NO_STORE}, "content": {"image/svg+xml": _PNG,
+                                                 "application/octet-stream": _PNG}},
     "SalesReport": {"description": "The report's rows.",
                     "headers": {"Cache-Control": _NO_STORE}, "content": {
                         "application/json": {"schema": {"type": "array", "items": ref(

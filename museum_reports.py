@@ -1,20 +1,25 @@
 """The reports: what was sold for each day of a window (`/v1.1/reports/sales`), as JSON
-or CSV. The rows and the CSV are museum_sales'; this module serves them.
+or CSV, and its chart as SVG (`/v1.1/reports/sales/chart`). The rows and the CSV are
+museum_sales', the chart museum_charts'; this module serves them.
 """
 
 import functools
 
 import museum_sales
+from museum_charts import sales_per_day_svg
 from museum_http import BAD_QUERY, Problem, date_window, json_response, parse_query
 from museum_openapi import DATE_SCHEMA, Operation, query
 from museum_validation import Validator
 from museum_vocabulary import ADMIN_ROLE, DESK_ROLE
 
+# `?format=`, for a link a browser follows: it cannot send `Accept: text/csv`.
+REPORT_FORMATS = ("json", "csv")
+
 
 class SalesReport:
     """What was sold for each day of a window (at most REPORT_DAYS_MAX days, by default
     today alone), with `breakdown=true` by category and channel too: JSON, or CSV when the
-    client prefers `text/csv`. The desk reads today's."""
+    client prefers `text/csv` or asks `format=csv`. The desk reads today's."""
 
     needed_roles = {"GET": DESK_ROLE}
     described = {"get": Operation("getSalesReport", "Reports", "The sales report", (
@@ -22,6 +27,9 @@ class SalesReport:
               "2027-10-01"),
         query("endDate", f"Last day; defaults to `startDate`, at most "
               f"{museum_sales.REPORT_DAYS_MAX - 1} days after it.", DATE_SCHEMA, "2027-10-31"),
+        query("format", "`csv`: the CSV whatever `Accept` says, for a link a browser "
+              "follows (as a download); `json`: JSON. Without it, `Accept` chooses.",
+              {"type": "string", "enum": list(REPORT_FORMATS)}, "csv"),
         query("breakdown", "`true`: each row also counts its tickets by price category "
               "(`categories`) and by channel (`channels`); read from the tickets "
               "themselves, so it costs more than the report alone.",
@@ -34,16 +42,49 @@ class SalesReport:
 
     def on_get(self, req, resp):
         validator = Validator()
-        start, end = date_window(req, validator, self.today(), 1, museum_sales.REPORT_DAYS_MAX)
+        start, end = self.window(req, validator)
+        wanted = parse_query(req, validator, "format", _format, None) or (
+            "csv" if req.client_prefers(["application/json", "text/csv"]) == "text/csv"
+            else "json")
         breakdown = parse_query(req, validator, "breakdown", functools.partial(
             Validator.choice, choices=("true", "false")), "false") == "true"
-        validator.raise_if_invalid(BAD_QUERY)
-        if req.context.user.role != ADMIN_ROLE and (start, end) != (self.today(),) * 2:
-            raise Problem(403, museum_sales.DESK_READS_TODAY)
-        rows = museum_sales.report_rows(self.store, start, end, breakdown)
-        if req.client_prefers(["application/json", "text/csv"]) == "text/csv":
+        rows = self.rows(req, validator, start, end, breakdown)
+        if wanted == "csv":
             resp.content_type = "text/csv; charset=utf-8"
             resp.downloadable_as = f"sales-{start}-{end}.csv"
             resp.data = museum_sales.report_csv(rows).encode()
         else:
             json_response(resp, rows)
+
+    def window(self, req, validator):
+        """The report's first and last day, from the query."""
+        return date_window(req, validator, self.today(), 1, museum_sales.REPORT_DAYS_MAX)
+
+    def rows(self, req, validator, start, end, breakdown=False):
+        """The report's rows from `start` to `end` (`breakdown`: by category and channel
+        too), once the query is valid (400) and the user may read that window (403: the desk
+        reads today's only)."""
+        validator.raise_if_invalid(BAD_QUERY)
+        if req.context.user.role != ADMIN_ROLE and (start, end) != (self.today(),) * 2:
+            raise Problem(403, museum_sales.DESK_READS_TODAY)
+        return museum_sales.report_rows(self.store, start, end, breakdown)
+
+
+class SalesChart(SalesReport):
+    """The tickets sold per day of the report's window, as an SVG image drawn by the
+    service (the desk page shows it with no chart library)."""
+
+    described = {"get": Operation("getSalesChart", "Reports", "The sales report's chart",
+        SalesReport.described["get"].parameters[:2], {
+            200: "SalesChart", 403: "NotTodaysReport"})}
+
+    def on_get(self, req, resp):
+        validator = Validator()
+        start, end = self.window(req, validator)
+        resp.content_type = "image/svg+xml; charset=utf-8"
+        resp.cache_control = ["no-store"]
+        resp.data = sales_per_day_svg(self.rows(req, validator, start, end)).encode()
+
+
+def _format(validator, name, text):
+    return validator.choice(name, text, REPORT_FORMATS)

@@ -228,6 +228,7 @@ ROLE_TABLE = {
     "/v1.1/tickets/{ticket_id}": {"GET": "gate", "HEAD": "gate", "DELETE": "desk"},
     "/v1.1/availability": {"GET": "visitor", "HEAD": "visitor"},
     "/v1.1/reports/sales": {"GET": "desk", "HEAD": "desk"},
+    "/v1.1/reports/sales/chart": {"GET": "desk", "HEAD": "desk"},
     "/v1.1/tickets/{ticket_id}/qr": {"GET": "visitor", "HEAD": "visitor"},
     "/v1.1/admissions": {"POST": "gate"},
     "/v1.1/admissions/list": {"GET": "gate", "HEAD": "gate"},
@@ -258,6 +259,9 @@ ROLE_TABLE = {
     "/shop/shop.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/shop/shop.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/shop/qr.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/desk": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/desk/desk.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/desk/desk.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
 }
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 ROLES = [None, *museum_vocabulary.ROLES]

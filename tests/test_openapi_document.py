@@ -32,7 +32,7 @@ API_OPERATIONS = {
     "admitTicket", "getAdmissionSummary", "undoAdmission", "getAdmissionHistory",
     "lookupTickets", "listAdmissions",
     "getTicket", "voidTicket",
-    "getAvailability", "listEventTickets", "getSalesReport",
+    "getAvailability", "listEventTickets", "getSalesReport", "getSalesChart",
     "pairDevice", "startDeviceSession", "endDeviceSession",
     "listPriceCategories", "getMuseum", "resendTicket", "resendOrder",
     "createOrder", "getOrder", "cancelOrder", "confirmOrder", "getOrderCode",

@@ -5,10 +5,11 @@ import csv
 import io
 import json
 import re
+from xml.etree import ElementTree
 
 import pytest
 from commands import museum_command
-from conftest import ADMIN, GATE, TODAY, VISITOR, assert_problem
+from conftest import ADMIN, DESK, GATE, TODAY, VISITOR, assert_problem
 from ticketing import EVENTS, body, buy, create_event, sell_order
 
 import museum
@@ -177,3 +178,47 @@ def test_no_cell_starts_a_formula_in_any_column_with_either_separator():
     assert rows[0] == ["a;'=1+2;"] * len(REPORT_COLUMNS)
     assert [row[3] for row in rows] == ["a;'=1+2;", "x,'@SUM(A1)", 'b;"\'=2"', "c;'-3",
                                         "'\r'=4", "ok\n'+5", "d;'\t=6"]
+
+
+def test_format_csv_is_the_csv_a_browser_link_downloads(priced):
+    """`?format=csv` answers what `Accept: text/csv` does, whatever the browser accepts;
+    `?format=json` answers JSON though CSV is preferred."""
+    sell_a_mix(priced)
+    by_accept = priced.get(REPORT, headers={**ADMIN, "Accept": "text/csv"}, status=200)
+    linked = priced.get(REPORT, params={"format": "csv"},
+                        headers={**ADMIN, "Accept": "text/html,*/*;q=0.8"}, status=200)
+    assert linked.content_type == "text/csv"
+    assert linked.headers["Content-Disposition"] == by_accept.headers["Content-Disposition"]
+    assert linked.text == by_accept.text
+    as_json = priced.get(REPORT, params={"format": "json"},
+                         headers={**ADMIN, "Accept": "text/csv"}, status=200)
+    assert as_json.content_type == "application/json"
+
+
+@pytest.mark.parametrize("query", ["format=xml", "format=csv&format=json"])
+def test_an_unknown_or_repeated_format_is_refused(client, query):
+    assert_problem(client.get(f"{REPORT}?{query}", headers=ADMIN, status=400), 400, "format")
+
+
+def test_the_chart_draws_the_tickets_sold_per_day_as_svg(priced):
+    """One bar per day of the window with its count of tickets not void; the desk reads
+    today's chart only, as it reads the report."""
+    sell_a_mix(priced)
+    rows = priced.get(REPORT, headers=ADMIN, status=200).json
+    res = priced.get(f"{REPORT}/chart", headers=ADMIN, status=200)
+    assert res.content_type == "image/svg+xml"
+    svg = ElementTree.fromstring(res.body)
+    bars = svg.findall("{http://www.w3.org/2000/svg}rect")
+    assert [bar.find("{http://www.w3.org/2000/svg}title").text for bar in bars] == [
+        f"{TODAY}: {sum(row['sold'] - row['void'] for row in rows)}"]
+    assert_problem(priced.get(f"{REPORT}/chart", params={"startDate": "2026-12-01"},
+                              headers=DESK, status=403), 403)
+
+
+def test_an_empty_window_draws_an_empty_chart(client):
+    res = client.get(f"{REPORT}/chart", params={"startDate": "2026-12-01",
+                                                "endDate": "2026-12-31"},
+                     headers=ADMIN, status=200)
+    svg = ElementTree.fromstring(res.body)
+    assert svg.findall("{http://www.w3.org/2000/svg}rect") == []
+    assert "No tickets sold" in res.text
