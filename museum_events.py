@@ -4,7 +4,7 @@
 The listing is the service's most asked read, and a page is the same for everyone who asks:
 `ListingCache` keeps pages serialized while no event changes.
 
-Changes reach other systems without polling whole listings (issue 31): listings and reads
+Changes reach other systems without polling whole listings: listings and reads
 carry a strong `ETag` and answer 304 while it holds; `updatedSince` lists the events
 created, changed or cancelled since a moment, cancelled ones marked; a cancelled event's
 read answers 410 with what it was.

@@ -1,4 +1,4 @@
-"""Sending a ticket's or an order's mail again (issue 31): `POST /tickets/{ticketId}/resend`
+"""Sending a ticket's or an order's mail again: `POST /tickets/{ticketId}/resend`
 and `POST /orders/{orderId}/resend`, for the account that bought it, the door and an admin.
 
 The answer is 202 whenever the ticket or order exists for the caller: whether a mail was

@@ -1,4 +1,4 @@
-"""How fast the outbox drains (issue 31: 1,000 queued mails drain against a local SMTP server
+"""How fast the outbox drains (the goal: 1,000 queued mails drain against a local SMTP server
 within 60 s). 1,000 tickets are sold into a fresh sqlite database, each queuing its mail in
 its sale's transaction as the service does; then one sender (`museum send`'s) delivers them
 to an aiosmtpd server on loopback, which accepts every mail. The wall time of the drain and

@@ -180,7 +180,7 @@ CASES = {
         {"buy-ticket": None, "order-4": None, "quote-4": None},
         f"sqlite, {WINDOW} events. A and B are the same service: the case compares the "
         f"scenarios, an order of 4 tickets (`order-4`) and its quote (`quote-4`) against one "
-        f"ticket's sale (`buy-ticket`), by their CPU time per request (issue 30: an order at "
+        f"ticket's sale (`buy-ticket`), by their CPU time per request (the goal: an order at "
         f"most 2x a sale's, a quote at most 1x)."),
     "outbox": Case(
         "without", "mail + 2 webhooks", lambda bench: bench.with_and_without_outbox(),

@@ -206,7 +206,7 @@ COUNT_LAST_DATE = """
 # rule's lock point (sqlite's is its one writer). The places are kept, not counted from the
 # tickets, because the availability reads 31 days of them at once (docs/performance.md,
 # "Which tables are kept, and why").
-# Holds (orders awaiting payment, issue 30) count only until they expire, with no job to
+# Holds (orders awaiting payment) count only until they expire, with no job to
 # give their places back, so no kept count can follow them. A sale (and the availability)
 # will count the kept places sold plus, live, the held tickets whose hold ends after its
 # clock, read on a small partial index of the held tickets (date, event, entry time, hold

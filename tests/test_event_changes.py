@@ -1,4 +1,4 @@
-"""Changes without polling (issue 31): event listings and reads carry a strong `ETag` and
+"""Changes without polling: event listings and reads carry a strong `ETag` and
 answer 304 to `If-None-Match` while it holds; `updatedSince` lists the events created,
 changed or cancelled since a moment, cancelled ones marked; a cancelled event's read answers
 410 with what it was.

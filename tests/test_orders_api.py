@@ -1,4 +1,4 @@
-"""Orders over HTTP (issue 30): several tickets in price categories bought all or nothing,
+"""Orders over HTTP: several tickets in price categories bought all or nothing,
 quoted, held while the visitor pays and confirmed or expired (an injected clock), read,
 cancelled and voided by the right accounts only, and the old single sale unchanged."""
 
