@@ -17,11 +17,11 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import ADMIN, PASSWORDS, quick_hash, zone_at_noon
+from conftest import ADMIN, PASSWORDS, zone_at_noon
 from qr import read_qr
 from serving import running_server
-from test_scan_page import (GATE_AUTH, SMALL_PHONE, call, chromium, csp_violations,
-                            screenshot, set_screen)
+from test_scan_page import (GATE_AUTH, OPEN_EVERY_DAY, SMALL_PHONE, call, chromium,
+                            csp_violations, screenshot, set_screen, user_lines)
 
 pytestmark = pytest.mark.slow  # a server and a browser: 10 s and more
 DESK_SCREEN = {"width": 1280, "height": 800}
@@ -30,10 +30,7 @@ DESK_SCREEN = {"width": 1280, "height": 800}
 def desk_config():
     """Open 08:00-20:00 every day in hourly slots, in a zone where it is about noon now;
     adults pay 12, children 5; an admin, a desk user and a gate user."""
-    hours = "".join(f"{day} = 08:00-20:00\n" for day in (
-        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
-    users = "".join(f"{name} = {name}:{quick_hash(PASSWORDS[name])}\n"
-                    for name in ("admin", "desk", "gate"))
+    hours, users = OPEN_EVERY_DAY, user_lines({name: name for name in ("admin", "desk", "gate")})
     return (f"[museum]\ntimezone = {zone_at_noon()}\n[log]\nflush = 0\n"
             f"[hours]\n{hours}slot_minutes = 60\n[capacity]\ngeneral_per_slot = 20\n"
             "[categories]\nadult = Adult | 12\nchild = Child under 14 | 5\n"
@@ -48,8 +45,7 @@ def server(tmp_path):
 
 @pytest.fixture
 def browser(tmp_path):
-    with chromium(tmp_path / "chromium-profile") as driver:
-        set_screen(driver, **SMALL_PHONE)
+    with chromium(tmp_path / "chromium-profile", SMALL_PHONE) as driver:
         yield driver
 
 

@@ -62,20 +62,26 @@ SMALL_PHONE = {"width": 360, "height": 740}
 EVENT_NAME = "Night at the Museum"
 
 
+# [hours] lines: open 08:00-20:00 every day, so any day a test runs sells general tickets.
+OPEN_EVERY_DAY = "".join(f"{day} = 08:00-20:00\n" for day in (
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+
+
+def user_lines(users):
+    """[users] lines of `users` ({name: role}), each with its PASSWORDS entry or the gate's.
+    The hashes are cheap: a revoked device's name is an unknown one, which pays a hash as
+    costly as the configured ones, and the page decides a scan offline when no answer comes
+    within 2 s."""
+    return "".join(f"{name} = {role}:{quick_hash(PASSWORDS.get(name, GATE_PASSWORD))}\n"
+                   for name, role in users.items())
+
+
 def config_with_users(users):
-    """UTC, open every day (any day the test runs sells general tickets), a fixed QR key, and
-    `users` ({name: role}, each with its PASSWORDS entry or the gate's). The hashes are cheap:
-    a revoked device's name is an unknown one, which pays a hash as costly as the configured
-    ones, and the page decides a scan offline when no answer comes within 2 s."""
-    hours = "".join(f"{day} = 08:00-20:00\n" for day in
-                    ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
-    lines = "".join(
-        f"{name} = {role}:{quick_hash(PASSWORDS.get(name, GATE_PASSWORD))}\n"
-        for name, role in users.items())
+    """UTC, open every day, a fixed QR key, and `users` (see user_lines)."""
     return ("[museum]\ntimezone = UTC\n"
             f"[tickets]\nqr_secret = {QR_SECRET}\n"
-            f"[hours]\n{hours}"
-            f"[users]\n{lines}")
+            f"[hours]\n{OPEN_EVERY_DAY}"
+            f"[users]\n{user_lines(users)}")
 
 
 @pytest.fixture(scope="module")
@@ -98,9 +104,9 @@ def browser(tmp_path):
 
 
 @contextmanager
-def chromium(profile):
+def chromium(profile, screen=None):
     """Headless Chromium with its own `profile` directory (another device's browser), in
-    BROWSER_ZONE, at phone size, not signed in; quit when the block ends."""
+    BROWSER_ZONE, at phone size (or `screen`'s), not signed in; quit when the block ends."""
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
@@ -114,7 +120,7 @@ def chromium(profile):
         # Still pictures for the screenshots: the page then skips its pop-in animation.
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
             "features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
-        set_screen(driver, **PHONE)
+        set_screen(driver, **(screen or PHONE))
         yield driver
     finally:
         driver.quit()

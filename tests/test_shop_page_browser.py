@@ -23,12 +23,13 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import ADMIN, PASSWORDS, VISITOR, quick_hash, zone_at_noon
+from conftest import ADMIN, VISITOR, zone_at_noon
 from qr import read_screenshot_qr
 from serving import free_port, running_server
 # browser: headless Chromium, at phone size, as the scanner page's tests have it.
-from test_scan_page import (GATE_AUTH, SMALL_PHONE, browser, call, chromium,  # noqa: F401
-                            csp_violations, screenshot, set_screen)
+from test_scan_page import (GATE_AUTH, OPEN_EVERY_DAY, SMALL_PHONE, browser,  # noqa: F401
+                            call, chromium, csp_violations, screenshot, set_screen,
+                            user_lines)
 
 pytestmark = pytest.mark.slow  # a server and one or two browsers each: 10 s and more
 FAMILY_EMAIL = "family@example.org"
@@ -40,10 +41,7 @@ def shop_config(embedder_port):
     """Open 08:00-20:00 every day in hourly slots of 4 places, in a zone where it is about
     noon now (08:00 to 11:00 have ended, 12:00 is open); adults pay 12 at the desk, children
     nothing; the museum's site at http://127.0.0.1:`embedder_port` may frame the page."""
-    hours = "".join(f"{day} = 08:00-20:00\n" for day in (
-        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
-    users = "".join(f"{name} = {name}:{quick_hash(PASSWORDS[name])}\n"
-                    for name in ("admin", "gate", "visitor"))
+    hours, users = OPEN_EVERY_DAY, user_lines({name: name for name in ("admin", "gate", "visitor")})
     return (f"[museum]\nname = Museum of the Sea\ntimezone = {zone_at_noon()}\n"
             f"[log]\nflush = 0\n[hours]\n{hours}slot_minutes = 60\n"
             f"[capacity]\ngeneral_per_slot = {SLOT_PLACES}\n"

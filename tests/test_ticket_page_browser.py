@@ -42,8 +42,7 @@ def server(tmp_path):
 
 @pytest.fixture
 def browser(tmp_path):
-    with chromium(tmp_path / "chromium-profile") as driver:
-        set_screen(driver, **SMALL_PHONE)
+    with chromium(tmp_path / "chromium-profile", SMALL_PHONE) as driver:
         yield driver
 
 
