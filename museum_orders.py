@@ -190,10 +190,10 @@ class Orders:
         channel = order["channel"]
         if channel == "web" and "email" not in body:
             validator.error("email", "required", "is required for the web channel")
-        tickets, capacities = [], {}
+        tickets, capacities, events = [], {}, {}
         for index, item in enumerate(order.get("items") or ()):
             sold, capacity = self._item_tickets(validator.within(f"items[{index}]."), item,
-                                                config, now)
+                                                config, now, events)
             tickets += sold
             if sold and sold[0]["ticketType"] == "general":
                 capacities[sold[0]["ticketDate"]] = capacity
@@ -213,9 +213,12 @@ class Orders:
         return made, [{**ticket, **contact, "soldBy": user.name, "soldAt": moment}
                       for ticket in tickets], capacities
 
-    def _item_tickets(self, validator, item, config, now):
+    def _item_tickets(self, validator, item, config, now, events):
         """(the tickets one item asks for, each a single sale's, none while a field is
-        wrong; the general entry capacity of their day)."""
+        wrong; the general entry capacity of their day). An event's ticket is checked
+        against the event as it stands (read once into `events`, by id; the sale checks it
+        again), so that a date it does not offer names its item, and priced as it is now
+        (the sale prices it in its own transaction)."""
         item = _refuse_prices(validator, item)
         quantity = self.item_fields["quantity"].check(validator, "quantity",
                                                       item.get("quantity", 1))
@@ -226,27 +229,26 @@ class Orders:
             fields, config, now)
         if ticket is None or quantity is None:
             return [], None
+        if ticket["eventId"]:
+            event = events.get(ticket["eventId"]) or self.store.get_event(ticket["eventId"])
+            events[ticket["eventId"]] = event
+            if ticket["ticketDate"] not in event["dates"]:
+                validator.error("ticketDate", "not-an-event-date",
+                                f"must be one of {', '.join(event['dates'])}")
+                return [], None
+            ticket.update(eventName=event["name"], price=event.get("prices", {}).get(
+                ticket["category"], event["price"]))
         return [{**ticket, "ticketId": self.new_id()} for _ in range(quantity)], \
             capacity.on(date.fromisoformat(ticket["ticketDate"]))
 
     def _quote(self, order, tickets):
         """What the order would cost, its tickets priced as the store would price them
         now (an event's by its `prices`); no ids, codes or places."""
-        events = {}
         quoted = []
         for ticket in tickets:
-            event = None
-            if ticket["eventId"]:
-                event = events.get(ticket["eventId"]) or self.store.get_event(
-                    ticket["eventId"])
-                events[ticket["eventId"]] = event
-                if ticket["ticketDate"] not in event["dates"]:
-                    raise storage.DateNotOffered(event["dates"])
-                ticket = {**ticket, "price": event.get("prices", {}).get(
-                    ticket["category"], event["price"])}
-            view = ticket_view({**ticket, "confirmationCode": None, "admittedAt": None,
-                                "eventName": event and event["name"],
-                                "entryTime": ticket.get("entryTime")}, "valid")
+            view = ticket_view({"eventName": None, **ticket, "confirmationCode": None,
+                                "admittedAt": None, "entryTime": ticket.get("entryTime")},
+                               "valid")
             quoted.append({name: value for name, value in view.items()
                            if name not in ("ticketId", "confirmationCode", "status")})
         quote = {"channel": order["channel"], **_totals(quoted)}

@@ -237,6 +237,11 @@ ROLE_TABLE = {
     "/v1.1/devices/pair": {"POST": PUBLIC, "OPTIONS": PUBLIC},
     "/v1.1/devices/session": {"POST": STAFF_DEVICE, "DELETE": STAFF_DEVICE},
     "/v1.1/price-categories": {"GET": "visitor", "HEAD": "visitor"},
+    # Orders admit every role; which order an account finds, the resource decides.
+    "/v1.1/orders": {"POST": "visitor"},
+    "/v1.1/orders/{order_id}": {"GET": "visitor", "HEAD": "visitor", "DELETE": "visitor"},
+    "/v1.1/orders/{order_id}/confirm": {"POST": "visitor"},
+    "/v1.1/orders/{order_id}/qr": {"GET": "visitor", "HEAD": "visitor"},
     "/v1.1/museum": {"GET": "visitor", "HEAD": "visitor"},
     "/scan": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/scan.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},

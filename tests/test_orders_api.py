@@ -98,9 +98,13 @@ def test_an_event_order_takes_the_events_price_of_each_category(shop):
     assert quote["total"] == made["total"] == 25
     assert sorted(t["price"] for t in made["tickets"]) == [5, 20]
     assert {t["eventName"] for t in made["tickets"]} == {"Night Tour"}
-    wrong_date = make_order(shop, order({**tickets[0], "ticketDate": "2026-12-06"}),
+    wrong_date = make_order(shop, order(tickets[0], {**tickets[0], "ticketDate": OPEN_DAY}),
                             status=400)
-    assert assert_problem(wrong_date, 400, "ticketDate")
+    assert assert_problem(wrong_date, 400)["errors"] == [{
+        "field": "items[1].ticketDate", "code": "not-an-event-date",
+        "message": "must be one of 2026-12-05"}]
+    unknown = {**tickets[0], "eventId": "3fa85f64-5717-4562-b3fc-2c963f66afa6"}
+    assert_problem(make_order(shop, order(unknown), status=404), 404)
 
 
 def test_a_quote_prices_the_order_and_writes_nothing(shop, store):
