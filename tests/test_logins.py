@@ -228,6 +228,7 @@ ROLE_TABLE = {
     "/v1.1/tickets/{ticket_id}": {"GET": "gate", "HEAD": "gate", "DELETE": "desk"},
     "/v1.1/availability": {"GET": "visitor", "HEAD": "visitor"},
     "/v1.1/reports/sales": {"GET": "desk", "HEAD": "desk"},
+    "/v1.1/reports/sales/chart": {"GET": "desk", "HEAD": "desk"},
     "/v1.1/tickets/{ticket_id}/qr": {"GET": "visitor", "HEAD": "visitor"},
     "/v1.1/admissions": {"POST": "gate"},
     "/v1.1/admissions/list": {"GET": "gate", "HEAD": "gate"},
@@ -248,6 +249,9 @@ ROLE_TABLE = {
     "/scan/scan.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/offline.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
     "/scan/sw.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/desk": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/desk/desk.js": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
+    "/desk/desk.css": {"GET": PUBLIC, "HEAD": PUBLIC, "OPTIONS": PUBLIC},
 }
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 ROLES = [None, *museum_vocabulary.ROLES]
