@@ -163,8 +163,11 @@ def create_app(config, store=None, authenticator=None, clock=utc_now, new_id=new
         live.follow(authenticator.take_users)
     live.follow(set_log_level)
     access = access or open_access_log(config)
-    app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware,
-                                 ShopCors(config["shop"]), authenticator], router=Router())
+    # The shop's CORS only while it is open ([shop] applies at a restart): a shut shop's
+    # requests pay nothing for it.
+    cors = [ShopCors(config["shop"]["allowed_origins"])] if config["shop"]["enabled"] else []
+    app = falcon.App(middleware=[AccessLog(access), SafeHeaders(), *middleware, *cors,
+                                 authenticator], router=Router())
     app.req_options.keep_blank_qs_values = True  # `?page=` is malformed, not absent
     app.set_error_serializer(write_problem)
     app.add_error_handler(Exception, unexpected_error)

@@ -35,14 +35,13 @@ class ShopCors:
     EXPOSED_HEADERS = "Location, Link, X-Total-Count, Retry-After"
     PREFLIGHT_MAX_AGE = "600"  # seconds a browser may keep a preflight's answer
 
-    def __init__(self, shop_settings):
-        self.enabled = shop_settings["enabled"]
-        self.origins = frozenset(shop_settings["allowed_origins"])
+    def __init__(self, allowed_origins):
+        self.origins = frozenset(allowed_origins)
 
     def process_resource(self, req, resp, resource, params):
         """Answer a preflight from an allowed origin for an operation the shop opens, before
         the sign-in (a preflight never carries credentials)."""
-        if not self.enabled or req.method != "OPTIONS":
+        if req.method != "OPTIONS":
             return
         origin = req.get_header("Origin")
         asked = req.get_header("Access-Control-Request-Method", default="")
@@ -61,7 +60,7 @@ class ShopCors:
 
     def process_response(self, req, resp, resource, req_succeeded):
         """The CORS headers of an answer (an error too) of an operation the shop opens."""
-        if not self.enabled or resource is None or not open_in_shop(resource, req.method):
+        if resource is None or not open_in_shop(resource, req.method):
             return
         resp.append_header("Vary", "Origin")  # a cache must not hand one origin's to another
         origin = req.get_header("Origin")
