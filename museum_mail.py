@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from museum_config import ConfigError
 from museum_ticket_image import TicketImages
+from museum_ticket_page import PAGE_PATH
 
 SMTP_TIMEOUT = 30  # seconds a connection or a reply of the server may take
 DEFAULT_PORTS = {"smtp": 25, "smtps": 465, "smtp+starttls": 587}
@@ -25,10 +26,10 @@ VISIT_WITHOUT_SLOT = timedelta(hours=1)  # a timed ticket's calendar entry lasts
 # The words of a ticket's details, by language, as the mail and its calendar entry show them.
 WORDS = {
     "en": {"ticket": "Ticket", "event": "Event", "date": "Date", "entry": "Entry",
-           "code": "Code", "category": "Category",
+           "code": "Code", "category": "Category", "page": "Ticket page",
            "general": "General entry", "special": "Special event"},
     "de": {"ticket": "Ticket", "event": "Ausstellung", "date": "Datum", "entry": "Einlass",
-           "code": "Code", "category": "Kategorie",
+           "code": "Code", "category": "Kategorie", "page": "Ticketseite",
            "general": "Eintritt", "special": "Sonderausstellung"},
 }
 
@@ -36,8 +37,9 @@ WORDS = {
 @dataclass(frozen=True)
 class MailSettings:
     """What every mail is composed with: `sender` ([mail]: "from", "reply_to"), the museum's
-    name and language, the templates (`load_templates`), its time zone (None: UTC) and the
-    key that signs the tickets' QR codes."""
+    name and language, the templates (`load_templates`), its time zone (None: UTC), the
+    key that signs the tickets' QR codes and the service's public URL (the tickets' pages
+    are linked on it; "" links none: a path alone leads nowhere from a mail)."""
 
     sender: dict
     museum: str
@@ -45,6 +47,7 @@ class MailSettings:
     templates: dict
     zone: object
     secret: str
+    public_url: str = ""
 
 
 class MailFailed(Exception):
@@ -70,9 +73,9 @@ def load_templates(directory="", language="en"):
 
 # -- a mail of one or several tickets --------------------------------------------------------
 
-def ticket_details(ticket, words):
+def ticket_details(ticket, words, public_url=""):
     """(label, value) of what a visitor needs to know of the ticket, in order, in `words`
-    (one of WORDS)."""
+    (one of WORDS), ending with its page's link on `public_url` when that is set."""
     kind = words["special"] if ticket["ticketType"] == "event" else words["general"]
     details = [(words["ticket"], kind)]
     if ticket["eventName"]:
@@ -83,6 +86,8 @@ def ticket_details(ticket, words):
     if ticket["entryTime"]:
         details.append((words["entry"], ticket["entryTime"]))
     details.append((words["code"], ticket["confirmationCode"]))
+    if public_url and ticket.get("pageToken"):
+        details.append((words["page"], f"{public_url}{PAGE_PATH}/{ticket['pageToken']}"))
     return details
 
 
@@ -93,7 +98,7 @@ def compose_mail(message_id, address, tickets, settings, now):
     Message-ID a resend repeats, so a receiver can tell a resend from a new mail.
     `settings` is a `MailSettings`; `now` an aware datetime."""
     words = WORDS[settings.language]
-    details = [ticket_details(ticket, words) for ticket in tickets]
+    details = [ticket_details(ticket, words, settings.public_url) for ticket in tickets]
     dates = sorted({ticket["ticketDate"] for ticket in tickets})
     values = {"museum": settings.museum, "date": ", ".join(dates),
               "code": tickets[0]["confirmationCode"], "count": str(len(tickets))}
@@ -111,7 +116,7 @@ def compose_mail(message_id, address, tickets, settings, now):
     mail.set_content(settings.templates["ticket.txt"].safe_substitute(values, details=text))
     rows = "\n<tr><td colspan=\"2\">&nbsp;</td></tr>\n".join(
         "\n".join(f"<tr><th style=\"text-align: left; padding-right: 1em\">{label}</th>"
-                  f"<td>{html.escape(value)}</td></tr>" for label, value in ticket)
+                  f"<td>{_html_value(label, value, words)}</td></tr>" for label, value in ticket)
         for ticket in details)
     escaped = {key: html.escape(value) for key, value in values.items()}
     mail.add_alternative(settings.templates["ticket.html"].safe_substitute(escaped,
@@ -128,6 +133,12 @@ def compose_mail(message_id, address, tickets, settings, now):
                             params={"method": "PUBLISH"},
                             filename=f"{visit[0]['confirmationCode']}.ics")
     return mail
+
+
+def _html_value(label, value, words):
+    """A detail's value as HTML: the ticket page's link clickable, anything else as text."""
+    escaped = html.escape(value)
+    return f'<a href="{escaped}">{escaped}</a>' if label == words["page"] else escaped
 
 
 def visits(tickets):

@@ -62,7 +62,8 @@ class Sender:
             language=config["museum"]["language"],
             templates=load_templates(config["mail"]["templates"],
                                      config["museum"]["language"]),
-            zone=config["museum"]["timezone"], secret=qr_secret(config, store))
+            zone=config["museum"]["timezone"], secret=qr_secret(config, store),
+            public_url=config["server"]["public_url"])
         # How each kind of message is delivered: a function of the claimed message that
         # returns the receiver's answer, or raises one of FAILURES with it.
         self.deliveries = {EMAIL_MESSAGE: self._send_mail,

@@ -4,6 +4,7 @@ loopback, and the mail is read back as a mail program would (every ticket's PNG 
 the door, each visit's calendar entry read by `icalendar`); the resend operations queue
 mails again, at most three an hour, for the buyer's account, the door and an admin."""
 
+import re
 import uuid
 
 import icalendar
@@ -214,3 +215,23 @@ def test_resends_are_counted_per_ticket_and_order_and_checked_for_their_buyer(ea
         "family@example.org"}
     store.void_ticket(order["tickets"][0]["ticketId"], CREATED)
     assert not again(ticketId=order["tickets"][0]["ticketId"])
+
+
+def test_each_tickets_page_is_linked_in_the_mail_and_opens_without_credentials(
+        config_text, store, smtp_server):  # noqa: F811 (the fixture imported)
+    url, mailbox = smtp_server()
+    config = mail_config(config_text.replace(
+        "[museum]\n", "[server]\npublic_url = https://tickets.museum.example\n[museum]\n"), url)
+    client = webtest.TestApp(museum.create_app(config, store=store, clock=Clock()), lint=True)
+    family = [a_ticket(category="adult"), a_ticket(category="child")]
+    store.create_order(an_order(), family, CREATED, on_confirmed=order_mails(config))
+    assert museum_outbox.Sender(config, store, Clock()).send_due() == 1
+    [mail] = mailbox.mails
+    text = mail.get_body(("plain",)).get_content()
+    links = re.findall(r"Ticket page: (https://tickets\.museum\.example/t/\S+)", text)
+    assert len(links) == 2
+    html = mail.get_body(("html",)).get_content()
+    assert all(f'<a href="{link}">' in html for link in links)
+    for link in links:
+        page = client.get(link.removeprefix("https://tickets.museum.example"), status=200)
+        assert any(ticket["confirmationCode"] in page.text for ticket in family)
