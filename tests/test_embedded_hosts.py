@@ -158,7 +158,9 @@ def test_a_stop_under_load_writes_every_acknowledged_requests_access_line(
         # before the load, so that the load's two seconds are answered ones.
         first_requests(server)
         threads, acknowledged = load(server, 2)
-        assert server.stop(stop) == 0
+        # What is tested is that no acknowledged line is lost, not how fast the host stops:
+        # on a loaded machine waitress-serve has taken some 15 s to stop on SIGINT.
+        assert server.stop(stop, timeout=60) == 0
         for thread in threads:
             thread.join()
     assert len(acknowledged) > 100
