@@ -276,10 +276,16 @@ def test_a_cancelled_event_is_read_as_it_was_when_asked_for(store):
 
 
 def test_changes_are_listed_since_a_moment_in_their_order_cancelled_ones_marked(store):
+    # Each change a few milliseconds after the last: changes of one millisecond are listed
+    # by id, so only distinct moments have one order to check.
     first = store.create_event(event(name="first"))
+    time.sleep(0.005)
     second = store.create_event(event(name="second"))
+    time.sleep(0.005)
     third = store.create_event(event(name="third"))
+    time.sleep(0.005)
     store.update_event(first["eventId"], {"name": "first, renamed"})
+    time.sleep(0.005)
     store.cancel_event(second["eventId"])
     changes, total = store.list_changed_events("2000-01-01T00:00:00.000Z", 0, 10)
     assert [change["name"] for change in changes] == ["third", "first, renamed", "second"]
