@@ -356,7 +356,10 @@ GENERAL, SLOT, EVENT = 0, 1, 2
 # only when an expired hold is seen, and free the places in the order sales take them: a
 # release and a sale never wait for each other in a circle. A read of the places between
 # the hold's end and that write subtracts the expired holds' places not given back yet
-# (`EXPIRED_HOLDS_HELD`), so reads and writes agree on every place at every moment.
+# (`EXPIRED_HOLDS_HELD`), so reads and writes agree on every place at every moment. That
+# read starts from the few pending orders (their partial index), then their tickets: the
+# CROSS JOIN keeps sqlite from starting with every ticket of the window instead (about
+# 8,500 of them for 31 days at 100,000 tickets a year, on every availability read).
 EXPIRED_HOLD_SEEN = """
     SELECT 1 FROM orders WHERE status = 'pending' AND expires_at <= ? LIMIT 1"""
 EXPIRE_HOLDS = """
@@ -364,8 +367,9 @@ EXPIRE_HOLDS = """
     RETURNING id"""
 EXPIRED_HOLDS_HELD = """
     SELECT t.date, CAST(t.event_id AS TEXT), t.entry_time, t.type, sum(t.persons)
-    FROM tickets t JOIN orders o ON o.id = t.order_id
-    WHERE o.status = 'pending' AND o.expires_at <= ? AND t.voided_at IS NULL
+    FROM orders o CROSS JOIN tickets t
+    WHERE o.status = 'pending' AND o.expires_at <= ? AND t.order_id = o.id
+      AND t.voided_at IS NULL
       AND t.date >= ? AND t.date <= ?
     GROUP BY 1, 2, 3, 4"""
 ORDER_COLUMNS = ("id, code, status, channel, payment, email, phone, created_at, expires_at, "
