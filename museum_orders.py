@@ -428,8 +428,8 @@ def not_due(status, payment):
     """Why an order with `status` and `payment` has no payment due to mark paid."""
     if status != "confirmed":
         return f"The order has no payment due: it is {status}."
-    if payment is None:
-        return "The order has no payment due: it is free."
+    if payment is None:  # free, or paid through a shop of its own
+        return "The order has no payment due: it was not booked to be paid at the desk."
     return f"The order has no payment due: its payment is {payment}."
 
 
