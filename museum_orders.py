@@ -369,12 +369,11 @@ class Order(_OneOrder):
         with _order_conflicts():
             if user.role == ADMIN_ROLE:  # a refund: voiding a void order answers 204 too
                 self.store.void_order(order_id, moment, reason)
-                resp.status = 204
-                return
-            if reason is not None:  # a buyer's words would be shown to the staff
+            elif reason is not None:  # a buyer's words would be shown to the staff
                 raise Problem(400, INVALID_BODY, errors=[field_error(
                     "reason", "not-allowed", CANCEL_KEEPS_NO_REASON)])
-            self.store.cancel_order(order_id, user.name, moment)
+            else:
+                self.store.cancel_order(order_id, user.name, moment)
         resp.status = 204
 
 
