@@ -80,10 +80,14 @@ def test_a_ticket_read_back_names_its_orders_id(store):
 def test_a_payment_due_is_marked_paid_once_and_a_retry_writes_nothing(store):
     add_receiver(store, "https://hooks.example.org/museum")
     due = due_order(store)
-    report = store.sales(DAY, DAY, breakdown=True)
+    report, version = store.sales(DAY, DAY, breakdown=True), store.door_list_version(DAY)
     paid = store.mark_order_paid(due["orderId"], "cash", START)
     assert (paid["payment"], paid["paidAt"], paid["status"]) == ("cash", START, "confirmed")
+    # Paid, its tickets change in the door's list (which a door reads them from offline).
+    assert store.door_list_version(DAY) > version
+    version = store.door_list_version(DAY)
     assert store.mark_order_paid(due["orderId"], "cash", AFTER_HOLD) == paid
+    assert store.door_list_version(DAY) == version
     assert store.get_order(due["orderId"], AFTER_HOLD)["paidAt"] == START
     assert deliveries(store, "order.paid") == [{"type": "order.paid", "timestamp": START, "data": {
         "orderId": due["orderId"], "orderCode": due["orderCode"], "payment": "cash",
