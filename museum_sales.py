@@ -50,10 +50,11 @@ def days_as_set(config, store, start, end):
     return config.schedule.with_changed_days(changed), config.capacity.with_changed_days(changed)
 
 
-def ticket_view(ticket, status, contacts=False, links=None):
+def ticket_view(ticket, status, contacts=False, links=None, staff=False):
     """A ticket as it is read back, with its `status`: with its buyer's email and phone only
     for `contacts` (an admin), and only until they are erased; with what `links` (a
-    museum_ticket_page.TicketLinks) adds, its QR's text and its page's link."""
+    museum_ticket_page.TicketLinks) adds, its QR's text and its page's link; with its void's
+    reason only for `staff` (the museum's: never a buyer, a mail or a webhook)."""
     view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
     if links is not None:
         view.update(links.of_ticket(ticket))
@@ -70,6 +71,8 @@ def ticket_view(ticket, status, contacts=False, links=None):
         view["email"] = ticket["email"]
     if contacts and ticket["phone"]:
         view["phone"] = ticket["phone"]
+    if staff and ticket["voidReason"]:
+        view["voidReason"] = ticket["voidReason"]
     return view
 
 

@@ -1,9 +1,11 @@
 """The desk page (/desk) in a real headless Chromium against a real `museum serve`: a desk
 user signs in with the page's own form (no login box), sells a walk-in two adults and a
 child paid cash at 360×740, sees three QR codes that each admit at the door, and the print
-view holds the tickets alone, one a page; a ticket found by its code is voided; an admin
-signs in with its password kept in the page's memory. Every step fits the window's width,
-and no Content-Security-Policy violation happens.
+view holds the tickets alone, one a page; a ticket found by its code is voided with its
+reason, which shows when it is found again; an order booked on /shop to be paid at the desk
+is found with its payment due and marked paid cash; an admin signs in with its password
+kept in the page's memory. Every step fits the window's width, and no
+Content-Security-Policy violation happens.
 
 Needs Debian's `chromium` and `chromium-driver` (skipped without them). Screenshots go to
 tmp_path; `MUSEUM_SCREENSHOTS=docs pytest tests/test_desk_page.py` rewrites those of
@@ -17,14 +19,17 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import ADMIN, PASSWORDS, zone_at_noon
+from conftest import ADMIN, PASSWORDS, basic, zone_at_noon
 from qr import read_qr
 from serving import running_server
 from test_scan_page import (GATE_AUTH, OPEN_EVERY_DAY, SMALL_PHONE, call, chromium,
                             csp_violations, screenshot, set_screen, user_lines)
+from test_shop_page_browser import (add_tickets, book, open_shop, wait_for_tickets,
+                                    wait_for_total)
 
 pytestmark = pytest.mark.slow  # a server and a browser: 10 s and more
 DESK_SCREEN = {"width": 1280, "height": 800}
+DESK_AUTH = basic("desk", PASSWORDS["desk"])
 
 
 def desk_config():
@@ -40,6 +45,14 @@ def desk_config():
 @pytest.fixture
 def server(tmp_path):
     with running_server(tmp_path, desk_config()) as started:
+        yield started
+
+
+@pytest.fixture
+def shop_server(tmp_path):
+    """The desk's museum with the booking page on, priced tickets paid at the desk."""
+    with running_server(tmp_path, desk_config() + "[shop]\nenabled = true\n"
+                        "pay_at_desk = true\n") as started:
         yield started
 
 
@@ -118,25 +131,108 @@ def test_a_walk_in_is_sold_three_tickets_paid_cash_and_each_admits(server, brows
     assert csp_violations(browser) == []
 
 
-def test_a_ticket_found_by_its_code_is_voided(server, browser, tmp_path):
-    sign_in(browser, server, "desk")
+def sell_one(browser):
+    """One adult ticket sold at the desk page; its confirmation code."""
     set_count(browser, "adult", 1)
     browser.find_element(By.ID, "sell-button").click()
     shown_codes(browser)
-    code = browser.find_element(By.CSS_SELECTOR, "#tickets .code").text
+    return browser.find_element(By.CSS_SELECTOR, "#tickets .code").text
 
-    browser.find_element(By.ID, "find-code").send_keys(code[-12:])
+
+def find(browser, field_id, text, found):
+    """Look `text` up in the find form's `field_id`; wait for `found` (its status's start)."""
+    for other in ("find-code", "find-email"):
+        browser.find_element(By.ID, other).clear()
+    browser.find_element(By.ID, field_id).send_keys(text)
     browser.find_element(By.ID, "find-button").click()
-    wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text.startswith("1 ticket"))
+    wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text.startswith(found))
+
+
+def void_with_reason(browser, code, reason):
+    """Void the found ticket, asked for a reason (required) and once more."""
     browser.find_element(By.CSS_SELECTOR, "#found button.danger").click()
+    assert browser.find_element(By.CSS_SELECTOR, "#found form label").text == \
+        "Reason for the void"
+    field = browser.switch_to.active_element  # the reason takes the focus
+    confirm = browser.find_element(By.CSS_SELECTOR, "#found button.confirm")
+    confirm.click()  # empty: the browser's own check of a required field stops it
+    assert browser.execute_script("return arguments[0].validity.valueMissing", field)
+    field.send_keys("   ")
+    confirm.click()
+    wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text ==
+             "Not voided: say why in the reason for the void.")
+    field.clear()
+    field.send_keys(reason)
     browser.find_element(By.CSS_SELECTOR, "#found button.confirm").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text == f"Voided {code}.")
-    assert browser.find_element(By.CSS_SELECTOR, "#found p").text.endswith("· void")
+
+
+def test_a_ticket_found_by_its_code_is_voided_with_its_reason(server, browser, tmp_path):
+    sign_in(browser, server, "desk")
+    code = sell_one(browser)
+    find(browser, "find-code", code[-12:], "1 ticket")
+    void_with_reason(browser, code, "Visitor fell ill")
+    lines = [each.text for each in browser.find_elements(By.CSS_SELECTOR, "#found p")]
+    assert lines[0].endswith("· void") and lines[1] == "Reason for the void: Visitor fell ill"
     assert fits_width(browser)
     screenshot(browser, tmp_path, "desk-voided-360.png")
     status, answer = call(server, "POST", "/v1.1/admissions", GATE_AUTH,
                           {"confirmationCode": code})
     assert (status, answer["result"]) == (410, "void"), answer
+    # Found again, the void ticket shows the reason the service kept.
+    browser.refresh()
+    wait_for(browser, lambda d: d.find_element(By.ID, "desk").is_displayed())
+    find(browser, "find-code", code, "1 ticket")
+    assert [each.text for each in browser.find_elements(By.CSS_SELECTOR, "#found p")][1:] \
+        == ["Reason for the void: Visitor fell ill"]
+    assert browser.find_elements(By.CSS_SELECTOR, "#found button") == []
+    assert csp_violations(browser) == []
+
+
+def test_an_order_booked_on_the_shop_is_found_due_and_marked_paid_cash(shop_server, browser,
+                                                                       tmp_path):
+    open_shop(browser, f"http://127.0.0.1:{shop_server.port}/shop")
+    add_tickets(browser, "adult", 2)
+    wait_for_total(browser, "Total: €24.00, paid at the desk")
+    book(browser, "family@example.org")
+    wait_for_tickets(browser, 2)
+
+    sign_in(browser, shop_server, "desk")
+    find(browser, "find-email", "family@example.org", "2 ticket(s)")
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#found-orders li"))
+    order = browser.find_element(By.CSS_SELECTOR, "#found-orders li")
+    line, due = order.find_elements(By.CSS_SELECTOR, "p")[:2]
+    assert line.text.endswith("· 2 ticket(s) · confirmed")
+    assert due.text == "Payment due: 24.00 EUR"
+    assert [each.text for each in order.find_elements(By.CSS_SELECTOR, "button")] == [
+        "Paid cash", "Paid card"]
+    assert fits_width(browser)
+    screenshot(browser, tmp_path, "desk-payment-due-360.png")
+
+    order.find_element(By.XPATH, ".//button[.='Paid cash']").click()
+    code = line.text.split(" ")[1]
+    wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text ==
+             f"Order {code} paid cash: 24.00 EUR.")
+    assert due.text == "Paid cash: 24.00 EUR"
+    assert order.find_elements(By.CSS_SELECTOR, "button") == []
+    assert fits_width(browser)
+    screenshot(browser, tmp_path, "desk-paid-360.png")
+    _, found = call(shop_server, "POST", "/v1.1/admissions/lookup", DESK_AUTH,
+                         {"email": "family@example.org"})
+    status, stored = call(shop_server, "GET", f"/v1.1/orders/{found['tickets'][0]['orderId']}",
+                          ADMIN)
+    assert (status, stored["payment"], stored["total"]) == (200, "cash", 24)
+
+    # Another ticket, sold at the desk, voided with a reason that then shows.
+    browser.find_element(By.ID, "find-email").clear()
+    sold = sell_one(browser)
+    find(browser, "find-code", sold, "1 ticket")
+    void_with_reason(browser, sold, "Sold twice by mistake")
+    assert browser.find_elements(By.CSS_SELECTOR, "#found p")[1].text == \
+        "Reason for the void: Sold twice by mistake"
+    _, found = call(shop_server, "POST", "/v1.1/admissions/lookup", DESK_AUTH,
+                    {"code": sold})
+    assert found["tickets"][0]["voidReason"] == "Sold twice by mistake"
     assert csp_violations(browser) == []
 
 
