@@ -531,14 +531,15 @@ PROSE = {
     "any other account it does not exist (404, never 403, so ids cannot be probed). A gate "
     "does not see the buyer's `email` and `phone`. `status` is `pending` while held until "
     "`expiresAt`, then `expired` (its tickets read `void`: their places are free) unless "
-    "confirmed; `cancelled` by its creator, `voided` by an admin. The staff (gate, desk, "
+    "confirmed; `cancelled` by its creator, `voided` by an admin or the desk. The staff (gate, desk, "
     "admin) also see a void's `voidReason`.",
     "cancelOrder": "The account that made a `pending` order cancels it: its tickets are "
     "void and their places free at once (a confirmed order is 409 `not-pending`, an ended "
-    "hold 409 `expired`; to any other account but an admin the order does not exist: "
+    "hold 409 `expired`; to any other account but the staff the order does not exist: "
     "404). An admin voids any order instead, a refund: every ticket `void`, its place free, "
-    "kept in the sales report; voiding a void order answers 204 again. The body is "
-    "optional: an admin's `reason` is kept with the void (the order's and its tickets' "
+    "kept in the sales report; voiding a void order answers 204 again. The desk voids an "
+    "order whose tickets are all dated today (403 otherwise), as it voids tickets. The body "
+    "is optional: the voider's `reason` is kept with the void (the order's and its tickets' "
     "`voidReason`, shown to the staff only); a cancel keeps none, and a `reason` sent with "
     "one is refused (400: `reason` {CANCEL_KEEPS_NO_REASON}).",
     "markOrderPaid": "An order booked on the booking page with `[shop] pay_at_desk` reads "
@@ -1341,8 +1342,9 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "NeedsDeskRole": problem(403, f"The credentials are valid but lack the {DESK_ROLE} "
                              "role.", needs_role(DESK_ROLE)),
     "NotTodaysTicket": problem(
-        403, f"The {DESK_ROLE} role voiding a ticket not dated today at the museum (an admin "
-        f"may void any); or credentials without the {DESK_ROLE} role.",
+        403, f"The {DESK_ROLE} role voiding a ticket not dated today at the museum, or an "
+        f"order with such a ticket (an admin may void any); or credentials without the "
+        f"{DESK_ROLE} role.",
         DESK_VOIDS_TODAYS),
     "NotTodaysReport": problem(
         403, f"The {DESK_ROLE} role asking for a window other than today at the museum (an "

@@ -18,7 +18,7 @@ from museum_door import new_confirmation_code, new_order_code, ticket_status
 from museum_http import (API, INVALID_BODY, Problem, fingerprint, idempotency_key, json_response,
                          png_response, read_json, rfc3339)
 from museum_openapi import EMAIL_SCHEMA, Answer, Operation, query, ref
-from museum_sales import order_mails, ticket_view
+from museum_sales import DESK_VOIDS_TODAYS, order_mails, ticket_view
 from museum_ticket_image import TicketImages
 from museum_validation import (Field, Validator, When, check_fields, checked_by,
                                optional_body, path_uuid)
@@ -344,16 +344,18 @@ class _OneOrder:
 
 
 class Order(_OneOrder):
-    """One order: read, cancelled by its creator while pending, voided by an admin (who
-    may say why: the reason is kept with the void)."""
+    """One order: read, cancelled by its creator while pending, voided by an admin or by
+    the desk when all its tickets are dated today (either may say why: the reason is kept
+    with the void)."""
 
     needed_roles = {"GET": VISITOR_ROLE, "DELETE": VISITOR_ROLE}
     described = {
         "get": Operation("getOrder", "Orders", "Read an order", ("OrderId",), {
             200: Answer("The order.", "Order"), 404: "NotFound"}),
         "delete": Operation("cancelOrder", "Orders", "Cancel or void an order", ("OrderId",), {
-            204: Answer("The order is cancelled (its creator) or void (an admin).", None),
-            404: "NotFound", 409: "OrderConflict"}, "VoidRequest", body_required=False)}
+            204: Answer("The order is cancelled (its creator) or void (an admin, or the "
+                        "desk when all its tickets are dated today).", None),
+            403: "NotTodaysTicket", 404: "NotFound", 409: "OrderConflict"}, "VoidRequest", body_required=False)}
 
     def __init__(self, store, now, links, void_fields):
         super().__init__(store, now, links)
@@ -367,7 +369,8 @@ class Order(_OneOrder):
         order_id = path_uuid(order_id, "orderId")
         reason = optional_body(req, self.void_fields).get("reason")
         with _order_conflicts():
-            if user.role == ADMIN_ROLE:  # a refund: voiding a void order answers 204 too
+            if user.role in (ADMIN_ROLE, DESK_ROLE):  # a refund: a void order answers 204 too
+                self._refuse_unless_todays(user, order_id, moment)
                 self.store.void_order(order_id, moment, reason)
             elif reason is not None:  # a buyer's words would be shown to the staff
                 raise Problem(400, INVALID_BODY, errors=[field_error(
@@ -375,6 +378,17 @@ class Order(_OneOrder):
             else:
                 self.store.cancel_order(order_id, user.name, moment)
         resp.status = 204
+
+
+    def _refuse_unless_todays(self, user, order_id, moment):
+        """The desk voids an order only when each of its tickets is dated today, as it voids
+        tickets (403 otherwise); an admin voids any."""
+        if user.role == ADMIN_ROLE:
+            return
+        today = self.now().date().isoformat()
+        if any(ticket["ticketDate"] != today
+               for ticket in self.store.get_order(order_id, moment)["tickets"]):
+            raise Problem(403, DESK_VOIDS_TODAYS)
 
 
 class OrderConfirmation(_OneOrder):

@@ -35,8 +35,8 @@ SHOP_EMAIL_LIMITED = ("This email has as many orders made without credentials wi
                       "hours as [shop] orders_per_email_per_day allows; retry later.")
 # The desk refunds the visits of its own day, and closes that day; other days are an
 # admin's, who sees the whole picture (an event cancelled, a complaint by mail).
-DESK_VOIDS_TODAYS = ("The desk role voids only tickets dated today at the museum; any other "
-                     "needs the admin role.")
+DESK_VOIDS_TODAYS = ("The desk role voids only tickets dated today at the museum, and orders "
+                     "whose tickets all are; any other needs the admin role.")
 DESK_READS_TODAY = ("The desk role reads the report of today at the museum only; another "
                     "window needs the admin role.")
 TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",

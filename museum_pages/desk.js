@@ -389,8 +389,13 @@ $("new-sale").addEventListener("click", () => {
 
 const findStatus = $("find-status");
 
-$("find").addEventListener("submit", async (event) => {
+$("find").addEventListener("submit", (event) => {
   event.preventDefault();
+  findTickets();
+});
+
+// The tickets (and their orders) that the find form's code or email names, on its day.
+async function findTickets() {
   const code = $("find-code").value.trim();
   const email = $("find-email").value.trim();
   const body = code ? { code } : { email };
@@ -408,7 +413,7 @@ $("find").addEventListener("submit", async (event) => {
     ? `${answer.tickets.length} ticket(s) on ${answer.date}` : `No ticket on ${answer.date}`;
   $("found").replaceChildren(...answer.tickets.map(foundTicket));
   await showOrders(answer.tickets);
-});
+}
 
 // A line of a found ticket or order, hidden while it has nothing to say.
 function setLine(line, text) {
@@ -436,20 +441,28 @@ function foundTicket(ticket) {
     voidButton.type = "button";
     voidButton.className = "danger";
     voidButton.textContent = `Void ${ticket.confirmationCode}`;
-    voidButton.addEventListener("click", () => askVoid(ticket, item, voidButton, describe));
+    voidButton.addEventListener("click", () => askVoid({
+      path: `/v1.1/tickets/${ticket.ticketId}`, id: ticket.ticketId,
+      name: ticket.confirmationCode,
+      voided: (why) => {
+        Object.assign(ticket, { status: "void", voidReason: why });
+        describe();
+      },
+    }, item, voidButton));
     item.append(voidButton);
   }
   return item;
 }
 
-// A void asks for its reason (kept with it, shown to the staff) and once more before it is
-// done: it cannot be undone.
-function askVoid(ticket, item, voidButton, describe) {
+// A void (of a ticket or a whole order: `voiding` says which, and what follows it) asks for
+// its reason (kept with it, shown to the staff) and once more before it is done: it cannot
+// be undone.
+function askVoid(voiding, item, voidButton) {
   voidButton.hidden = true;
   const form = document.createElement("form");
   const label = document.createElement("label");
   const reason = document.createElement("input");
-  reason.id = `void-reason-${ticket.ticketId}`;
+  reason.id = `void-reason-${voiding.id}`;
   reason.required = true;
   reason.maxLength = 200;
   label.htmlFor = reason.id;
@@ -468,13 +481,12 @@ function askVoid(ticket, item, voidButton, describe) {
       return;
     }
     confirm.disabled = true;
-    const [status, answer] = await sendJson(`/v1.1/tickets/${ticket.ticketId}`, "DELETE",
-      { reason: why }).catch(() => [null, {}]);
+    const [status, answer] = await sendJson(voiding.path, "DELETE", { reason: why })
+      .catch(() => [null, {}]);
     if (status === 204) {
       form.remove();
-      Object.assign(ticket, { status: "void", voidReason: why });
-      describe();
-      findStatus.textContent = `Voided ${ticket.confirmationCode}.`;
+      await voiding.voided(why);
+      findStatus.textContent = `Voided ${voiding.name}.`;
     } else {
       confirm.disabled = false;
       findStatus.textContent = `Not voided: ${problemText(status, answer)}`;
@@ -529,6 +541,18 @@ function foundOrder(order) {
       buttons.append(button);
     }
     item.append(buttons);
+  }
+  if (order.status === "confirmed" || order.status === "pending") {
+    const voidButton = document.createElement("button");
+    voidButton.type = "button";
+    voidButton.className = "danger";
+    voidButton.textContent = `Void ${order.orderCode}`;
+    // Its tickets are found again: each now reads void, with the order's reason.
+    voidButton.addEventListener("click", () => askVoid({
+      path: `/v1.1/orders/${order.orderId}`, id: order.orderId, name: order.orderCode,
+      voided: findTickets,
+    }, item, voidButton));
+    item.append(voidButton);
   }
   return item;
 }

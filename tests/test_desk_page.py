@@ -148,13 +148,14 @@ def find(browser, field_id, text, found):
     wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text.startswith(found))
 
 
-def void_with_reason(browser, code, reason):
-    """Void the found ticket, asked for a reason (required) and once more."""
-    browser.find_element(By.CSS_SELECTOR, "#found button.danger").click()
-    assert browser.find_element(By.CSS_SELECTOR, "#found form label").text == \
+def void_with_reason(browser, code, reason, found="#found"):
+    """Void the found ticket (or, in "#found-orders", the found order), asked for a reason
+    (required) and once more."""
+    browser.find_element(By.CSS_SELECTOR, f"{found} button.danger").click()
+    assert browser.find_element(By.CSS_SELECTOR, f"{found} form label").text == \
         "Reason for the void"
     field = browser.switch_to.active_element  # the reason takes the focus
-    confirm = browser.find_element(By.CSS_SELECTOR, "#found button.confirm")
+    confirm = browser.find_element(By.CSS_SELECTOR, f"{found} button.confirm")
     confirm.click()  # empty: the browser's own check of a required field stops it
     assert browser.execute_script("return arguments[0].validity.valueMissing", field)
     field.send_keys("   ")
@@ -163,7 +164,7 @@ def void_with_reason(browser, code, reason):
              "Not voided: say why in the reason for the void.")
     field.clear()
     field.send_keys(reason)
-    browser.find_element(By.CSS_SELECTOR, "#found button.confirm").click()
+    browser.find_element(By.CSS_SELECTOR, f"{found} button.confirm").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text == f"Voided {code}.")
 
 
@@ -204,17 +205,18 @@ def test_an_order_booked_on_the_shop_is_found_due_and_marked_paid_cash(shop_serv
     line, due = order.find_elements(By.CSS_SELECTOR, "p")[:2]
     assert line.text.endswith("· 2 ticket(s) · confirmed")
     assert due.text == "Payment due: 24.00 EUR"
+    code = line.text.split(" ")[1]
     assert [each.text for each in order.find_elements(By.CSS_SELECTOR, "button")] == [
-        "Paid cash", "Paid card"]
+        "Paid cash", "Paid card", f"Void {code}"]
     assert fits_width(browser)
     screenshot(browser, tmp_path, "desk-payment-due-360.png")
 
     order.find_element(By.XPATH, ".//button[.='Paid cash']").click()
-    code = line.text.split(" ")[1]
     wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text ==
              f"Order {code} paid cash: 24.00 EUR.")
     assert due.text == "Paid cash: 24.00 EUR"
-    assert order.find_elements(By.CSS_SELECTOR, "button") == []
+    assert [each.text for each in order.find_elements(By.CSS_SELECTOR, "button")] == [
+        f"Void {code}"]
     assert fits_width(browser)
     screenshot(browser, tmp_path, "desk-paid-360.png")
     _, found = call(shop_server, "POST", "/v1.1/admissions/lookup", DESK_AUTH,
@@ -233,6 +235,17 @@ def test_an_order_booked_on_the_shop_is_found_due_and_marked_paid_cash(shop_serv
     _, found = call(shop_server, "POST", "/v1.1/admissions/lookup", DESK_AUTH,
                     {"code": sold})
     assert found["tickets"][0]["voidReason"] == "Sold twice by mistake"
+
+    # The family's whole order, voided at once: found again, each ticket reads void.
+    find(browser, "find-email", "family@example.org", "2 ticket(s)")
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#found-orders li"))
+    void_with_reason(browser, code, "Family could not come", "#found-orders")
+    wait_for(browser, lambda d: [each.text.endswith("· void") for each in
+                                 d.find_elements(By.CSS_SELECTOR, "#found li > p:first-child")]
+             == [True, True])
+    assert browser.find_element(By.ID, "find-status").text == f"Voided {code}."
+    status, stored = call(shop_server, "GET", f"/v1.1/orders/{stored['orderId']}", ADMIN)
+    assert (stored["status"], stored["voidReason"]) == ("voided", "Family could not come")
     assert csp_violations(browser) == []
 
 

@@ -199,6 +199,21 @@ def test_an_admins_order_void_keeps_its_reason_which_only_the_staff_read(client,
     assert "voidReason" not in mine and "Booked twice" not in mine
 
 
+def test_the_desk_voids_an_order_of_today_and_no_other(client, store):
+    today = sell_order(store, ["adult", "child"])
+    void(client, f"{ORDERS}/{today['orderId']}", "Left before the visit")
+    read = client.get(f"{ORDERS}/{today['orderId']}", headers=DESK, status=200).json
+    assert (read["status"], read["voidReason"]) == ("voided", "Left before the visit")
+    assert {each["status"] for each in read["tickets"]} == {"void"}
+    # One ticket on another day is enough: that order is an admin's, and stays whole.
+    later = sell_order(store, ["adult", ("child", OPEN_DAY)])
+    refused = void(client, f"{ORDERS}/{later['orderId']}", "Booked twice", status=403)
+    assert "orders whose tickets all are" in assert_problem(refused, 403)["detail"]
+    read = client.get(f"{ORDERS}/{later['orderId']}", headers=DESK, status=200).json
+    assert read["status"] == "confirmed" and "voidReason" not in read
+    void(client, f"{ORDERS}/{later['orderId']}", "Booked twice", headers=ADMIN)
+
+
 def test_a_cancel_keeps_no_reason_and_refuses_one(client):
     held_order = client.post_json(ORDERS, {"items": [{"ticketType": "general",
                                                       "ticketDate": OPEN_DAY}],
