@@ -3,9 +3,11 @@ user signs in with the page's own form (no login box), sells a walk-in two adult
 child paid cash at 360×740, sees three QR codes that each admit at the door, and the print
 view holds the tickets alone, one a page; a ticket found by its code is voided; an admin
 signs in with its password kept in the page's memory. Every step fits the window's width,
-and no Content-Security-Policy violation happens.
+passes axe-core (tests/a11y.py) at 360×740 and 1280×800, and no Content-Security-Policy
+violation happens.
 
-Needs Debian's `chromium` and `chromium-driver` (skipped without them). Screenshots go to
+Needs Debian's `chromium` and `chromium-driver`, and axe-core from npm (skipped without
+them, failed under CI). Screenshots go to
 tmp_path; `MUSEUM_SCREENSHOTS=docs pytest tests/test_desk_page.py` rewrites those of
 docs/desk.md.
 """
@@ -17,13 +19,15 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+import test_scan_page
+from a11y import assert_accessible, needs_axe
 from conftest import ADMIN, PASSWORDS, zone_at_noon
 from qr import read_qr
 from serving import running_server
 from test_scan_page import (GATE_AUTH, OPEN_EVERY_DAY, SMALL_PHONE, call, chromium,
                             csp_violations, screenshot, set_screen, user_lines)
 
-pytestmark = pytest.mark.slow  # a server and a browser: 10 s and more
+pytestmark = [pytest.mark.slow, test_scan_page.pytestmark]  # a server and a browser: 10 s+
 DESK_SCREEN = {"width": 1280, "height": 800}
 
 
@@ -84,8 +88,11 @@ def shown_codes(browser):
     return [read_qr(base64.b64decode(source.split(",", 1)[1])) for source in sources]
 
 
+@needs_axe
 def test_a_walk_in_is_sold_three_tickets_paid_cash_and_each_admits(server, browser,
                                                                      tmp_path):
+    browser.get(f"http://127.0.0.1:{server.port}/desk")
+    assert_accessible(browser, "/desk's sign-in")
     sign_in(browser, server, "desk")
     assert browser.execute_script("return localStorage.getItem('museum.desk.signIn')")
     slot = browser.find_element(By.ID, "sale-slot").get_attribute("value")
@@ -104,6 +111,7 @@ def test_a_walk_in_is_sold_three_tickets_paid_cash_and_each_admits(server, brows
     assert status == "Sold: 3 ticket(s), 29.00 EUR paid cash."
     assert fits_width(browser)
     screenshot(browser, tmp_path, "desk-sold-360.png")
+    assert_accessible(browser, "/desk after a sale, its tickets shown")
     for code in codes:
         admitted, answer = call(server, "POST", "/v1.1/admissions", GATE_AUTH, {"code": code})
         assert (admitted, answer["result"]) == (201, "admitted"), answer
@@ -118,6 +126,7 @@ def test_a_walk_in_is_sold_three_tickets_paid_cash_and_each_admits(server, brows
     assert csp_violations(browser) == []
 
 
+@needs_axe
 def test_a_ticket_found_by_its_code_is_voided(server, browser, tmp_path):
     sign_in(browser, server, "desk")
     set_count(browser, "adult", 1)
@@ -128,6 +137,7 @@ def test_a_ticket_found_by_its_code_is_voided(server, browser, tmp_path):
     browser.find_element(By.ID, "find-code").send_keys(code[-12:])
     browser.find_element(By.ID, "find-button").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text.startswith("1 ticket"))
+    assert_accessible(browser, "/desk with a ticket found")
     browser.find_element(By.CSS_SELECTOR, "#found button.danger").click()
     browser.find_element(By.CSS_SELECTOR, "#found button.confirm").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text == f"Voided {code}.")
@@ -140,6 +150,7 @@ def test_a_ticket_found_by_its_code_is_voided(server, browser, tmp_path):
     assert csp_violations(browser) == []
 
 
+@needs_axe
 def test_an_admin_signs_in_for_this_page_only_and_a_gate_is_refused(server, browser,
                                                                       tmp_path):
     set_screen(browser, **DESK_SCREEN)
@@ -149,6 +160,7 @@ def test_an_admin_signs_in_for_this_page_only_and_a_gate_is_refused(server, brow
     assert browser.execute_script("return localStorage.getItem('museum.desk.signIn')") is None
     assert fits_width(browser)
     screenshot(browser, tmp_path, "desk-1280.png")
+    assert_accessible(browser, "/desk signed in as admin, its admin sections shown")
     browser.refresh()
     wait_for(browser, lambda d: d.find_element(By.ID, "sign-in").is_displayed())
 
@@ -167,6 +179,7 @@ def fill(browser, field_id, text):
     field.send_keys(text)
 
 
+@needs_axe
 def test_an_admin_creates_an_event_after_a_field_error_and_cancels_it(server, browser,
                                                                         tmp_path):
     sign_in(browser, server, "admin")
@@ -185,6 +198,7 @@ def test_an_admin_creates_an_event_after_a_field_error_and_cancels_it(server, br
     assert browser.switch_to.active_element.get_attribute("id") == "event-capacity"
     assert fits_width(browser)
     screenshot(browser, tmp_path, "desk-event-error-360.png")
+    assert_accessible(browser, "/desk's event form with a field error")
 
     fill(browser, "event-capacity", "30")
     browser.find_element(By.ID, "event-save").click()
@@ -206,6 +220,7 @@ def test_an_admin_creates_an_event_after_a_field_error_and_cancels_it(server, br
     assert csp_violations(browser) == []
 
 
+@needs_axe
 def test_the_report_shows_its_chart_and_its_csv_downloads_as_the_api_answers_it(
         server, browser, tmp_path):
     downloads = tmp_path / "downloads"
@@ -225,6 +240,7 @@ def test_the_report_shows_its_chart_and_its_csv_downloads_as_the_api_answers_it(
     browser.execute_script("arguments[0].scrollIntoView()", chart)
     assert fits_width(browser)
     screenshot(browser, tmp_path, "desk-report-1280.png")
+    assert_accessible(browser, "/desk's report with its chart")
     browser.find_element(By.ID, "report-csv").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "report-status").text.startswith(
         "Downloaded sales-"))
@@ -237,6 +253,7 @@ def test_the_report_shows_its_chart_and_its_csv_downloads_as_the_api_answers_it(
     assert csp_violations(browser) == []
 
 
+@needs_axe
 def test_today_shows_each_slot_and_hour_sold_and_arrived(server, browser, tmp_path):
     sign_in(browser, server, "desk")
     set_count(browser, "adult", 2)
@@ -256,4 +273,5 @@ def test_today_shows_each_slot_and_hour_sold_and_arrived(server, browser, tmp_pa
     assert fits_width(browser)
     browser.execute_script("document.getElementById('today-section').scrollIntoView()")
     screenshot(browser, tmp_path, "desk-today-360.png")
+    assert_accessible(browser, "/desk's day at a glance")
     assert csp_violations(browser) == []

@@ -5,11 +5,11 @@ own site in an iframe (and refused by any other); ended and full entry slots sho
 German for a browser that asks for it; two browsers after the last places. Every step fits
 the phone's width, and no Content-Security-Policy violation happens.
 
-axe-core is not packaged for Debian 12 (no `node-axe-core`), and nothing is downloaded at
-test time: the accessibility checks here are the page's own (every control named, the
-language set, the outcome announced), not axe's.
+Each state of the page passes axe-core (tests/a11y.py) at 360×740 and 1280×800, beside the
+page's own checks here (every control named, the language set, the outcome announced).
 
-Needs Debian's `chromium` and `chromium-driver` (skipped without them). Screenshots go to
+Needs Debian's `chromium` and `chromium-driver`, and axe-core from npm (skipped without
+them, failed under CI). Screenshots go to
 tmp_path; `MUSEUM_SCREENSHOTS=docs pytest tests/test_shop_page_browser.py` rewrites those of
 docs/shop.md.
 """
@@ -23,6 +23,8 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+import test_scan_page
+from a11y import assert_accessible, needs_axe
 from conftest import ADMIN, VISITOR, zone_at_noon
 from qr import read_screenshot_qr
 from serving import free_port, running_server
@@ -31,7 +33,8 @@ from test_scan_page import (GATE_AUTH, OPEN_EVERY_DAY, SMALL_PHONE, browser,  # 
                             call, chromium, csp_violations, screenshot, set_screen,
                             user_lines)
 
-pytestmark = pytest.mark.slow  # a server and one or two browsers each: 10 s and more
+# A server and one or two browsers each: 10 s and more.
+pytestmark = [pytest.mark.slow, test_scan_page.pytestmark]
 FAMILY_EMAIL = "family@example.org"
 SLOT_PLACES = 4  # [capacity] general_per_slot
 DESK = {"width": 1280, "height": 800}
@@ -150,6 +153,7 @@ def page_screenshot(driver, tmp_path, name, frame_size=SMALL_PHONE):
     set_screen(driver, **frame_size)
 
 
+@needs_axe
 def test_a_family_books_four_tickets_on_a_phone_and_each_admits(server, browser, tmp_path):
     set_screen(browser, **SMALL_PHONE)
     today = today_at(server)
@@ -163,12 +167,14 @@ def test_a_family_books_four_tickets_on_a_phone_and_each_admits(server, browser,
     assert slots["12:00"] == (f"12:00 {SLOT_PLACES} left", True)
     assert browser.find_element(By.ID, "slot-12:00").is_selected()  # the first open one
     assert choices(browser, "day")[today.isoformat()][1]  # today still has open slots
+    assert_accessible(browser, "/shop at the start")
 
     add_tickets(browser, "adult", 2)
     add_tickets(browser, "child", 2)
     wait_for_total(browser, "Total: €24.00, paid at the desk")
     assert fits_width(browser) and unnamed_controls(browser) == []
     page_screenshot(browser, tmp_path, "shop-choose-360.png")
+    assert_accessible(browser, "/shop with counts entered")
 
     book(browser, FAMILY_EMAIL)
     codes = wait_for_tickets(browser, 4)
@@ -179,6 +185,7 @@ def test_a_family_books_four_tickets_on_a_phone_and_each_admits(server, browser,
             "Child under 14 · ticket 3 of 4", "Child under 14 · ticket 4 of 4"]
     assert fits_width(browser) and unnamed_controls(browser) == []
     page_screenshot(browser, tmp_path, "shop-booked-360.png")
+    assert_accessible(browser, "/shop's confirmation with its QR codes")
 
     # Each QR code as the phone shows it admits one of the family at the door.
     for code in codes:
@@ -257,6 +264,7 @@ def test_the_museums_site_embeds_the_page_and_no_other_site_may(server, browser,
         assert csp_violations(browser) == []
 
 
+@needs_axe
 def test_a_browser_asking_for_german_gets_the_page_in_german(server, tmp_path):
     today = today_at(server)
     buy_places(server, today, "13:00", SLOT_PLACES)
@@ -281,6 +289,7 @@ def test_a_browser_asking_for_german_gets_the_page_in_german(server, tmp_path):
         assert error.startswith("E-Mail: must be")  # the API's own message, named
         assert fits_width(browser)
         page_screenshot(browser, tmp_path, "shop-german-360.png")
+        assert_accessible(browser, "/shop in German with a field error")
         assert csp_violations(browser) == []
 
 

@@ -1,0 +1,78 @@
+"""axe-core in the pages' Chromium tests: the page's serious and critical accessibility
+violations (WCAG 2.0 and 2.1, A and AA, and axe's best practices) in the state a test has
+brought it to, at a phone's size and a desk's.
+
+axe-core comes from npm, pinned in tests/a11y/package.json and its lock, installed with
+`npm ci --prefix tests/a11y` (CI does it); nothing is downloaded at test time. Without it
+the tests that need it skip, saying why (fail under CI, see conftest.needs).
+"""
+
+from pathlib import Path
+
+from conftest import needs
+
+AXE_SCRIPT = Path(__file__).parent / "a11y" / "node_modules" / "axe-core" / "axe.min.js"
+needs_axe = needs(AXE_SCRIPT.exists(), "needs axe-core from npm: npm ci --prefix tests/a11y")
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
+# The sizes every page works at, without scrolling sideways (WCAG's reflow): a small phone
+# and a desk's screen.
+SMALL_PHONE = {"width": 360, "height": 740}
+DESK_SIZE = {"width": 1280, "height": 800}
+SIZES = (SMALL_PHONE, DESK_SIZE)
+
+# Run on the page as it is; only what a person is stopped by (serious, critical) is kept.
+RUN_AXE = """
+const [tags, done] = arguments;
+axe.run(document, {runOnly: {type: "tag", values: tags}, resultTypes: ["violations"]})
+  .then((results) => done(results.violations
+    .filter((rule) => rule.impact === "serious" || rule.impact === "critical")
+    .map((rule) => ({id: rule.id, impact: rule.impact, help: rule.help,
+                     nodes: rule.nodes.map((node) => ({
+                       target: node.target.join(" "), summary: node.failureSummary}))}))),
+        (error) => done([{id: "axe-error", impact: "critical", help: String(error), nodes: []}]));
+"""
+
+
+def set_screen(driver, width, height):
+    """The page's viewport set to `width`×`height` CSS pixels, as a phone's or a screen's."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
+
+
+def serious_violations(driver):
+    """axe-core's serious and critical violations on the page now: a list of {id, impact,
+    help, nodes: [{target, summary}]}. The script is given through WebDriver, which the
+    page's Content-Security-Policy does not apply to; it is given again after a page load."""
+    if not driver.execute_script("return typeof axe !== 'undefined'"):
+        driver.execute_script(AXE_SCRIPT.read_text())
+    return driver.execute_async_script(RUN_AXE, AXE_TAGS)
+
+
+def described(violations):
+    """The violations as lines a failing assert shows: rule, impact, help, then each node's
+    CSS target and what to fix."""
+    lines = []
+    for rule in violations:
+        lines.append(f"{rule['id']} ({rule['impact']}): {rule['help']}")
+        for node in rule["nodes"]:
+            summary = " ".join(node["summary"].split())
+            lines.append(f"    {node['target']}: {summary}")
+    return "\n".join(lines)
+
+
+def assert_accessible(driver, state):
+    """No serious or critical violation in the page's current `state` (words for the
+    failure message) at either of SIZES; the window is left at the size it had."""
+    size = driver.execute_script(
+        "return {width: window.innerWidth, height: window.innerHeight}")
+    found = {}
+    try:
+        for screen in SIZES:
+            set_screen(driver, **screen)
+            violations = serious_violations(driver)
+            if violations:
+                found[f"{screen['width']}×{screen['height']}"] = described(violations)
+    finally:
+        set_screen(driver, **size)
+    assert not found, f"axe-core on {state}:\n" + "\n".join(
+        f"at {screen}:\n{text}" for screen, text in found.items())
