@@ -2,8 +2,8 @@
 violations (WCAG 2.0 and 2.1, A and AA, and axe's best practices) in the state a test has
 brought it to, at a phone's size and a desk's.
 
-axe-core comes from npm, pinned in tests/a11y/package.json and its lock, installed with
-`npm ci --prefix tests/a11y` (CI does it); nothing is downloaded at test time. Without it
+axe-core comes from npm, pinned in tests/npm/package.json and its lock, installed with
+`npm ci --prefix tests/npm` (CI does it); nothing is downloaded at test time. Without it
 the tests that need it skip, saying why (fail under CI, see conftest.needs).
 """
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from conftest import needs
 
-AXE_SCRIPT = Path(__file__).parent / "a11y" / "node_modules" / "axe-core" / "axe.min.js"
-needs_axe = needs(AXE_SCRIPT.exists(), "needs axe-core from npm: npm ci --prefix tests/a11y")
+AXE_SCRIPT = Path(__file__).parent / "npm" / "node_modules" / "axe-core" / "axe.min.js"
+needs_axe = needs(AXE_SCRIPT.exists(), "needs axe-core from npm: npm ci --prefix tests/npm")
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
 # The sizes every page works at, without scrolling sideways (WCAG's reflow): a small phone
 # and a desk's screen.
