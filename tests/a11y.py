@@ -1,6 +1,7 @@
-"""axe-core in the pages' Chromium tests: the page's serious and critical accessibility
-violations (WCAG 2.0 and 2.1, A and AA, and axe's best practices) in the state a test has
-brought it to, at a phone's size and a desk's.
+"""Accessibility in the pages' Chromium tests: axe-core's serious and critical violations
+(WCAG 2.0 and 2.1, A and AA, and axe's best practices) in the state a test has brought a
+page to, at a phone's size and a desk's; and the keyboard alone moving the focus from stop
+to stop, the focus shown at each.
 
 axe-core comes from npm, pinned in tests/npm/package.json and its lock, installed with
 `npm ci --prefix tests/npm` (CI does it); nothing is downloaded at test time. Without it
@@ -8,6 +9,9 @@ the tests that need it skip, saying why (fail under CI, see conftest.needs).
 """
 
 from pathlib import Path
+
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.keys import Keys
 
 from conftest import needs
 
@@ -76,3 +80,48 @@ def assert_accessible(driver, state):
         set_screen(driver, **size)
     assert not found, f"axe-core on {state}:\n" + "\n".join(
         f"at {screen}:\n{text}" for screen, text in found.items())
+
+
+# -- the keyboard alone ------------------------------------------------------------------------
+
+# The focused element, and whether its focus is shown: a ring of 2 px or more drawn by the
+# page (Chromium's own is 1 px and may be hard to see) on it or, for a control the page hides
+# under its styled label (the shop's choices), on that label.
+FOCUS = """
+const element = document.activeElement;
+const ring = (each) => {
+  const style = getComputedStyle(each);
+  return style.outlineStyle !== "none" && parseFloat(style.outlineWidth) >= 2;
+};
+return {element, tag: element.outerHTML.slice(0, element.outerHTML.indexOf(">") + 1),
+        shown: element.matches(":focus-visible")
+               && (ring(element) || [...(element.labels || [])].some(ring))};
+"""
+
+
+def press(driver, *keys):
+    """`keys` pressed on whatever has the focus, as a person at the keyboard presses them."""
+    ActionChains(driver).send_keys(*keys).perform()
+
+
+def focused(driver):
+    """The focused element; it is asserted to show its focus."""
+    focus = driver.execute_script(FOCUS)
+    assert focus["shown"], f"focus not shown on {focus['tag']}"
+    return focus["element"]
+
+
+def tab_to(driver, selector, backwards=False, stops=40):
+    """Tab (Shift+Tab `backwards`) from stop to stop until the focus is on the element that
+    the CSS `selector` matches, the focus shown at each stop; that element."""
+    for _ in range(stops):
+        if driver.execute_script(
+                "return document.activeElement.matches(arguments[0])", selector):
+            return focused(driver)
+        keys = ActionChains(driver)
+        if backwards:
+            keys.key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+        else:
+            keys.send_keys(Keys.TAB).perform()
+        focused(driver)
+    raise AssertionError(f"{selector} not reached in {stops} stops")

@@ -17,14 +17,15 @@ docs/shop.md.
 import http.server
 import threading
 from contextlib import contextmanager
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import test_scan_page
-from a11y import assert_accessible, needs_axe
+from a11y import assert_accessible, focused, needs_axe, press, tab_to
 from conftest import ADMIN, VISITOR, zone_at_noon
 from qr import read_screenshot_qr
 from serving import free_port, running_server
@@ -195,6 +196,64 @@ def test_a_family_books_four_tickets_on_a_phone_and_each_admits(server, browser,
     link = browser.find_element(By.CSS_SELECTOR, "#order-tickets a")
     assert link.get_attribute("href").startswith(f"http://127.0.0.1:{server.port}/t/")
     assert csp_violations(browser) == []
+
+
+def checked(driver, group):
+    return driver.find_element(By.CSS_SELECTOR, f"input[name='{group}']:checked")
+
+
+@needs_axe
+def test_a_family_books_with_the_keyboard_alone(server, browser):
+    """Tab and Shift+Tab from control to control, the arrows in the choices and the
+    numbers, Space and Enter on the buttons: never a click, and the focus shown at each
+    stop."""
+    tomorrow = (today_at(server) + timedelta(days=1)).isoformat()
+    status, event = call(server, "POST", "/v1.1/special-events", ADMIN, {
+        "name": "Lantern tour", "location": "Harbour", "price": 12,
+        "eventDescription": "By lantern light.", "dates": [tomorrow]})
+    assert status == 201, event
+    set_screen(browser, **SMALL_PHONE)
+    open_shop(browser, f"http://127.0.0.1:{server.port}/shop")
+
+    tab_to(browser, "#offer-general")
+    press(browser, Keys.ARROW_DOWN)  # the event: the choices are drawn again, focus kept
+    assert focused(browser).get_attribute("id") == f"offer-{event['eventId']}"
+    press(browser, Keys.ARROW_UP)
+    assert focused(browser).get_attribute("id") == "offer-general"
+    tab_to(browser, "input[name='day']:checked")
+    assert checked(browser, "day").get_attribute("value") == tomorrow  # the event's, kept
+    press(browser, Keys.ARROW_LEFT)
+    assert checked(browser, "day").get_attribute("value") == today_at(server).isoformat()
+    press(browser, Keys.ARROW_RIGHT)
+    assert focused(browser).get_attribute("value") == tomorrow
+    tab_to(browser, "input[name='slot']:checked")
+    slot = checked(browser, "slot").get_attribute("value")  # today's first open, kept
+    press(browser, Keys.ARROW_RIGHT)
+    later = f"{int(slot[:2]) + 1:02}:00"
+    assert checked(browser, "slot").get_attribute("value") == later
+    assert_accessible(browser, "/shop with a day and a slot chosen")
+
+    tab_to(browser, "#quantity-adult + button")
+    press(browser, Keys.ENTER, Keys.SPACE)
+    tab_to(browser, "#quantity-child")
+    press(browser, Keys.ARROW_UP, Keys.ARROW_UP)
+    wait_for_total(browser, "Total: €24.00, paid at the desk")
+    tab_to(browser, "#email")
+    press(browser, FAMILY_EMAIL)
+    tab_to(browser, "#quantity-child", backwards=True)  # a last look back, and forth again
+    tab_to(browser, "#book")
+    press(browser, Keys.ENTER)
+    assert len(wait_for_tickets(browser, 4)) == 4
+    assert browser.find_element(By.ID, "order-facts").text.endswith(f" · {later}")
+    availability = call(server, "GET", f"/v1.1/availability?startDate={tomorrow}"
+                        f"&endDate={tomorrow}", ADMIN)[1]
+    booked = next(each for each in availability[0]["slots"] if each["time"] == later)
+    assert booked["sold"] == 4
+    tab_to(browser, "#order-tickets a")
+    tab_to(browser, "#again")
+    press(browser, Keys.SPACE)
+    WebDriverWait(browser, 10).until(
+        lambda d: d.find_element(By.ID, "booking").is_displayed())
 
 
 class Embedder(http.server.BaseHTTPRequestHandler):
