@@ -94,8 +94,8 @@ const ring = (each) => {
   return style.outlineStyle !== "none" && parseFloat(style.outlineWidth) >= 2;
 };
 return {element, tag: element.outerHTML.slice(0, element.outerHTML.indexOf(">") + 1),
-        shown: element.matches(":focus-visible")
-               && (ring(element) || [...(element.labels || [])].some(ring))};
+        outline: getComputedStyle(element).outline,
+        shown: ring(element) || [...(element.labels || [])].some(ring)};
 """
 
 
@@ -107,7 +107,7 @@ def press(driver, *keys):
 def focused(driver):
     """The focused element; it is asserted to show its focus."""
     focus = driver.execute_script(FOCUS)
-    assert focus["shown"], f"focus not shown on {focus['tag']}"
+    assert focus["shown"], f"focus not shown on {focus['tag']} (outline: {focus['outline']})"
     return focus["element"]
 
 

@@ -17,10 +17,11 @@ from datetime import date
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import test_scan_page
-from a11y import assert_accessible, needs_axe
+from a11y import assert_accessible, focused, needs_axe, press, tab_to
 from conftest import ADMIN, PASSWORDS, zone_at_noon
 from qr import read_qr
 from serving import running_server
@@ -127,6 +128,42 @@ def test_a_walk_in_is_sold_three_tickets_paid_cash_and_each_admits(server, brows
 
 
 @needs_axe
+def test_a_walk_in_is_sold_with_the_keyboard_alone(server, browser):
+    """Tab and Shift+Tab from field to field, the arrows in the numbers and the choices,
+    Enter and Space on the buttons: never a click, and the focus shown at each stop."""
+    browser.get(f"http://127.0.0.1:{server.port}/desk")
+    wait_for(browser, lambda d: d.find_element(By.ID, "sign-in").is_displayed())
+    tab_to(browser, "#name")
+    press(browser, "desk")
+    tab_to(browser, "#secret")
+    press(browser, PASSWORDS["desk"], Keys.ENTER)
+    # The sign-in form is hidden: the focus goes to the sale, not to the page.
+    wait_for(browser, lambda d: d.switch_to.active_element.get_attribute("id") == "sale-date")
+    focused(browser)
+
+    tab_to(browser, "#count-adult")
+    press(browser, Keys.ARROW_UP, Keys.ARROW_UP)
+    tab_to(browser, "#count-child")
+    press(browser, Keys.ARROW_UP)
+    tab_to(browser, "#count-adult", backwards=True)
+    press(browser, Keys.ARROW_DOWN)  # one adult fewer
+    tab_to(browser, "input[name='payment']:checked")
+    press(browser, Keys.ARROW_RIGHT)
+    assert focused(browser).get_attribute("value") == "card"
+    wait_for(browser, lambda d: d.find_element(By.ID, "total").text ==
+             "Total 17.00 EUR for 2 ticket(s)")
+    tab_to(browser, "#sell-button")
+    press(browser, Keys.ENTER)
+    assert len(shown_codes(browser)) == 2
+    assert browser.find_element(By.ID, "sell-status").text \
+        == "Sold: 2 ticket(s), 17.00 EUR paid card."
+    assert focused(browser).get_attribute("id") == "print"
+    tab_to(browser, "#new-sale")
+    press(browser, Keys.SPACE)
+    wait_for(browser, lambda d: not d.find_element(By.ID, "sold").is_displayed())
+    assert focused(browser).get_attribute("id") == "sale-date"
+
+
 def test_a_ticket_found_by_its_code_is_voided(server, browser, tmp_path):
     sign_in(browser, server, "desk")
     set_count(browser, "adult", 1)
