@@ -64,22 +64,24 @@ def described(violations):
     return "\n".join(lines)
 
 
-def assert_accessible(driver, state):
+def assert_accessible_as_shown(driver, state):
     """No serious or critical violation in the page's current `state` (words for the
-    failure message) at either of SIZES; the window is left at the size it had."""
+    failure message) at the size the page is shown at."""
+    violations = serious_violations(driver)
+    assert not violations, f"axe-core on {state}:\n{described(violations)}"
+
+
+def assert_accessible(driver, state):
+    """As assert_accessible_as_shown, at each of SIZES; the page is left at the size it
+    had (as set_screen sets it)."""
     size = driver.execute_script(
         "return {width: window.innerWidth, height: window.innerHeight}")
-    found = {}
     try:
         for screen in SIZES:
             set_screen(driver, **screen)
-            violations = serious_violations(driver)
-            if violations:
-                found[f"{screen['width']}×{screen['height']}"] = described(violations)
+            assert_accessible_as_shown(driver, f"{state} at {screen['width']}×{screen['height']}")
     finally:
         set_screen(driver, **size)
-    assert not found, f"axe-core on {state}:\n" + "\n".join(
-        f"at {screen}:\n{text}" for screen, text in found.items())
 
 
 # -- the keyboard alone ------------------------------------------------------------------------

@@ -176,6 +176,7 @@ def test_a_ticket_found_by_its_code_is_voided(server, browser, tmp_path):
     wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text.startswith("1 ticket"))
     assert_accessible(browser, "/desk with a ticket found")
     browser.find_element(By.CSS_SELECTOR, "#found button.danger").click()
+    assert_accessible(browser, "/desk asking to confirm a void")
     browser.find_element(By.CSS_SELECTOR, "#found button.confirm").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "find-status").text == f"Voided {code}.")
     assert browser.find_element(By.CSS_SELECTOR, "#found p").text.endswith("· void")
@@ -206,6 +207,7 @@ def test_an_admin_signs_in_for_this_page_only_and_a_gate_is_refused(server, brow
     browser.find_element(By.ID, "sign-in-button").click()
     wait_for(browser, lambda d: d.find_element(By.ID, "sign-in-status").text ==
              "This page is for desk and admin users: sign in as one")
+    assert_accessible(browser, "/desk's sign-in refusing a gate user")
     assert date.today()  # the page reached no sale
     assert csp_violations(browser) == []
 

@@ -471,6 +471,7 @@ def test_the_form_signs_a_gate_user_in_with_a_session_and_refuses_an_admin(
     assert re.search(rf"^{session} +gate +\S+ +-$", listed.out, re.MULTILINE), listed.out
 
     browser.find_element(By.ID, "settings").click()
+    assert_accessible(browser, "/scan's settings")
     browser.find_element(By.ID, "sign-out").click()
     assert sign_in_status(browser) == "Signed out. Sign in again to scan."
     assert stored_sign_in(browser) is None and shown(browser, "scanner") is None

@@ -352,6 +352,7 @@ def test_a_browser_asking_for_german_gets_the_page_in_german(server, tmp_path):
         assert csp_violations(browser) == []
 
 
+@needs_axe
 def test_two_browsers_after_the_last_places_one_order_whole_the_other_told(server, tmp_path):
     today = today_at(server)
     buy_places(server, today, "12:00", SLOT_PLACES - 2)  # two places left at 12:00
@@ -376,6 +377,7 @@ def test_two_browsers_after_the_last_places_one_order_whole_the_other_told(serve
         assert told.find_element(By.ID, "problem").text.startswith("Sold out")
         assert choices(told, "slot")["12:00"] == ("12:00 full", False)  # read again
         page_screenshot(told, tmp_path, "shop-sold-out-360.png")
+        assert_accessible(told, "/shop told sold out")
     status, availability = call(server, "GET", f"/v1.1/availability?endDate={today}", ADMIN)
     noon = next(slot for slot in availability[0]["slots"] if slot["time"] == "12:00")
     assert (noon["sold"], noon["available"]) == (SLOT_PLACES, 0)

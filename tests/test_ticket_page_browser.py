@@ -128,6 +128,7 @@ def pages_printed(browser, paper):
     return len(re.findall(rb"/Type\s*/Page\b", pdf))
 
 
+@needs_axe
 def test_an_orders_page_prints_one_ticket_on_each_a4_or_letter_page(server, browser,
                                                                      tmp_path):
     day = tomorrow()
@@ -144,6 +145,7 @@ def test_an_orders_page_prints_one_ticket_on_each_a4_or_letter_page(server, brow
         opened.close()
     open_page(browser, server, f"/t/{made['pageToken']}")
     assert len(shown_qr_codes(browser)) == 3 and fits_the_width(browser)
+    assert_accessible(browser, "an order's page")
     screenshot(browser, tmp_path, "ticket-page-order-360.png")
     for paper in PAPER:
         assert pages_printed(browser, paper) == 3, paper
