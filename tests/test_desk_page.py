@@ -1,8 +1,9 @@
 """The desk page (/desk) in a real headless Chromium against a real `museum serve`: a desk
 user signs in with the page's own form (no login box), sells a walk-in two adults and a
 child paid cash at 360×740, sees three QR codes that each admit at the door, and the print
-view holds the tickets alone, one a page; a ticket found by its code is voided; an admin
-signs in with its password kept in the page's memory. Every step fits the window's width,
+view holds the tickets alone, one a page; a walk-in is sold with the keyboard alone; a
+ticket found by its code is voided; an admin signs in with its password kept in the page's
+memory. Every step fits the window's width,
 passes axe-core (tests/a11y.py) at 360×740 and 1280×800, and no Content-Security-Policy
 violation happens.
 

@@ -2,7 +2,8 @@
 the shop on, paid at the desk: a family books two adults and two children on a 360×740
 phone and sees four QR codes that each admit at the door; the page embedded by a museum's
 own site in an iframe (and refused by any other); ended and full entry slots shown as such;
-German for a browser that asks for it; two browsers after the last places. Every step fits
+German for a browser that asks for it; two browsers after the last places; a booking with
+the keyboard alone, the focus shown at each stop. Every step fits
 the phone's width, and no Content-Security-Policy violation happens.
 
 Each state of the page passes axe-core (tests/a11y.py) at 360×740 and 1280×800, beside the
