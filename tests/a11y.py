@@ -113,6 +113,15 @@ def focused(driver):
     return focus["element"]
 
 
+def tab(driver, backwards=False):
+    """Tab pressed, or Shift+Tab `backwards`."""
+    keys = ActionChains(driver)
+    if backwards:
+        keys.key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
+    else:
+        keys.send_keys(Keys.TAB).perform()
+
+
 def tab_to(driver, selector, backwards=False, stops=40):
     """Tab (Shift+Tab `backwards`) from stop to stop until the focus is on the element that
     the CSS `selector` matches, the focus shown at each stop; that element."""
@@ -120,10 +129,49 @@ def tab_to(driver, selector, backwards=False, stops=40):
         if driver.execute_script(
                 "return document.activeElement.matches(arguments[0])", selector):
             return focused(driver)
-        keys = ActionChains(driver)
-        if backwards:
-            keys.key_down(Keys.SHIFT).send_keys(Keys.TAB).key_up(Keys.SHIFT).perform()
-        else:
-            keys.send_keys(Keys.TAB).perform()
+        tab(driver, backwards)
         focused(driver)
     raise AssertionError(f"{selector} not reached in {stops} stops")
+
+
+# The page's visible controls: what a pointer can use, a keyboard must reach. A radio
+# button counts as reached when its group is (the arrows move within a group); an element
+# the page focuses by itself only (tabindex -1, such as a confirmation) is no control.
+CONTROLS = """
+const controls = [...document.querySelectorAll(
+  "a[href], button, input, select, textarea, [tabindex]:not([tabindex='-1'])")];
+return controls.filter((each) => !each.disabled && each.getClientRects().length
+                                 && getComputedStyle(each).visibility === "visible");
+"""
+
+
+def unreachable_controls(driver, backwards=False, stops=200):
+    """The page's visible controls that Tab (Shift+Tab `backwards`) does not reach, going
+    once around the page from where the focus is, as the start of their tags; the focus is
+    asserted shown at each stop."""
+    where = "return document.hasFocus() && document.activeElement !== document.body" \
+            " ? document.activeElement : null"
+    start = driver.execute_script(where)
+    reached, outside = [start] if start else [], 0
+    for _ in range(stops):
+        tab(driver, backwards)
+        element = driver.execute_script(where)
+        if element is None:  # past an end of the page, in the browser's own controls
+            outside += 1
+            if outside > 1:
+                break
+            continue
+        if reached and element == reached[-1]:  # the next part of a date field
+            continue
+        if element in reached:  # around the page
+            break
+        focused(driver)
+        reached.append(element)
+    return driver.execute_script("""
+        const [controls, reached] = arguments;
+        const groups = new Set(reached.filter((each) => each.type === "radio")
+          .map((each) => each.name));
+        return controls.filter((each) => !reached.includes(each)
+                                         && !(each.type === "radio" && groups.has(each.name)))
+          .map((each) => each.outerHTML.slice(0, each.outerHTML.indexOf(">") + 1));""",
+        driver.execute_script(CONTROLS), reached)

@@ -22,7 +22,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import test_scan_page
-from a11y import assert_accessible, focused, needs_axe, press, tab_to
+from a11y import assert_accessible, focused, needs_axe, press, tab_to, unreachable_controls
 from conftest import ADMIN, PASSWORDS, zone_at_noon
 from qr import read_qr
 from serving import running_server
@@ -159,6 +159,12 @@ def test_a_walk_in_is_sold_with_the_keyboard_alone(server, browser):
     assert browser.find_element(By.ID, "sell-status").text \
         == "Sold: 2 ticket(s), 17.00 EUR paid card."
     assert focused(browser).get_attribute("id") == "print"
+    assert unreachable_controls(browser) == []
+    # The check above can fail: a button taken out of the Tab order is found.
+    browser.execute_script("document.getElementById('new-sale').tabIndex = -1")
+    assert unreachable_controls(browser) == [
+        '<button id="new-sale" type="button" tabindex="-1">']
+    browser.execute_script("document.getElementById('new-sale').removeAttribute('tabindex')")
     tab_to(browser, "#new-sale")
     press(browser, Keys.SPACE)
     wait_for(browser, lambda d: not d.find_element(By.ID, "sold").is_displayed())
@@ -200,6 +206,7 @@ def test_an_admin_signs_in_for_this_page_only_and_a_gate_is_refused(server, brow
     assert fits_width(browser)
     screenshot(browser, tmp_path, "desk-1280.png")
     assert_accessible(browser, "/desk signed in as admin, its admin sections shown")
+    assert unreachable_controls(browser) == []
     browser.refresh()
     wait_for(browser, lambda d: d.find_element(By.ID, "sign-in").is_displayed())
 

@@ -38,7 +38,7 @@ import museum_devices
 import museum_door
 import storage
 from commands import museum_command
-from a11y import SMALL_PHONE, assert_accessible, needs_axe, set_screen
+from a11y import SMALL_PHONE, assert_accessible, needs_axe, set_screen, unreachable_controls
 from conftest import ADMIN, PASSWORDS, VISITOR, basic, needs, quick_hash
 from museum_http import rfc3339
 from serving import running_server
@@ -284,6 +284,9 @@ def test_scanned_codes_show_each_outcome_and_move_the_counters(server, browser, 
     wait_for_counters(browser, {"General entry": "0 / 2", EVENT_NAME: "0 / 1"})
     assert re.fullmatch(r"\d\d:\d\d", shown(browser, "clock"))
     assert_accessible(browser, "/scan signed in")
+    # The field takes the focus back from all but a button (a scanner types wherever the
+    # focus is), and the buttons come before it: Shift+Tab reaches them.
+    assert unreachable_controls(browser, backwards=True) == []
 
     assert scan(browser, qr(general)) == ("good", "Admitted",
                                           ["General entry", today.isoformat()])

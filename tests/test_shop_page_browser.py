@@ -26,7 +26,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import test_scan_page
-from a11y import assert_accessible, focused, needs_axe, press, tab_to
+from a11y import assert_accessible, focused, needs_axe, press, tab_to, unreachable_controls
 from conftest import ADMIN, VISITOR, zone_at_noon
 from qr import read_screenshot_qr
 from serving import free_port, running_server
@@ -215,6 +215,7 @@ def test_a_family_books_with_the_keyboard_alone(server, browser):
     assert status == 201, event
     set_screen(browser, **SMALL_PHONE)
     open_shop(browser, f"http://127.0.0.1:{server.port}/shop")
+    assert unreachable_controls(browser) == []
 
     tab_to(browser, "#offer-general")
     press(browser, Keys.ARROW_DOWN)  # the event: the choices are drawn again, focus kept
@@ -250,6 +251,7 @@ def test_a_family_books_with_the_keyboard_alone(server, browser):
                         f"&endDate={tomorrow}", ADMIN)[1]
     booked = next(each for each in availability[0]["slots"] if each["time"] == later)
     assert booked["sold"] == 4
+    assert unreachable_controls(browser) == []
     tab_to(browser, "#order-tickets a")
     tab_to(browser, "#again")
     press(browser, Keys.SPACE)
