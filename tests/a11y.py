@@ -148,7 +148,8 @@ return controls.filter((each) => !each.disabled && each.getClientRects().length
 def unreachable_controls(driver, backwards=False, stops=200):
     """The page's visible controls that Tab (Shift+Tab `backwards`) does not reach, going
     once around the page from where the focus is, as the start of their tags; the focus is
-    asserted shown at each stop."""
+    asserted shown at each stop, and is given back where it was (a page that takes it back
+    by itself, as the scanner's field does, may not have by the time the walk ends)."""
     where = "return document.hasFocus() && document.activeElement !== document.body" \
             " ? document.activeElement : null"
     start = driver.execute_script(where)
@@ -167,6 +168,8 @@ def unreachable_controls(driver, backwards=False, stops=200):
             break
         focused(driver)
         reached.append(element)
+    if start:
+        driver.execute_script("arguments[0].focus()", start)
     return driver.execute_script("""
         const [controls, reached] = arguments;
         const groups = new Set(reached.filter((each) => each.type === "radio")
