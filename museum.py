@@ -41,8 +41,8 @@ from museum_http import (API, BAD_QUERY, BODY_LIMIT, IDEMPOTENCY_KEY, PAGE_MAX,
                          PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX, Problem, Router, json_response,
                          storage_error_as_problem, to_json, unexpected_error, write_problem)
 from museum_openapi import Answer, Operation
-from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, Orders,
-                           order_fields)
+from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, OrderPayment,
+                           Orders, order_fields)
 from museum_pages import PageFile
 from museum_outbox_messages import OutboxMessage, OutboxMessages, OutboxRetry
 from museum_reports import ArrivalsChart, SalesChart, SalesReport
@@ -51,8 +51,8 @@ from museum_shop import OrderLimits, ShopCors
 from museum_shop_page import add_shop_routes
 from museum_services import (museum_now, museum_today, museum_zone_name, new_uuid,
                              open_configured_store, qr_secret, utc_now)
-from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, Availability, Ticket, TicketImage,
-                            Tickets, TicketSale)
+from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, VOID_FIELDS, Availability, Ticket,
+                            TicketImage, Tickets, TicketSale)
 
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
@@ -112,7 +112,7 @@ API_ROUTES = {
     "/devices/pair": DevicePairing, "/devices/session": DeviceSession,
     "/price-categories": PriceCategories, "/museum": Museum,
     "/orders": Orders, "/orders/{orderId}": Order, "/orders/{orderId}/confirm": OrderConfirmation,
-    "/orders/{orderId}/qr": OrderImage,
+    "/orders/{orderId}/qr": OrderImage, "/orders/{orderId}/payment": OrderPayment,
     "/tickets/{ticketId}/resend": TicketResend, "/orders/{orderId}/resend": OrderResend,
     "/outbox": OutboxMessages, "/outbox/{messageId}": OutboxMessage,
     "/outbox/{messageId}/retry": OutboxRetry, "/openapi.json": OpenAPIDocument}
@@ -132,7 +132,8 @@ def openapi_description():
         "EVENT_CANCELLED": EVENT_CANCELLED,
         "TICKET_FIELDS": TICKET_FIELDS, "ADMISSION_FIELDS": ADMISSION_FIELDS,
         "LOOKUP_FIELDS": LOOKUP_FIELDS, "DAY_FIELDS": DAY_FIELDS, "ORDER_FIELDS": ORDER_FIELDS,
-        "ORDER_ITEM_FIELDS": ORDER_ITEM_FIELDS, **DEVICE_FACTS, **ORDER_FACTS},
+        "ORDER_ITEM_FIELDS": ORDER_ITEM_FIELDS, "VOID_FIELDS": VOID_FIELDS, **DEVICE_FACTS,
+        **ORDER_FACTS},
         museum_webhooks.described())
 
 
@@ -230,8 +231,9 @@ def api_resources(live, store, clock, new_id, links):
             DeviceSession(store, clock), PriceCategories(live), Museum(live, clock),
             Orders(store, live, now, sale, new_id, public_url, (ORDER_FIELDS, ORDER_ITEM_FIELDS),
                    links, OrderLimits(config["shop"], store, clock)),
-            Order(store, now, links), OrderConfirmation(store, now, links, live, new_id),
-            OrderImage(store, now, links),
+            Order(store, now, links, VOID_FIELDS),
+            OrderConfirmation(store, now, links, live, new_id), OrderImage(store, now, links),
+            OrderPayment(store, now, links),
             TicketResend(store, live, clock, new_id), OrderResend(store, live, clock, new_id),
             OutboxMessages(store), OutboxMessage(store), OutboxRetry(store, clock))
 

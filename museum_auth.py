@@ -254,25 +254,34 @@ class Lane:
     """One password check at a time, taken at once or refused at once: a request never waits
     for a lane on a worker thread, so the checks of a lane hold at most one thread, and every
     other thread stays free for device keys and credentials verified before. A check costs a
-    core and 128 MiB while it runs (scrypt at N=2^17): it runs in the lane's own thread
+    core and 128 MiB while it runs (scrypt at N=2^17): it runs in a thread of its own
     while the request whose check it is waits. A lane open to anyone runs its checks at a
     lower priority (`niceness`), so that under a flood the requests answered meanwhile
-    take the processor first."""
+    take the processor first. The thread ends with its check: a lane keeps none idle, so
+    an app that is dropped leaves no thread behind."""
 
     BUSY = "Another login's password is being checked; retry in a second."
 
     def __init__(self, niceness=0):
         self.niceness = niceness
         self._lock = threading.Lock()
-        self._checker = concurrent.futures.ThreadPoolExecutor(
-            1, thread_name_prefix="password-check", initializer=self._run_gently)
 
     def run(self, check, *args):
         """`check(*args)` in the lane; TryLater (retry in a second) when it is taken."""
         if not self._lock.acquire(blocking=False):
             raise TryLater(self.BUSY, 1)
         try:
-            return self._checker.submit(check, *args).result()
+            answer = concurrent.futures.Future()
+
+            def checking():
+                self._run_gently()
+                try:
+                    answer.set_result(check(*args))
+                except BaseException as error:  # handed to the waiting request as it is
+                    answer.set_exception(error)
+
+            threading.Thread(target=checking, name="password-check", daemon=True).start()
+            return answer.result()
         finally:
             self._lock.release()
 

@@ -67,6 +67,8 @@ CONFLICT_REASONS = {
                "again. Nothing was changed.",
     "not-pending": "The order is no longer pending: a cancelled or voided order cannot be "
                    "confirmed, and only a pending order can be cancelled by its creator.",
+    "not-due": "The order has no payment due to mark paid: it is free, was paid otherwise, "
+               "or is pending, expired, cancelled or voided. Nothing was changed.",
     "dates-sold": "A change of an event removes dates for which tickets were sold.",
     "capacity-below-sold": "A change of an event sets a capacity below the tickets "
                            "already sold for one of its dates.",

@@ -429,6 +429,11 @@ def lookup_details(ticket, now, config=None):
         details["eventId"] = ticket["eventId"]
     if ticket["orderCode"]:
         details["orderCode"] = ticket["orderCode"]
+    # The desk finds a ticket's order by its id, and the staff who look see why it was void.
+    if ticket["orderId"]:
+        details["orderId"] = ticket["orderId"]
+    if ticket["voidReason"]:
+        details["voidReason"] = ticket["voidReason"]
     return {**details, "status": door_status(ticket, now),
             "admitted": bool(ticket["admittedAt"])}
 

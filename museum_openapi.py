@@ -100,7 +100,8 @@ class Operation(typing.NamedTuple):
     """One operation of a resource, as data beside it: `parameters` name shared ones
     (components/parameters) or are `query(...)` dicts; `answers` map a status to the name
     of a shared answer (components/responses) or to an Answer; `body` names the request
-    body's schema, made from its declared fields."""
+    body's schema, made from its declared fields, which a request may leave out when
+    `body_required` is False."""
 
     operation_id: str
     tag: str
@@ -108,6 +109,7 @@ class Operation(typing.NamedTuple):
     parameters: tuple = ()
     answers: dict = {}
     body: str = None
+    body_required: bool = True
 
 
 class Answer(typing.NamedTuple):
@@ -179,9 +181,10 @@ def _operation(resource, method, operation, facts):
         described["parameters"] = [ref("parameters", parameter) if isinstance(parameter, str)
                                    else parameter for parameter in operation.parameters]
     if operation.body:
-        described["requestBody"] = {"required": True, "content": {"application/json": {
-            "schema": ref("schemas", operation.body),
-            **_request_examples(facts)[operation.operation_id]}}}
+        described["requestBody"] = {
+            "required": operation.body_required, "content": {"application/json": {
+                "schema": ref("schemas", operation.body),
+                **_request_examples(facts)[operation.operation_id]}}}
     answers = {431: _ANY_OPERATION[431]} if public else dict(_ANY_OPERATION)
     if not public and admitted[0] in _ROLE_REFUSED:  # the least of the roles admitted
         answers[403] = _ROLE_REFUSED[admitted[0]]
@@ -480,8 +483,10 @@ PROSE = {
     "voidTicket": "A refund at the desk: the ticket's place is free again at "
     "once, its image and its page answer 410 and the door refuses it (`void`). It stays stored, reads "
     "as `status: void` and is counted in the sales report. Voiding a void ticket answers "
-    "204 again. The {DESK_ROLE} role voids only tickets dated today at the museum (403 for "
-    "another day); the {ADMIN_ROLE} role voids any.",
+    "204 again (the first void's reason stays). The {DESK_ROLE} role voids only tickets "
+    "dated today at the museum (403 for another day); the {ADMIN_ROLE} role voids any. The "
+    "body is optional: its `reason` is kept with the void and shown to the staff as "
+    "`voidReason` in the ticket's reads; a request without a body voids as before.",
     "getTicketCode": "Returns the ticket's QR code as a PNG image, sent as `image/png`. "
     "`application/octet-stream` is listed too, for client generators that hand back the "
     "bytes of that type only.",
@@ -540,16 +545,29 @@ PROSE = {
     "order (then 429). An order without credentials (the booking page, `[shop] enabled`) "
     "is free, or, with `[shop] pay_at_desk`, paid at the desk: its `payment` is then "
     "`due`; one with a price is refused otherwise (400 `not-allowed` on `items`).",
-    "getOrder": "The account that made the order, a gate and an admin read it; to any "
-    "other account it does not exist (404, never 403, so ids cannot be probed). A gate "
+    "getOrder": "The account that made the order, a gate, a desk and an admin read it; to "
+    "any other account it does not exist (404, never 403, so ids cannot be probed). A gate "
     "does not see the buyer's `email` and `phone`. `status` is `pending` while held until "
     "`expiresAt`, then `expired` (its tickets read `void`: their places are free) unless "
-    "confirmed; `cancelled` by its creator, `voided` by an admin.",
+    "confirmed; `cancelled` by its creator, `voided` by an admin or the desk. The staff (gate, desk, "
+    "admin) also see a void's `voidReason`.",
     "cancelOrder": "The account that made a `pending` order cancels it: its tickets are "
     "void and their places free at once (a confirmed order is 409 `not-pending`, an ended "
-    "hold 409 `expired`; to any other account but an admin the order does not exist: "
+    "hold 409 `expired`; to any other account but the staff the order does not exist: "
     "404). An admin voids any order instead, a refund: every ticket `void`, its place free, "
-    "kept in the sales report; voiding a void order answers 204 again.",
+    "kept in the sales report; voiding a void order answers 204 again. The desk voids an "
+    "order whose tickets are all dated today (403 otherwise), as it voids tickets. The body "
+    "is optional: the voider's `reason` is kept with the void (the order's and its tickets' "
+    "`voidReason`, shown to the staff only); a cancel keeps none, and a `reason` sent with "
+    "one is refused (400: `reason` {CANCEL_KEEPS_NO_REASON}).",
+    "markOrderPaid": "An order booked on the booking page with `[shop] pay_at_desk` reads "
+    "`payment: due`; the desk takes the money and marks it paid, `cash` or `card`: the "
+    "answer is the order with that `payment` and `paidAt`, and the `order.paid` webhook is "
+    "queued with it. The same call again answers the order unchanged (a desk whose answer "
+    "was lost may retry). Any order without a payment due (free, paid another way, "
+    "pending, expired, cancelled or voided) is 409 `not-due`, nothing changed. The sales "
+    "report counted its tickets when they were booked, as every sale's: marking it paid "
+    "changes no count.",
     "confirmOrder": "Makes a `pending` order `confirmed` once its payment went through: "
     "its places are kept and its tickets admitted at the door. Confirming a confirmed order "
     "answers it again; after `expiresAt` the answer is 409 `expired` (the places were "
@@ -653,6 +671,11 @@ EXAMPLES = {
                  "status": "confirmed", "channel": "desk", "total": 24, "currency": "EUR",
                  "createdAt": "2027-10-29T09:42:00Z", "payment": "cash",
                  "tickets": _ORDER_TICKETS},
+    "markOrderPaid": {"orderId": _ORDER_ID, "orderCode": "order-792d82-891fc",
+                      "status": "confirmed", "channel": "web", "total": 24, "currency": "EUR",
+                      "createdAt": "2027-10-20T14:02:11Z", "payment": "cash",
+                      "paidAt": "2027-10-29T09:50:12Z", "email": "visitor@example.com",
+                      "tickets": _ORDER_TICKETS},
     "getMuseumHours": [{"date": "2027-10-29", "timeOpen": "09:00", "timeClose": "18:00"},
                        {"date": "2027-10-30", "timeOpen": "09:00", "timeClose": "21:00"}],
     "buyMuseumTickets": {"message": "Museum special event ticket purchased", **_EVENT_TICKET,
@@ -680,7 +703,8 @@ EXAMPLES = {
         {**_DOOR_TICKET, "ticketId": "5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21",
          "ticketType": "event", "confirmationCode": _EVENT_CODE, "eventId": _EVENT_ID,
          "eventName": _WORKSHOP, "status": "valid", "admitted": False},
-        {**_CHILD_AT_DOOR, "orderCode": _ORDER_CODE, "status": "unpaid", "admitted": False}]},
+        {**_CHILD_AT_DOOR, "orderCode": _ORDER_CODE, "orderId": _ORDER_ID,
+         "status": "unpaid", "admitted": False}]},
     "getAdmissionHistory": {
         "ticketId": _TICKET_ID, "admitted": True, "admittedAt": "2027-10-29T09:20:41Z",
         "admittedBy": "door-south", "history": [
@@ -748,6 +772,9 @@ def _request_examples(facts):
                 "items": [{"ticketType": "general", "ticketDate": "2027-10-29",
                            "category": "adult", "quantity": 1}],
                 "channel": "desk", "payment": "cash"})),
+        "voidTicket": {"example": example_of(facts["VOID_FIELDS"])},
+        "cancelOrder": {"example": {"reason": "Booked twice; the other order is kept"}},
+        "markOrderPaid": {"example": example_of(facts["PAYMENT_FIELDS"])},
         "lookupTickets": _named(
             email=("By the buyer's email address", example_of(lookup, code=None, date=None)),
             code=("By the random part of the code, on a day",
@@ -952,6 +979,7 @@ def _ticket_schemas(facts):
             "email": {"type": "string", "format": "email",
                       "description": f"Only for the {ADMIN_ROLE} role, until erased (then "
                                      "absent)."},
+            "voidReason": _VOID_REASON,
             "phone": {"type": "string", "description": f"Only for the {ADMIN_ROLE} role, "
                       "when given, until erased (then absent)."}}),
         "FoundTicket": _object([*DOOR_FIELDS, "status", "admitted"], {
@@ -959,6 +987,9 @@ def _ticket_schemas(facts):
             "orderCode": {**_ORDER_CODE_SCHEMA, "description": "Only for a ticket of an "
                           "order: the order's code, which admits all its tickets valid "
                           "today in one scan (Admit all)."},
+            "orderId": {**UUID_SCHEMA, "description": "Only for a ticket of an order: the "
+                        "order's id (`GET /orders/{orderId}`)."},
+            "voidReason": _VOID_REASON,
             "status": {"type": "string", "enum": statuses, "description": (
                 "`cancelled`: its event was; `void`: refunded at the desk, or its order "
                 "cancelled, voided or its hold ended unpaid; `unpaid`: its order is on hold, "
@@ -971,6 +1002,11 @@ def _ticket_schemas(facts):
         "DoorCounts": _object(TICKET_TYPES,
                               {kind: _COUNT for kind in TICKET_TYPES}),
     }
+
+
+_VOID_REASON = {"type": "string", "description": (
+    "Only once voided with a reason (`DELETE` with a body), and only for the museum's staff "
+    "(gate, desk, admin): why it was voided. Never mailed nor sent to a webhook.")}
 
 
 def _order_schemas(facts):
@@ -1007,7 +1043,14 @@ def _order_schemas(facts):
                 "For the account that made the order and an admin, when given, until "
                 "erased.")},
             "phone": {"type": "string", "description": "As `email`."},
+            "paidAt": {"type": "string", "format": "date-time", "description": (
+                "Only once the desk marked a payment `due` paid (`POST "
+                "/orders/{orderId}/payment`): when."), "examples": ["2027-10-29T09:50:12Z"]},
+            "voidReason": _VOID_REASON,
             "tickets": tickets}),
+        "OrderPaymentRequest": body_schema(facts["PAYMENT_FIELDS"]),
+        "VoidRequest": {**body_schema(facts["VOID_FIELDS"]), "description": (
+            "Optional: a void without a body keeps no reason.")},
         "OrderQuote": _object(["channel", "total", "currency", "tickets"], {
             **priced, "tickets": {**tickets, "items": {"description": (
                 "A ticket as it would be sold: without `ticketId`, `confirmationCode` or "
@@ -1026,6 +1069,11 @@ def _order_answers(facts):
             "Problem", {"expired": problem_body(409, facts["EXPIRED"], reason="expired"),
                         "not-pending": problem_body(409, facts["NOT_PENDING"],
                                                     reason="not-pending")}),
+        "OrderNotDue": named_problems(
+            "The order has no payment due (`not-due`): it is free, was paid another way, "
+            "or is pending, expired, cancelled or voided; nothing changed.", "Problem", {
+                "paid": problem_body(409, facts["NOT_DUE_PAID"], reason="not-due"),
+                "voided": problem_body(409, facts["NOT_DUE_VOIDED"], reason="not-due")}),
         "OrderGone": problem(410, "The order expired, was cancelled or voided: its code "
                              "admits nobody.", facts["ORDER_GONE"]),
         "OrderQuote": json_answer("A quote (`simulate=true`): what the order would cost "
@@ -1319,8 +1367,9 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
     "NeedsDeskRole": problem(403, f"The credentials are valid but lack the {DESK_ROLE} "
                              "role.", needs_role(DESK_ROLE)),
     "NotTodaysTicket": problem(
-        403, f"The {DESK_ROLE} role voiding a ticket not dated today at the museum (an admin "
-        f"may void any); or credentials without the {DESK_ROLE} role.",
+        403, f"The {DESK_ROLE} role voiding a ticket not dated today at the museum, or an "
+        f"order with such a ticket (an admin may void any); or credentials without the "
+        f"{DESK_ROLE} role.",
         DESK_VOIDS_TODAYS),
     "NotTodaysReport": problem(
         403, f"The {DESK_ROLE} role asking for a window other than today at the museum (an "

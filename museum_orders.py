@@ -1,6 +1,7 @@
 """Orders: several tickets bought together, all or nothing (`POST /v1.1/orders`), quoted
 without buying (`?simulate=true`), held while the visitor pays and then confirmed, read,
-cancelled by their creator or voided by an admin, and the order's own scannable code.
+cancelled by their creator or voided by an admin (with the reason kept), a payment due
+marked paid at the desk, and the order's own scannable code.
 
 An order's tickets follow a single sale's rules (museum_tickets.TicketSale, which museum.py
 hands over: the two modules stand on one floor), and its items' fields are a single sale's
@@ -17,11 +18,15 @@ from museum_door import new_confirmation_code, new_order_code, ticket_status
 from museum_http import (API, INVALID_BODY, Problem, fingerprint, idempotency_key, json_response,
                          png_response, read_json, rfc3339)
 from museum_openapi import EMAIL_SCHEMA, Answer, Operation, query, ref
-from museum_sales import order_mails, ticket_view
+from museum_sales import DESK_VOIDS_TODAYS, order_mails, ticket_view
 from museum_ticket_image import TicketImages
-from museum_validation import Field, Validator, When, check_fields, checked_by, path_uuid
-from museum_vocabulary import (ADMIN_ROLE, ANYONE_ROLE, DESK_ROLE, GATE_ROLE, ROLES,
-                               VISITOR_ROLE)
+from museum_validation import (Field, Validator, When, check_fields, checked_by,
+                               optional_body, path_uuid)
+from museum_vocabulary import (ADMIN_ROLE, ANYONE_ROLE, DESK_PAYMENTS, DESK_ROLE, GATE_ROLE,
+                               ROLES, VISITOR_ROLE)
+
+# The museum's own staff, who read a void's reason; a buyer never does.
+STAFF_ROLES = (GATE_ROLE, DESK_ROLE, ADMIN_ROLE)
 
 # Who may sell on each channel: anyone through the shop ([shop] enabled) and every account
 # on the web, the museum's desk staff at the desk. The one place that says it, so a new
@@ -36,7 +41,11 @@ PRICE_FIELDS = ("price", "total", "currency")
 ORDER_STATUSES = ("pending", "confirmed", "expired", "cancelled", "voided")
 # An order made without credentials (the booking page) takes no payment: with a price, it
 # is paid at the desk when [shop] pay_at_desk says so, and reads `"payment": "due"`.
-PAYMENT_DUE = "due"
+PAYMENT_DUE = storage.PAYMENT_DUE
+# What the desk marks a payment due paid with (`POST /orders/{orderId}/payment`).
+PAYMENT_FIELDS = {"payment": Field(checked_by(Validator.choice, DESK_PAYMENTS), {
+    "type": "string", "enum": list(DESK_PAYMENTS),
+    "description": "How the desk took the payment due."}, "cash", True)}
 NOT_PAID_AT_DESK = ("must be free: a ticket with a price is booked without credentials only "
                     "to be paid at the desk ([shop] pay_at_desk)")
 
@@ -104,23 +113,27 @@ def _refuse_prices(validator, body):
     return {name: value for name, value in body.items() if name not in PRICE_FIELDS}
 
 
-def order_view(order, contacts, links):
+def order_view(order, contacts, links, staff=False):
     """An order as it is read back: its tickets as a ticket is read back, with what `links`
     (a museum_ticket_page.TicketLinks) adds (those of an ended hold void: their places are
-    free), the buyer's email and phone for `contacts`."""
+    free), the buyer's email and phone for `contacts`, the void's reason for `staff`."""
     status = order["status"]
     view = {"orderId": order["orderId"], "orderCode": order["orderCode"], "status": status,
             "channel": order["channel"], **_totals(order["tickets"]),
             "createdAt": order["createdAt"]}
     if order["payment"]:
         view["payment"] = order["payment"]
+    if order["paidAt"]:
+        view["paidAt"] = order["paidAt"]
+    if staff and order["voidReason"]:
+        view["voidReason"] = order["voidReason"]
     if status in ("pending", "expired"):
         view["expiresAt"] = order["expiresAt"]
     for name in ("email", "phone"):
         if contacts and order[name]:
             view[name] = order[name]
     view["tickets"] = [ticket_view(ticket, "void" if status == "expired"
-                                   else ticket_status(ticket), links=links)
+                                   else ticket_status(ticket), links=links, staff=staff)
                        for ticket in order["tickets"]]
     return view
 
@@ -313,7 +326,7 @@ class _OneOrder:
         """The order of the path, as read back now; 404 unless the user may read it."""
         user = req.context.user
         order = self.store.get_order(path_uuid(order_id, "orderId"), rfc3339(self.now()))
-        if user.role not in (GATE_ROLE, DESK_ROLE, ADMIN_ROLE) and \
+        if user.role not in STAFF_ROLES and \
                 order["createdBy"] != user.name:
             raise storage.NotFound(order_id)
         return order
@@ -324,31 +337,58 @@ class _OneOrder:
         user = req.context.user
         return user.role == ADMIN_ROLE or order["createdBy"] == user.name
 
+    def view(self, req, order):
+        """The order as `req`'s user reads it: the museum's staff see a void's reason."""
+        return order_view(order, self.sees_contacts(req, order), self.links,
+                          req.context.user.role in STAFF_ROLES)
+
 
 class Order(_OneOrder):
-    """One order: read, cancelled by its creator while pending, voided by an admin."""
+    """One order: read, cancelled by its creator while pending, voided by an admin or by
+    the desk when all its tickets are dated today (either may say why: the reason is kept
+    with the void)."""
 
     needed_roles = {"GET": VISITOR_ROLE, "DELETE": VISITOR_ROLE}
     described = {
         "get": Operation("getOrder", "Orders", "Read an order", ("OrderId",), {
             200: Answer("The order.", "Order"), 404: "NotFound"}),
         "delete": Operation("cancelOrder", "Orders", "Cancel or void an order", ("OrderId",), {
-            204: Answer("The order is cancelled (its creator) or void (an admin).", None),
-            404: "NotFound", 409: "OrderConflict"})}
+            204: Answer("The order is cancelled (its creator) or void (an admin, or the "
+                        "desk when all its tickets are dated today).", None),
+            403: "NotTodaysTicket", 404: "NotFound", 409: "OrderConflict"}, "VoidRequest", body_required=False)}
+
+    def __init__(self, store, now, links, void_fields):
+        super().__init__(store, now, links)
+        self.void_fields = void_fields  # museum_tickets.VOID_FIELDS: a void's reason
 
     def on_get(self, req, resp, order_id):
-        order = self.found(req, order_id)
-        json_response(resp, order_view(order, self.sees_contacts(req, order), self.links))
+        json_response(resp, self.view(req, self.found(req, order_id)))
 
     def on_delete(self, req, resp, order_id):
         user, moment = req.context.user, rfc3339(self.now())
         order_id = path_uuid(order_id, "orderId")
+        reason = optional_body(req, self.void_fields).get("reason")
         with _order_conflicts():
-            if user.role == ADMIN_ROLE:  # a refund: voiding a void order answers 204 too
-                self.store.void_order(order_id, moment)
+            if user.role in (ADMIN_ROLE, DESK_ROLE):  # a refund: a void order answers 204 too
+                self._refuse_unless_todays(user, order_id, moment)
+                self.store.void_order(order_id, moment, reason)
+            elif reason is not None:  # a buyer's words would be shown to the staff
+                raise Problem(400, INVALID_BODY, errors=[field_error(
+                    "reason", "not-allowed", CANCEL_KEEPS_NO_REASON)])
             else:
                 self.store.cancel_order(order_id, user.name, moment)
         resp.status = 204
+
+
+    def _refuse_unless_todays(self, user, order_id, moment):
+        """The desk voids an order only when each of its tickets is dated today, as it voids
+        tickets (403 otherwise); an admin voids any."""
+        if user.role == ADMIN_ROLE:
+            return
+        today = self.now().date().isoformat()
+        if any(ticket["ticketDate"] != today
+               for ticket in self.store.get_order(order_id, moment)["tickets"]):
+            raise Problem(403, DESK_VOIDS_TODAYS)
 
 
 class OrderConfirmation(_OneOrder):
@@ -372,10 +412,42 @@ class OrderConfirmation(_OneOrder):
         with _order_conflicts():  # the mail is queued in the confirmation's transaction
             confirmed = self.store.confirm_order(
                 order["orderId"], now, order_mails(self.live.config, self.new_id, now))
-        json_response(resp, order_view(confirmed, self.sees_contacts(req, confirmed),
-                                       self.links))
+        json_response(resp, self.view(req, confirmed))
 
 
+class OrderPayment(_OneOrder):
+    """An order's payment due (booked on the shop to be paid at the desk) marked paid by
+    the desk: cash or card. A retry after an answer lost answers the order again."""
+
+    needed_roles = {"POST": DESK_ROLE}
+    described = {"post": Operation("markOrderPaid", "Orders", "Mark a payment due paid", (
+        "OrderId",), {200: Answer("The order, paid.", "Order"), 404: "NotFound",
+                      409: "OrderNotDue"}, "OrderPaymentRequest")}
+
+    def on_post(self, req, resp, order_id):
+        order_id = path_uuid(order_id, "orderId")
+        validator = Validator()
+        payment = check_fields(read_json(req), PAYMENT_FIELDS, validator).get("payment")
+        validator.raise_if_invalid()
+        try:
+            paid = self.store.mark_order_paid(order_id, payment, rfc3339(self.now()))
+        except storage.NotDue as refused:
+            raise Problem(409, not_due(refused.status, refused.payment),
+                          members={"reason": "not-due"}) from None
+        json_response(resp, self.view(req, paid))
+
+
+def not_due(status, payment):
+    """Why an order with `status` and `payment` has no payment due to mark paid."""
+    if status != "confirmed":
+        return f"The order has no payment due: it is {status}."
+    if payment is None:  # free, or paid through a shop of its own
+        return "The order has no payment due: it was not booked to be paid at the desk."
+    return f"The order has no payment due: its payment is {payment}."
+
+
+CANCEL_KEEPS_NO_REASON = ("is kept only with a void by an admin; a cancel of one's own "
+                          "pending order takes none")
 EXPIRED = "The order's hold has ended: its places are free again."
 NOT_PENDING = "The order is no longer pending: it was cancelled, voided or confirmed."
 
@@ -427,4 +499,7 @@ ORDER_FACTS = {"ORDER_TICKETS_MAX": ORDER_TICKETS_MAX,
                "ORDER_PAYMENTS": (*PAYMENTS, PAYMENT_DUE), "WEB_ROLES": _roles_text("web"),
                "DESK_ROLES": _roles_text("desk"), "ORDER_STATUSES": ORDER_STATUSES,
                "EXPIRED": EXPIRED, "NOT_PENDING": NOT_PENDING,
+               "NOT_DUE_PAID": not_due("confirmed", "card"), "NOT_DUE_VOIDED": not_due(
+                   "voided", PAYMENT_DUE), "CANCEL_KEEPS_NO_REASON": CANCEL_KEEPS_NO_REASON,
+               "PAYMENT_FIELDS": PAYMENT_FIELDS,
                "DESK_REFUSED": channel_refused("desk"), "ORDER_GONE": order_gone("expired")}

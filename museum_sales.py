@@ -35,8 +35,8 @@ SHOP_EMAIL_LIMITED = ("This email has as many orders made without credentials wi
                       "hours as [shop] orders_per_email_per_day allows; retry later.")
 # The desk refunds the visits of its own day, and closes that day; other days are an
 # admin's, who sees the whole picture (an event cancelled, a complaint by mail).
-DESK_VOIDS_TODAYS = ("The desk role voids only tickets dated today at the museum; any other "
-                     "needs the admin role.")
+DESK_VOIDS_TODAYS = ("The desk role voids only tickets dated today at the museum, and orders "
+                     "whose tickets all are; any other needs the admin role.")
 DESK_READS_TODAY = ("The desk role reads the report of today at the museum only; another "
                     "window needs the admin role.")
 TICKET_VIEW_FIELDS = ("ticketId", "ticketType", "ticketDate", "confirmationCode", "price",
@@ -50,10 +50,11 @@ def days_as_set(config, store, start, end):
     return config.schedule.with_changed_days(changed), config.capacity.with_changed_days(changed)
 
 
-def ticket_view(ticket, status, contacts=False, links=None):
+def ticket_view(ticket, status, contacts=False, links=None, staff=False):
     """A ticket as it is read back, with its `status`: with its buyer's email and phone only
     for `contacts` (an admin), and only until they are erased; with what `links` (a
-    museum_ticket_page.TicketLinks) adds, its QR's text and its page's link."""
+    museum_ticket_page.TicketLinks) adds, its QR's text and its page's link; with its void's
+    reason only for `staff` (the museum's: never a buyer, a mail or a webhook)."""
     view = {name: ticket[name] for name in TICKET_VIEW_FIELDS}
     if links is not None:
         view.update(links.of_ticket(ticket))
@@ -70,6 +71,8 @@ def ticket_view(ticket, status, contacts=False, links=None):
         view["email"] = ticket["email"]
     if contacts and ticket["phone"]:
         view["phone"] = ticket["phone"]
+    if staff and ticket["voidReason"]:
+        view["voidReason"] = ticket["voidReason"]
     return view
 
 

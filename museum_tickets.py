@@ -18,10 +18,10 @@ from museum_http import (API, BAD_QUERY, PAGE_SIZE_MAX, Problem, closed_on, date
                          fingerprint, idempotency_key, json_response, paging, parse_query,
                          png_response, read_json, retry_after, rfc3339, set_paging_headers)
 from museum_openapi import (DATE_SCHEMA, EMAIL_SCHEMA, PAGED, UUID_SCHEMA, Answer, Operation,
-                            anchored, query, ref)
+                            anchored, query, ref, trimmed_text)
 from museum_ticket_image import TicketImages
 from museum_validation import (PHONE, Field, Validator, When, check_fields, checked_by,
-                               path_uuid)
+                               optional_body, path_uuid)
 from museum_vocabulary import (ADMIN_ROLE, DESK_ROLE, GATE_ROLE, TICKET_LABELS, TICKET_TYPES, TIME_OF_DAY,
                                VISITOR_ROLE)
 
@@ -50,6 +50,14 @@ TICKET_FIELDS = {
         "ticket's price category, one of `GET /price-categories`; without it, the first of "
         "them."}, "adult"),
 }
+
+
+# The optional body of a void, a ticket's or an order's (museum.py hands it to museum_orders).
+VOID_REASON_MAX = 200
+VOID_FIELDS = {"reason": Field(checked_by(Validator.text, VOID_REASON_MAX), trimmed_text(
+    VOID_REASON_MAX, "Why it is voided: kept with the void and shown to the museum's staff "
+    "as `voidReason`, never mailed nor sent to a webhook (it may name a person). No control "
+    "characters. "), "Visitor fell ill; refunded in cash", True)}
 
 
 class TicketSale:
@@ -175,7 +183,8 @@ class Tickets:
         tickets, total = self.store.list_tickets(event_id, day and day.isoformat(),
                                                  (page - 1) * limit, limit)
         json_response(resp, [museum_sales.ticket_view(ticket, ticket_status(ticket), True,
-                                                      self.links) for ticket in tickets])
+                                                      self.links, staff=True)
+                             for ticket in tickets])
         set_paging_headers(req, resp, self.public_url, page, limit, total)
 
     def _answer(self, resp, ticket):
@@ -213,7 +222,7 @@ class Ticket:
             200: Answer("The ticket.", "Ticket"), 404: "NotFound"}),
         "delete": Operation("voidTicket", "Tickets", "Void a ticket", ("TicketId",), {
             204: Answer("The ticket is void.", None), 403: "NotTodaysTicket",
-            404: "NotFound"})}
+            404: "NotFound"}, "VoidRequest", body_required=False)}
 
     def __init__(self, store, clock, now, links):
         self.store = store
@@ -223,17 +232,20 @@ class Ticket:
 
     def on_delete(self, req, resp, ticket_id):
         ticket_id = path_uuid(ticket_id, "ticketId")
+        reason = optional_body(req, VOID_FIELDS).get("reason")
         if req.context.user.role != ADMIN_ROLE and \
                 self.store.get_ticket(ticket_id)["ticketDate"] != self.now().date().isoformat():
             raise Problem(403, museum_sales.DESK_VOIDS_TODAYS)
-        # A second void answers 204 too: the ticket is void, as asked.
-        self.store.void_ticket(ticket_id, rfc3339(self.clock()))
+        # A second void answers 204 too: the ticket is void, as asked (its first reason kept).
+        self.store.void_ticket(ticket_id, rfc3339(self.clock()), reason)
         resp.status = 204
 
     def on_get(self, req, resp, ticket_id):
         ticket = self.store.get_ticket(path_uuid(ticket_id, "ticketId"))
+        # Every role that reads a ticket is the museum's staff: it sees the void's reason.
         json_response(resp, museum_sales.ticket_view(
-            ticket, ticket_status(ticket), req.context.user.role == ADMIN_ROLE, self.links))
+            ticket, ticket_status(ticket), req.context.user.role == ADMIN_ROLE, self.links,
+            staff=True))
 
 
 class Availability:

@@ -11,7 +11,7 @@ from datetime import date, datetime
 
 import storage
 from museum_codes import field_error
-from museum_http import INVALID_BODY, Problem
+from museum_http import INVALID_BODY, Problem, read_json
 from museum_vocabulary import (CAPACITY_MAX, DATE, EMAIL_MAX, PRICE_MAX, TIME_OF_DAY, UUID_TEXT,
                                TooManyDecimals, number_of_places, price_in_hundredths)
 
@@ -231,6 +231,18 @@ def _check_condition(name, when, holds, given, validator):
     elif given and not holds:
         validator.error(name, "not-allowed",
                         f"must not be given unless {when.field} is {when.value}")
+
+
+def optional_body(req, fields):
+    """The checked `fields` ({name: Field}) of a JSON body the request may leave out (a
+    void's reason): {} when it sends none, so that such a request is answered as it was
+    before the body existed; 400 naming every bad field, 415 or 413 as for any body."""
+    if not req.content_length:
+        return {}
+    validator = Validator()
+    values = check_fields(read_json(req), fields, validator)
+    validator.raise_if_invalid()
+    return values
 
 
 def exactly_one(body, first, second, validator, missing):

@@ -34,6 +34,8 @@ ROLES = (VISITOR_ROLE, GATE_ROLE, DESK_ROLE, ADMIN_ROLE)  # in order of power
 # A request without credentials, where [shop] enabled opens the operation: not among ROLES,
 # so no user or device is ever given it.
 ANYONE_ROLE = "anyone"
+# What the desk marks an order's payment due paid with (museum_orders; its webhook says it).
+DESK_PAYMENTS = ("cash", "card")
 TIME_OF_DAY = re.compile(r"([01]\d|2[0-3]):[0-5]\d")  # HH:MM, such as an entry time
 CURRENCY = re.compile(r"[A-Z]{3}")
 PRICE_MAX = 1_000_000

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from museum_http import rfc3339
 from museum_openapi import UUID_SCHEMA, ref
+from museum_vocabulary import DESK_PAYMENTS
 
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 24  # 192 random bits, as the Standard Webhooks libraries make them
@@ -155,6 +156,9 @@ DELIVERIES = {
     "order.confirmed": ("publishOrderConfirmation", "Order confirmed",
                         _object(orderCode={"type": "string"}, **_ORDER)),
     "order.voided": ("publishOrderVoid", "Order voided", _object(**_ORDER, voidedAt=_TIME)),
+    "order.paid": ("publishOrderPayment", "Order's payment due taken at the desk", _object(
+        orderId={"type": "string"}, orderCode={"type": "string"},
+        payment={"type": "string", "enum": list(DESK_PAYMENTS)}, paidAt=_TIME)),
     "ticket.voided": ("publishTicketVoid", "Ticket voided",
                       _object(ticketId=UUID_SCHEMA, voidedAt=_TIME)),
     "ticket.admitted": ("publishTicketAdmission", "Ticket admitted at the door",

@@ -149,6 +149,7 @@ async function showDesk(user) {
     section.hidden = user.role !== "admin";
   }
   await loadMuseum();
+  saleDate.focus(); // not left on the hidden sign-in form: the sale starts as "New sale" does
   if (user.role === "admin") await showAdmin();
   await showToday();
 }
@@ -389,8 +390,13 @@ $("new-sale").addEventListener("click", () => {
 
 const findStatus = $("find-status");
 
-$("find").addEventListener("submit", async (event) => {
+$("find").addEventListener("submit", (event) => {
   event.preventDefault();
+  findTickets();
+});
+
+// The tickets (and their orders) that the find form's code or email names, on its day.
+async function findTickets() {
   const code = $("find-code").value.trim();
   const email = $("find-email").value.trim();
   const body = code ? { code } : { email };
@@ -401,56 +407,171 @@ $("find").addEventListener("submit", async (event) => {
   if (status !== 200) {
     findStatus.textContent = problemText(status, answer);
     $("found").replaceChildren();
+    $("found-orders").replaceChildren();
     return;
   }
   findStatus.textContent = answer.tickets.length
     ? `${answer.tickets.length} ticket(s) on ${answer.date}` : `No ticket on ${answer.date}`;
   $("found").replaceChildren(...answer.tickets.map(foundTicket));
-});
+  await showOrders(answer.tickets);
+}
+
+// A line of a found ticket or order, hidden while it has nothing to say.
+function setLine(line, text) {
+  line.textContent = text;
+  line.hidden = !text;
+}
+
+function voidReasonText(found) {
+  return found.voidReason ? `Reason for the void: ${found.voidReason}` : "";
+}
 
 function foundTicket(ticket) {
   const item = document.createElement("li");
   const line = document.createElement("p");
+  const reason = document.createElement("p");
   const describe = () => {
     line.textContent = `${ticket.confirmationCode} · ${ticket.eventName || "General entry"}` +
       `${ticket.entryTime ? " " + ticket.entryTime : ""} · ${ticket.status}`;
+    setLine(reason, voidReasonText(ticket));
   };
   describe();
-  item.append(line);
+  item.append(line, reason);
   if (ticket.status === "valid" || ticket.status === "admitted") {
     const voidButton = document.createElement("button");
     voidButton.type = "button";
     voidButton.className = "danger";
     voidButton.textContent = `Void ${ticket.confirmationCode}`;
-    voidButton.addEventListener("click", () => askVoid(ticket, item, voidButton, describe));
+    voidButton.addEventListener("click", () => askVoid({
+      path: `/v1.1/tickets/${ticket.ticketId}`, id: ticket.ticketId,
+      name: ticket.confirmationCode,
+      voided: (why) => {
+        Object.assign(ticket, { status: "void", voidReason: why });
+        describe();
+      },
+    }, item, voidButton));
     item.append(voidButton);
   }
   return item;
 }
 
-// A void asks once more before it is done: it cannot be undone.
-function askVoid(ticket, item, voidButton, describe) {
+// A void (of a ticket or a whole order: `voiding` says which, and what follows it) asks for
+// its reason (kept with it, shown to the staff) and once more before it is done: it cannot
+// be undone.
+function askVoid(voiding, item, voidButton) {
   voidButton.hidden = true;
+  const form = document.createElement("form");
+  const label = document.createElement("label");
+  const reason = document.createElement("input");
+  reason.id = `void-reason-${voiding.id}`;
+  reason.required = true;
+  reason.maxLength = 200;
+  label.htmlFor = reason.id;
+  label.textContent = "Reason for the void";
   const confirm = document.createElement("button");
-  confirm.type = "button";
+  confirm.type = "submit";
   confirm.className = "danger confirm";
   confirm.textContent = "Yes, void it";
-  confirm.addEventListener("click", async () => {
+  form.append(label, reason, confirm);
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const why = reason.value.trim();
+    if (!why) {
+      findStatus.textContent = "Not voided: say why in the reason for the void.";
+      reason.focus();
+      return;
+    }
     confirm.disabled = true;
-    const [status, answer] = await tryCall(`/v1.1/tickets/${ticket.ticketId}`,
-      { method: "DELETE" });
-    confirm.remove();
+    const [status, answer] = await sendJson(voiding.path, "DELETE", { reason: why })
+      .catch(() => [null, {}]);
     if (status === 204) {
-      ticket.status = "void";
-      describe();
-      findStatus.textContent = `Voided ${ticket.confirmationCode}.`;
+      form.remove();
+      await voiding.voided(why);
+      findStatus.textContent = `Voided ${voiding.name}.`;
     } else {
-      voidButton.hidden = false;
+      confirm.disabled = false;
       findStatus.textContent = `Not voided: ${problemText(status, answer)}`;
     }
   });
-  item.append(confirm);
-  confirm.focus();
+  item.append(form);
+  reason.focus();
+}
+
+// --- The orders of the tickets found: what is due, and marking it paid ---------------------
+
+// Each order that a found ticket belongs to, read whole (its total, payment and void).
+async function showOrders(tickets) {
+  const ids = [...new Set(tickets.map((ticket) => ticket.orderId).filter(Boolean))];
+  const answers = await Promise.all(ids.map((id) => tryCall(`/v1.1/orders/${id}`)));
+  $("found-orders").replaceChildren(...answers.filter(([status]) => status === 200)
+    .map(([, order]) => foundOrder(order)));
+}
+
+function orderAmount(order) {
+  return `${Number(order.total).toFixed(2)} ${order.currency}`;
+}
+
+function paymentText(order) {
+  if (order.payment === "due") return `Payment due: ${orderAmount(order)}`;
+  if (order.paidAt) return `Paid ${order.payment}: ${orderAmount(order)}`;
+  return order.payment ? `Paid ${order.payment} at the sale` : "";
+}
+
+function foundOrder(order) {
+  const item = document.createElement("li");
+  const line = document.createElement("p");
+  line.textContent = `Order ${order.orderCode} · ${order.tickets.length} ticket(s) · ` +
+    order.status;
+  const payment = document.createElement("p");
+  const reason = document.createElement("p");
+  const describe = () => {
+    setLine(payment, paymentText(order));
+    payment.classList.toggle("due", order.payment === "due");
+    setLine(reason, voidReasonText(order));
+  };
+  describe();
+  item.append(line, payment, reason);
+  if (order.payment === "due" && order.status === "confirmed") {
+    const buttons = document.createElement("div");
+    buttons.className = "row-buttons";
+    for (const way of ["cash", "card"]) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = `Paid ${way}`;
+      button.addEventListener("click", () => markPaid(order, way, buttons, describe));
+      buttons.append(button);
+    }
+    item.append(buttons);
+  }
+  if (order.status === "confirmed" || order.status === "pending") {
+    const voidButton = document.createElement("button");
+    voidButton.type = "button";
+    voidButton.className = "danger";
+    voidButton.textContent = `Void ${order.orderCode}`;
+    // Its tickets are found again: each now reads void, with the order's reason.
+    voidButton.addEventListener("click", () => askVoid({
+      path: `/v1.1/orders/${order.orderId}`, id: order.orderId, name: order.orderCode,
+      voided: findTickets,
+    }, item, voidButton));
+    item.append(voidButton);
+  }
+  return item;
+}
+
+// The same call again answers the order as it is: a click whose answer was lost is retried.
+async function markPaid(order, way, buttons, describe) {
+  for (const button of buttons.children) button.disabled = true;
+  const [status, answer] = await sendJson(`/v1.1/orders/${order.orderId}/payment`, "POST",
+    { payment: way }).catch(() => [null, {}]);
+  if (status === 200) {
+    Object.assign(order, answer);
+    buttons.remove();
+    describe();
+    findStatus.textContent = `Order ${order.orderCode} paid ${way}: ${orderAmount(order)}.`;
+  } else {
+    for (const button of buttons.children) button.disabled = false;
+    findStatus.textContent = `Not marked paid: ${problemText(status, answer)}`;
+  }
 }
 
 // --- Today at a glance ---------------------------------------------------------------------

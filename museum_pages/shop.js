@@ -458,6 +458,8 @@ function start() {
       drawOffers();
       drawDays();
       drawCategories();
+      // The choices are new elements: the focus goes back to the one chosen, not to the page.
+      $(`offer-${state.offer}`).focus();
     } else if (event.target.name === "day") {
       state.day = event.target.value;
       drawSlots();

@@ -17,7 +17,8 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          None), "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
-         UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text), "pageToken" (the
+         UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text), "voidReason" (the
+         staff's reason kept with the void, or None), "orderId" (None: sold alone), "pageToken" (the
          token of its page's link, made with the sale; see `page`); once its
          contacts are erased (`erase_contacts`), "email" is "" and "phone" None; "price"
          and "currency" are None for tickets sold before prices were kept.
@@ -40,6 +41,7 @@ webhook: {"webhookId", "url", "secret" (its `whsec_…` signing secret), "events
          event.published and event.changed (as last read, with "cancelled": True, for
          event.cancelled); {"orderId", "orderCode", "ticketIds"} for order.confirmed;
          {"orderId", "ticketIds" (those it voided), "voidedAt"} for order.voided;
+         {"orderId", "orderCode", "payment", "paidAt"} for order.paid;
          {"ticketId"} with "voidedAt" for ticket.voided, "admittedAt" and "admittedBy" for
          ticket.admitted, "undoneAt" and "undoneBy" for ticket.admission-undone. No email
          or phone ever: a receiver reads more through the API.
@@ -65,9 +67,11 @@ from dataclasses import dataclass
 
 # What the store announces to webhook receivers, in the order `museum webhooks` lists them.
 WEBHOOK_EVENTS = ("event.published", "event.changed", "event.cancelled", "order.confirmed",
-                  "order.voided", "ticket.voided", "ticket.admitted",
+                  "order.voided", "order.paid", "ticket.voided", "ticket.admitted",
                   "ticket.admission-undone")
 WEBHOOK_MESSAGE = "webhook"  # the outbox kind of a webhook delivery
+# An order's "payment" while the desk is yet to take it (an order of the booking page).
+PAYMENT_DUE = "due"
 
 # A password in a url: `scheme://user:PASSWORD@host` or `?password=PASSWORD`.
 USER_PASSWORD = re.compile(r"(://[^/?#@:]*:)[^/?#@]*(?=@)")
@@ -133,6 +137,16 @@ class SoldOut(StorageError):
 
 class HoldExpired(StorageError):
     """The order's hold ended before it was confirmed: its places are free again."""
+
+
+class NotDue(StorageError):
+    """The order has no payment due to mark paid: `status` is its status as read back
+    (only a "confirmed" one is due), `payment` its payment (only PAYMENT_DUE is due)."""
+
+    def __init__(self, order_id, status, payment):
+        super().__init__(f"order {order_id} is {status}, its payment {payment}")
+        self.status = status
+        self.payment = payment
 
 
 class DayClosed(StorageError):
@@ -347,11 +361,12 @@ class Store(ABC):
         """Return the ticket as read back (see above); `NotFound` if unknown."""
 
     @abstractmethod
-    def void_ticket(self, ticket_id, voided_at):
-        """Void the ticket (a refund at the desk) at `voided_at` (RFC 3339 UTC text) and give
-        its place back, in one transaction; return whether this call voided it (False: it
-        was void already, nothing changes). The ticket stays stored, for the sales report.
-        `NotFound` if unknown."""
+    def void_ticket(self, ticket_id, voided_at, reason=None):
+        """Void the ticket (a refund at the desk) at `voided_at` (RFC 3339 UTC text), keeping
+        the staff's `reason` (text, or None), and give its place back, in one transaction;
+        return whether this call voided it (False: it was void already, nothing changes,
+        its reason neither). The ticket stays stored, for the sales report. `NotFound` if
+        unknown."""
 
     @abstractmethod
     def list_tickets(self, event_id, day, offset, limit):
@@ -389,6 +404,8 @@ class Store(ABC):
     # "confirmed"), "channel" ("web", "desk"), "payment", "email", "phone", "createdAt",
     # "expiresAt" (RFC 3339 UTC text; None unless held), "createdBy"}. Read back it gains
     # "pageToken" (the token of its page's link, made with the order; see `page`),
+    # "voidReason" (the staff's reason kept with its void, or None), "paidAt" (when the
+    # desk marked a payment due paid, RFC 3339 UTC text, or None),
     # "tickets" (each as a ticket is read back), and its "status" is one of "pending",
     # "confirmed", "expired" (a hold that ended unconfirmed), "cancelled", "voided".
     # `now` is RFC 3339 UTC text in the same form as "expiresAt" (they compare as text).
@@ -448,10 +465,20 @@ class Store(ABC):
         its hold ended; `NotAllowed` when it is not pending."""
 
     @abstractmethod
-    def void_order(self, order_id, now):
+    def void_order(self, order_id, now, reason=None):
         """Void any order (an admin's refund): each of its tickets void, their places free,
-        the tickets kept for the sales report. Return whether this call voided it (False:
-        void already). `NotFound` if unknown."""
+        the tickets kept for the sales report, the staff's `reason` (text, or None) kept with
+        the order and the tickets this voids. Return whether this call voided it (False:
+        void already, nothing changes). `NotFound` if unknown."""
+
+    @abstractmethod
+    def mark_order_paid(self, order_id, payment, now):
+        """Record that the desk took a confirmed order's payment due (PAYMENT_DUE) as
+        `payment` ("cash", "card") at `now`, and queue the order.paid webhooks, in one
+        transaction; return the order as read back. An order marked paid as `payment`
+        before is returned as it is (a retry: nothing written). `NotDue` for any other
+        order (free, paid otherwise, pending, expired, cancelled, voided); `NotFound` if
+        unknown."""
 
     @abstractmethod
     def web_orders_of(self, email, since):

@@ -389,6 +389,12 @@ MIGRATIONS = [
         "ALTER TABLE outbox ADD COLUMN webhook_id uuid",
         "CREATE INDEX outbox_by_webhook ON outbox (webhook_id)",
     ],
+    [
+        # A void's reason and a payment taken at the desk: as sqlite's step 25 says.
+        "ALTER TABLE tickets ADD COLUMN void_reason text",
+        "ALTER TABLE orders ADD COLUMN void_reason text",
+        "ALTER TABLE orders ADD COLUMN paid_at text",
+    ],
 ]
 
 

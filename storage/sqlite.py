@@ -413,6 +413,14 @@ MIGRATIONS = [
         "ALTER TABLE outbox ADD COLUMN webhook_id TEXT",
         "CREATE INDEX outbox_by_webhook ON outbox (webhook_id)",
     ],
+    [
+        # A void's reason and a payment taken at the desk (schema step 25): the staff's
+        # reason kept with a voided ticket and order (shown to staff, never sent out), and
+        # when the desk marked an order's payment due paid.
+        "ALTER TABLE tickets ADD COLUMN void_reason TEXT",
+        "ALTER TABLE orders ADD COLUMN void_reason TEXT",
+        "ALTER TABLE orders ADD COLUMN paid_at TEXT",
+    ],
 ]
 
 

@@ -4,6 +4,7 @@ import base64
 import importlib.util
 import io
 import json
+import os
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -123,6 +124,23 @@ def fresh_museum():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def needs(present, reason):
+    """A mark for tests that need a tool this machine may lack (`present` says whether it
+    is here): without it they skip, saying `reason`. Under CI (`CI` set, as .ci/run sets
+    it) they fail instead: CI installs every such tool, so a skip there would be a check
+    passed unseen."""
+    return pytest.mark.needs(present=present, reason=reason)
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("needs"):
+        if mark.kwargs["present"]:
+            continue
+        if os.environ.get("CI"):
+            pytest.fail(f"{mark.kwargs['reason']} (CI installs it: see .ci/run)", pytrace=False)
+        pytest.skip(mark.kwargs["reason"])
 
 
 def basic(name, password):

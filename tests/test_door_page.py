@@ -19,6 +19,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import test_scan_page as scan_page
+from a11y import assert_accessible_as_shown, needs_axe
 from conftest import ADMIN, VISITOR, zone_at_noon
 from serving import running_server
 from test_scan_page import (GATE_AUTH, buy, call, csp_violations, open_page, qr, scan,
@@ -177,6 +178,7 @@ def test_an_admission_undone_from_the_strip_scans_as_valid_again(server, browser
     assert csp_violations(browser) == []
 
 
+@needs_axe
 def test_a_lost_ticket_is_found_by_email_and_admitted(server, browser, screen, tmp_path):
     today = today_at(server).isoformat()
     email = "lost.ticket@example.org"
@@ -193,6 +195,7 @@ def test_a_lost_ticket_is_found_by_email_and_admitted(server, browser, screen, t
     assert "General entry" in found and ticket["confirmationCode"] in found
     assert "not admitted" in found
     screenshot(browser, tmp_path, f"door-find-{screen}.png")
+    assert_accessible_as_shown(browser, f"/scan's search for a lost ticket at {screen}")
 
     browser.find_element(By.CSS_SELECTOR, "#found button").click()
     WebDriverWait(browser, 10).until(lambda d: outcome(d) == ("good", "Admitted"))

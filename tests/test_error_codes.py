@@ -211,8 +211,10 @@ def test_every_409_but_the_doors_carries_its_reason(client, store):
                                status=409))
     answers.append(client.post(f"/v1.1/orders/{ended_hold(store)}/confirm", headers=ADMIN,
                                status=409))
+    answers.append(client.post_json(f"/v1.1/orders/{held['orderId']}/payment",
+                                    {"payment": "cash"}, headers=ADMIN, status=409))
     reasons = [assert_problem(answer, 409)["reason"] for answer in answers]
     assert reasons == ["key-reused", "capacity-below-sold", "dates-sold", "sold-out",
-                       "not-pending", "expired"]
+                       "not-pending", "expired", "not-due"]
     assert set(reasons) == set(CONFLICT_REASONS)
 

@@ -244,6 +244,7 @@ ROLE_TABLE = {
     "/v1.1/orders/{order_id}": {"GET": "visitor", "HEAD": "visitor", "DELETE": "visitor"},
     "/v1.1/orders/{order_id}/confirm": {"POST": "visitor"},
     "/v1.1/orders/{order_id}/qr": {"GET": "visitor", "HEAD": "visitor"},
+    "/v1.1/orders/{order_id}/payment": {"POST": "desk"},
     "/v1.1/museum": {"GET": "visitor", "HEAD": "visitor"},
     "/v1.1/tickets/{ticket_id}/resend": {"POST": "visitor"},
     "/v1.1/orders/{order_id}/resend": {"POST": "visitor"},

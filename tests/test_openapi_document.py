@@ -35,7 +35,7 @@ API_OPERATIONS = {
     "getAvailability", "listEventTickets", "getSalesReport", "getSalesChart",
     "pairDevice", "startDeviceSession", "endDeviceSession",
     "listPriceCategories", "getMuseum", "resendTicket", "resendOrder",
-    "createOrder", "getOrder", "cancelOrder", "confirmOrder", "getOrderCode",
+    "createOrder", "getOrder", "cancelOrder", "confirmOrder", "getOrderCode", "markOrderPaid",
     "getArrivalsChart", "listOutboxMessages", "retryOutboxMessage", "dropOutboxMessage",
 }
 # Operations that need no credentials: the description, and pairing (its code is one).

@@ -367,6 +367,19 @@ def order_expired(client, store):
                        headers=ADMIN, status=409)
 
 
+def order_paid_otherwise(client, store):
+    paid = sell_order(store, ["adult"], channel="desk", payment="card", created_by="desk")
+    return client.post_json(f"{ORDERS}/{paid['orderId']}/payment", {"payment": "cash"},
+                            headers=DESK, status=409)
+
+
+def order_voided_not_due(client, store):
+    due = sell_order(store, ["adult"], payment="due", created_by="anyone")
+    client.delete(f"{ORDERS}/{due['orderId']}", headers=ADMIN, status=204)
+    return client.post_json(f"{ORDERS}/{due['orderId']}/payment", {"payment": "cash"},
+                            headers=DESK, status=409)
+
+
 def order_gone(client, store):
     return client.get(f"{ORDERS}/{ended_hold(store)}/qr", headers=ADMIN,
                       status=410)
@@ -424,6 +437,8 @@ CASES = {
     "OrderConflict/not-pending": order_not_pending,
     "OrderConflict/expired": order_expired,
     "OrderGone": order_gone,
+    "OrderNotDue/paid": order_paid_otherwise,
+    "OrderNotDue/voided": order_voided_not_due,
 }
 
 

@@ -8,7 +8,8 @@ No login box: headless Chromium holds a request whose 401 would make a browser a
 password until the script gives up, so a page that let the browser ask would show
 "Offline" (or stay "Signing in…") where these tests expect the page's own words.
 
-Needs Debian's `chromium` and `chromium-driver` (CI installs them); skipped without them.
+Needs Debian's `chromium` and `chromium-driver` (CI installs them); skipped without them,
+failed without them under CI.
 Screenshots go to tmp_path; `MUSEUM_SCREENSHOTS=docs pytest tests/test_scan_page.py`
 rewrites those of docs/door.md.
 """
@@ -37,16 +38,17 @@ import museum_devices
 import museum_door
 import storage
 from commands import museum_command
-from conftest import ADMIN, PASSWORDS, VISITOR, basic, quick_hash
+from a11y import SMALL_PHONE, assert_accessible, needs_axe, set_screen, unreachable_controls
+from conftest import ADMIN, PASSWORDS, VISITOR, basic, needs, quick_hash
 from museum_http import rfc3339
 from serving import running_server
 from ticketing import sell_order
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
-    reason="needs Debian's chromium and chromium-driver: apt-get install chromium chromium-driver")
+pytestmark = needs(
+    CHROMIUM.exists() and CHROMEDRIVER.exists(),
+    "needs Debian's chromium and chromium-driver: apt-get install chromium chromium-driver")
 
 CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                   "--no-first-run", "--disable-background-networking",
@@ -58,7 +60,6 @@ SCANNER = "gate2"  # the device the pages' tests pair (museum add-device)
 # The browser's zone, which is not the museum's (UTC): the page shows the museum's times.
 BROWSER_ZONE = "Asia/Kolkata"
 PHONE = {"width": 400, "height": 800}
-SMALL_PHONE = {"width": 360, "height": 740}
 EVENT_NAME = "Night at the Museum"
 
 
@@ -124,11 +125,6 @@ def chromium(profile, screen=None):
         yield driver
     finally:
         driver.quit()
-
-
-def set_screen(driver, width, height):
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
 
 
 def call(server, method, path, auth, body=None):
@@ -271,6 +267,7 @@ def today_at(server):
     return date.fromisoformat(summary["date"])
 
 
+@needs_axe
 def test_scanned_codes_show_each_outcome_and_move_the_counters(server, browser, tmp_path):
     today = today_at(server)
     status, event = call(server, "POST", "/v1.1/special-events", ADMIN,
@@ -286,11 +283,16 @@ def test_scanned_codes_show_each_outcome_and_move_the_counters(server, browser, 
     assert browser.find_element(By.ID, "day").text == f"Today, {today.isoformat()}"
     wait_for_counters(browser, {"General entry": "0 / 2", EVENT_NAME: "0 / 1"})
     assert re.fullmatch(r"\d\d:\d\d", shown(browser, "clock"))
+    assert_accessible(browser, "/scan signed in")
+    # The field takes the focus back from all but a button (a scanner types wherever the
+    # focus is), and the buttons come before it: Shift+Tab reaches them.
+    assert unreachable_controls(browser, backwards=True) == []
 
     assert scan(browser, qr(general)) == ("good", "Admitted",
                                           ["General entry", today.isoformat()])
     wait_for_counters(browser, {"General entry": "1 / 2", EVENT_NAME: "0 / 1"})
     screenshot(browser, tmp_path, "scan-admitted.png")
+    assert_accessible(browser, "/scan after an admission")
 
     # Scanned again here at once (the visitor is still at the gate): no refusal.
     tone, headline, details = scan(browser, qr(general))
@@ -306,6 +308,7 @@ def test_scanned_codes_show_each_outcome_and_move_the_counters(server, browser, 
                                             [f"at {admitted_at:%H:%M} by admin", "General entry"])
     wait_for_counters(browser, {"General entry": "2 / 2", EVENT_NAME: "0 / 1"})
     screenshot(browser, tmp_path, "scan-already-admitted.png")
+    assert_accessible(browser, "/scan after a refusal")
 
     # A confirmation code typed by hand, in capitals, admits the event ticket.
     assert scan(browser, event_ticket["confirmationCode"].upper()) == (
@@ -430,6 +433,7 @@ def test_a_pairing_link_pairs_once(server, browser, tmp_path):
     assert stored_sign_in(browser) is None
 
 
+@needs_axe
 def test_the_form_signs_a_gate_user_in_with_a_session_and_refuses_an_admin(
         server, browser, tmp_path, door_config):
     set_screen(browser, **SMALL_PHONE)
@@ -437,12 +441,14 @@ def test_the_form_signs_a_gate_user_in_with_a_session_and_refuses_an_admin(
     browser.get(f"http://127.0.0.1:{server.port}/scan")
     assert sign_in_status(browser).startswith("Open the pairing link")
     screenshot(browser, tmp_path, "scan-sign-in.png")
+    assert_accessible(browser, "/scan signed out")
     sign_in_with_form(browser, "gate", "not-the-password")
     message = sign_in_status(browser)
     assert message == "Wrong name, key or password: check them and try again"
     assert browser.find_element(By.ID, "secret").get_attribute("value") == ""
     assert "{" not in browser.find_element(By.TAG_NAME, "body").text
     screenshot(browser, tmp_path, "scan-wrong-password.png")
+    assert_accessible(browser, "/scan after a wrong password")
 
     for name in ("admin", "visitor"):
         sign_in_with_form(browser, name, PASSWORDS[name])
@@ -468,6 +474,7 @@ def test_the_form_signs_a_gate_user_in_with_a_session_and_refuses_an_admin(
     assert re.search(rf"^{session} +gate +\S+ +-$", listed.out, re.MULTILINE), listed.out
 
     browser.find_element(By.ID, "settings").click()
+    assert_accessible(browser, "/scan's settings")
     browser.find_element(By.ID, "sign-out").click()
     assert sign_in_status(browser) == "Signed out. Sign in again to scan."
     assert stored_sign_in(browser) is None and shown(browser, "scanner") is None

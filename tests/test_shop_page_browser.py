@@ -2,14 +2,15 @@
 the shop on, paid at the desk: a family books two adults and two children on a 360×740
 phone and sees four QR codes that each admit at the door; the page embedded by a museum's
 own site in an iframe (and refused by any other); ended and full entry slots shown as such;
-German for a browser that asks for it; two browsers after the last places. Every step fits
+German for a browser that asks for it; two browsers after the last places; a booking with
+the keyboard alone, the focus shown at each stop. Every step fits
 the phone's width, and no Content-Security-Policy violation happens.
 
-axe-core is not packaged for Debian 12 (no `node-axe-core`), and nothing is downloaded at
-test time: the accessibility checks here are the page's own (every control named, the
-language set, the outcome announced), not axe's.
+Each state of the page passes axe-core (tests/a11y.py) at 360×740 and 1280×800, beside the
+page's own checks here (every control named, the language set, the outcome announced).
 
-Needs Debian's `chromium` and `chromium-driver` (skipped without them). Screenshots go to
+Needs Debian's `chromium` and `chromium-driver`, and axe-core from npm (skipped without
+them, failed under CI). Screenshots go to
 tmp_path; `MUSEUM_SCREENSHOTS=docs pytest tests/test_shop_page_browser.py` rewrites those of
 docs/shop.md.
 """
@@ -17,12 +18,15 @@ docs/shop.md.
 import http.server
 import threading
 from contextlib import contextmanager
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
+import test_scan_page
+from a11y import assert_accessible, focused, needs_axe, press, tab_to, unreachable_controls
 from conftest import ADMIN, VISITOR, zone_at_noon
 from qr import read_screenshot_qr
 from serving import free_port, running_server
@@ -31,7 +35,8 @@ from test_scan_page import (GATE_AUTH, OPEN_EVERY_DAY, SMALL_PHONE, browser,  # 
                             call, chromium, csp_violations, screenshot, set_screen,
                             user_lines)
 
-pytestmark = pytest.mark.slow  # a server and one or two browsers each: 10 s and more
+# A server and one or two browsers each: 10 s and more.
+pytestmark = [pytest.mark.slow, test_scan_page.pytestmark]
 FAMILY_EMAIL = "family@example.org"
 SLOT_PLACES = 4  # [capacity] general_per_slot
 DESK = {"width": 1280, "height": 800}
@@ -150,6 +155,7 @@ def page_screenshot(driver, tmp_path, name, frame_size=SMALL_PHONE):
     set_screen(driver, **frame_size)
 
 
+@needs_axe
 def test_a_family_books_four_tickets_on_a_phone_and_each_admits(server, browser, tmp_path):
     set_screen(browser, **SMALL_PHONE)
     today = today_at(server)
@@ -163,12 +169,14 @@ def test_a_family_books_four_tickets_on_a_phone_and_each_admits(server, browser,
     assert slots["12:00"] == (f"12:00 {SLOT_PLACES} left", True)
     assert browser.find_element(By.ID, "slot-12:00").is_selected()  # the first open one
     assert choices(browser, "day")[today.isoformat()][1]  # today still has open slots
+    assert_accessible(browser, "/shop at the start")
 
     add_tickets(browser, "adult", 2)
     add_tickets(browser, "child", 2)
     wait_for_total(browser, "Total: €24.00, paid at the desk")
     assert fits_width(browser) and unnamed_controls(browser) == []
     page_screenshot(browser, tmp_path, "shop-choose-360.png")
+    assert_accessible(browser, "/shop with counts entered")
 
     book(browser, FAMILY_EMAIL)
     codes = wait_for_tickets(browser, 4)
@@ -179,6 +187,7 @@ def test_a_family_books_four_tickets_on_a_phone_and_each_admits(server, browser,
             "Child under 14 · ticket 3 of 4", "Child under 14 · ticket 4 of 4"]
     assert fits_width(browser) and unnamed_controls(browser) == []
     page_screenshot(browser, tmp_path, "shop-booked-360.png")
+    assert_accessible(browser, "/shop's confirmation with its QR codes")
 
     # Each QR code as the phone shows it admits one of the family at the door.
     for code in codes:
@@ -188,6 +197,66 @@ def test_a_family_books_four_tickets_on_a_phone_and_each_admits(server, browser,
     link = browser.find_element(By.CSS_SELECTOR, "#order-tickets a")
     assert link.get_attribute("href").startswith(f"http://127.0.0.1:{server.port}/t/")
     assert csp_violations(browser) == []
+
+
+def checked(driver, group):
+    return driver.find_element(By.CSS_SELECTOR, f"input[name='{group}']:checked")
+
+
+@needs_axe
+def test_a_family_books_with_the_keyboard_alone(server, browser):
+    """Tab and Shift+Tab from control to control, the arrows in the choices and the
+    numbers, Space and Enter on the buttons: never a click, and the focus shown at each
+    stop."""
+    tomorrow = (today_at(server) + timedelta(days=1)).isoformat()
+    status, event = call(server, "POST", "/v1.1/special-events", ADMIN, {
+        "name": "Lantern tour", "location": "Harbour", "price": 12,
+        "eventDescription": "By lantern light.", "dates": [tomorrow]})
+    assert status == 201, event
+    set_screen(browser, **SMALL_PHONE)
+    open_shop(browser, f"http://127.0.0.1:{server.port}/shop")
+    assert unreachable_controls(browser) == []
+
+    tab_to(browser, "#offer-general")
+    press(browser, Keys.ARROW_DOWN)  # the event: the choices are drawn again, focus kept
+    assert focused(browser).get_attribute("id") == f"offer-{event['eventId']}"
+    press(browser, Keys.ARROW_UP)
+    assert focused(browser).get_attribute("id") == "offer-general"
+    tab_to(browser, "input[name='day']:checked")
+    assert checked(browser, "day").get_attribute("value") == tomorrow  # the event's, kept
+    press(browser, Keys.ARROW_LEFT)
+    assert checked(browser, "day").get_attribute("value") == today_at(server).isoformat()
+    press(browser, Keys.ARROW_RIGHT)
+    assert focused(browser).get_attribute("value") == tomorrow
+    tab_to(browser, "input[name='slot']:checked")
+    slot = checked(browser, "slot").get_attribute("value")  # today's first open, kept
+    press(browser, Keys.ARROW_RIGHT)
+    later = f"{int(slot[:2]) + 1:02}:00"
+    assert checked(browser, "slot").get_attribute("value") == later
+    assert_accessible(browser, "/shop with a day and a slot chosen")
+
+    tab_to(browser, "#quantity-adult + button")
+    press(browser, Keys.ENTER, Keys.SPACE)
+    tab_to(browser, "#quantity-child")
+    press(browser, Keys.ARROW_UP, Keys.ARROW_UP)
+    wait_for_total(browser, "Total: €24.00, paid at the desk")
+    tab_to(browser, "#email")
+    press(browser, FAMILY_EMAIL)
+    tab_to(browser, "#quantity-child", backwards=True)  # a last look back, and forth again
+    tab_to(browser, "#book")
+    press(browser, Keys.ENTER)
+    assert len(wait_for_tickets(browser, 4)) == 4
+    assert browser.find_element(By.ID, "order-facts").text.endswith(f" · {later}")
+    availability = call(server, "GET", f"/v1.1/availability?startDate={tomorrow}"
+                        f"&endDate={tomorrow}", ADMIN)[1]
+    booked = next(each for each in availability[0]["slots"] if each["time"] == later)
+    assert booked["sold"] == 4
+    assert unreachable_controls(browser) == []
+    tab_to(browser, "#order-tickets a")
+    tab_to(browser, "#again")
+    press(browser, Keys.SPACE)
+    WebDriverWait(browser, 10).until(
+        lambda d: d.find_element(By.ID, "booking").is_displayed())
 
 
 class Embedder(http.server.BaseHTTPRequestHandler):
@@ -257,6 +326,7 @@ def test_the_museums_site_embeds_the_page_and_no_other_site_may(server, browser,
         assert csp_violations(browser) == []
 
 
+@needs_axe
 def test_a_browser_asking_for_german_gets_the_page_in_german(server, tmp_path):
     today = today_at(server)
     buy_places(server, today, "13:00", SLOT_PLACES)
@@ -281,9 +351,11 @@ def test_a_browser_asking_for_german_gets_the_page_in_german(server, tmp_path):
         assert error.startswith("E-Mail: must be")  # the API's own message, named
         assert fits_width(browser)
         page_screenshot(browser, tmp_path, "shop-german-360.png")
+        assert_accessible(browser, "/shop in German with a field error")
         assert csp_violations(browser) == []
 
 
+@needs_axe
 def test_two_browsers_after_the_last_places_one_order_whole_the_other_told(server, tmp_path):
     today = today_at(server)
     buy_places(server, today, "12:00", SLOT_PLACES - 2)  # two places left at 12:00
@@ -308,6 +380,7 @@ def test_two_browsers_after_the_last_places_one_order_whole_the_other_told(serve
         assert told.find_element(By.ID, "problem").text.startswith("Sold out")
         assert choices(told, "slot")["12:00"] == ("12:00 full", False)  # read again
         page_screenshot(told, tmp_path, "shop-sold-out-360.png")
+        assert_accessible(told, "/shop told sold out")
     status, availability = call(server, "GET", f"/v1.1/availability?endDate={today}", ADMIN)
     noon = next(slot for slot in availability[0]["slots"] if slot["time"] == "12:00")
     assert (noon["sold"], noon["available"]) == (SLOT_PLACES, 0)

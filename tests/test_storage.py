@@ -24,6 +24,7 @@ import storage
 from serving import ROOT, wait_until
 from storage.sql import (
     DEVICE_IN_USE,
+    EXPIRED_HOLDS_HELD,
     LAST_DATES_FROM_THE_LISTING_INDEX,
     LIST_QUERY,
     OPEN_COUNT_QUERY,
@@ -1226,6 +1227,17 @@ def test_a_device_is_read_on_the_index_of_the_devices_in_use(sqlite_store, db_pa
         plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + DEVICE_IN_USE,
                                                 ("door-north",))]
     assert plan == ["SEARCH devices USING INDEX devices_in_use (name=?)"]
+
+
+def test_the_expired_holds_of_a_window_are_found_from_the_pending_orders(sqlite_store,
+                                                                         db_path):
+    with closing(sqlite3.connect(db_path)) as conn:
+        plan = [row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + EXPIRED_HOLDS_HELD,
+                                                ("2026-12-01T10:00:00Z", "2026-12-01",
+                                                 "2026-12-31"))]
+    # Not every ticket of the 31 days, which each availability read would otherwise visit.
+    assert plan[:2] == ["SEARCH o USING INDEX orders_held (expires_at<?)",
+                        "SEARCH t USING INDEX tickets_by_order (order_id=?)"]
 
 
 def test_other_url_schemes_are_refused():

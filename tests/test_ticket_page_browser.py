@@ -4,7 +4,9 @@ code (as drawn on the screen) scans to the sale's `qrText`, and once opened it s
 the ticket, pixel for pixel, after the service is gone (its service worker); printed on A4 and on Letter, an
 order's page takes one page per ticket.
 
-Needs Debian's `chromium` and `chromium-driver` (CI installs them); skipped without them.
+Each page passes axe-core (tests/a11y.py) at 360×740 and 1280×800. Needs Debian's `chromium`
+and `chromium-driver`, and axe-core from npm (CI installs them); skipped without them,
+failed without them under CI.
 Screenshots go to tmp_path; `MUSEUM_SCREENSHOTS=docs pytest tests/test_ticket_page_browser.py`
 rewrites those of docs/ticket-page.md.
 """
@@ -21,6 +23,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import storage
 import test_scan_page
+from a11y import assert_accessible, needs_axe, serious_violations
 from qr import read_screenshot_qr
 from serving import running_server
 from test_scan_page import SMALL_PHONE, buy, chromium, config_with_users, csp_violations, \
@@ -70,10 +73,12 @@ def fits_the_width(browser):
         "return document.documentElement.scrollWidth <= window.innerWidth")
 
 
+@needs_axe
 def test_a_phone_shows_the_ticket_whose_code_scans_and_keeps_it_offline(
         server, browser, tmp_path):
     receipt = buy(server, tomorrow())
     open_page(browser, server, receipt["ticketPage"])
+    assert_accessible(browser, "a ticket's page")
     assert fits_the_width(browser)
     assert shown_qr_codes(browser) == [receipt["qrText"]]
     qr_width = browser.find_element(By.CSS_SELECTOR, ".code-picture svg").size["width"]
@@ -92,6 +97,7 @@ def test_a_phone_shows_the_ticket_whose_code_scans_and_keeps_it_offline(
     assert browser.get_screenshot_as_png() == online  # the very same page, pixel for pixel
 
 
+@needs_axe
 def test_a_voided_ticket_shows_gone_when_online_even_after_it_was_kept(server, browser):
     receipt = buy(server, tomorrow())
     open_page(browser, server, receipt["ticketPage"])
@@ -106,6 +112,12 @@ def test_a_voided_ticket_shows_gone_when_online_even_after_it_was_kept(server, b
     WebDriverWait(browser, 10).until(lambda d: "voided" in d.find_element(By.TAG_NAME,
                                                                           "h1").text)
     assert browser.find_elements(By.CSS_SELECTOR, "svg") == []
+    assert_accessible(browser, "a voided ticket's page")
+    # The check above can fail: a field without a name is a critical violation.
+    browser.execute_script("document.querySelector('main').append("
+                           "Object.assign(document.createElement('input'), {id: 'nameless'}))")
+    assert [(rule["id"], [node["target"] for node in rule["nodes"]])
+            for rule in serious_violations(browser)] == [("label", ["#nameless"])]
 
 
 def pages_printed(browser, paper):
@@ -116,6 +128,7 @@ def pages_printed(browser, paper):
     return len(re.findall(rb"/Type\s*/Page\b", pdf))
 
 
+@needs_axe
 def test_an_orders_page_prints_one_ticket_on_each_a4_or_letter_page(server, browser,
                                                                      tmp_path):
     day = tomorrow()
@@ -132,6 +145,7 @@ def test_an_orders_page_prints_one_ticket_on_each_a4_or_letter_page(server, brow
         opened.close()
     open_page(browser, server, f"/t/{made['pageToken']}")
     assert len(shown_qr_codes(browser)) == 3 and fits_the_width(browser)
+    assert_accessible(browser, "an order's page")
     screenshot(browser, tmp_path, "ticket-page-order-360.png")
     for paper in PAPER:
         assert pages_printed(browser, paper) == 3, paper
