@@ -471,6 +471,7 @@ def given_up(config, db_path):
         store.close()
 
 
+@needs_axe
 def test_an_admin_sees_a_failed_mail_and_sends_it_again(tmp_path, browser, smtp_server):
     """A mail the SMTP server refused for 3 days shows on the admin's desk with its address
     and the server's answer; sent again, it arrives."""
@@ -493,6 +494,7 @@ def test_an_admin_sees_a_failed_mail_and_sends_it_again(tmp_path, browser, smtp_
         browser.execute_script("arguments[0].scrollIntoView()", panel)
         assert fits_width(browser)
         screenshot(browser, tmp_path, "desk-outbox-1280.png")
+        assert_accessible(browser, "/desk's failed mails")
 
         mailbox.refusals = 0
         browser.find_element(By.XPATH, "//button[text()='Send again']").click()
