@@ -44,7 +44,8 @@ from museum_openapi import Answer, Operation
 from museum_orders import (ORDER_FACTS, Order, OrderConfirmation, OrderImage, OrderPayment,
                            Orders, order_fields)
 from museum_pages import PageFile
-from museum_reports import SalesChart, SalesReport
+from museum_outbox_messages import OutboxMessage, OutboxMessages, OutboxRetry
+from museum_reports import ArrivalsChart, SalesChart, SalesReport
 from museum_resend import OrderResend, TicketResend
 from museum_shop import OrderLimits, ShopCors
 from museum_shop_page import add_shop_routes
@@ -106,14 +107,15 @@ API_ROUTES = {
     "/admissions/list": AdmissionList,
     "/admissions/lookup": TicketLookup, "/admissions/{ticketId}": Admission,
     "/availability": Availability, "/reports/sales": SalesReport,
-    "/reports/sales/chart": SalesChart,
+    "/reports/sales/chart": SalesChart, "/reports/arrivals/chart": ArrivalsChart,
     "/tickets/{ticketId}": Ticket, "/tickets/{ticketId}/qr": TicketImage,
     "/devices/pair": DevicePairing, "/devices/session": DeviceSession,
     "/price-categories": PriceCategories, "/museum": Museum,
     "/orders": Orders, "/orders/{orderId}": Order, "/orders/{orderId}/confirm": OrderConfirmation,
     "/orders/{orderId}/qr": OrderImage, "/orders/{orderId}/payment": OrderPayment,
     "/tickets/{ticketId}/resend": TicketResend, "/orders/{orderId}/resend": OrderResend,
-    "/openapi.json": OpenAPIDocument}
+    "/outbox": OutboxMessages, "/outbox/{messageId}": OutboxMessage,
+    "/outbox/{messageId}/retry": OutboxRetry, "/openapi.json": OpenAPIDocument}
 
 
 @functools.cache
@@ -220,7 +222,8 @@ def api_resources(live, store, clock, new_id, links):
             SpecialEvents(store, live, today, new_id, public_url), SpecialEvent(store, live),
             Tickets(store, live, now, sale, public_url, links), Ticket(store, clock, now, links),
             Availability(store, live, now),
-            SalesReport(store, today), SalesChart(store, today), TicketImage(store, secret),
+            SalesReport(store, today), SalesChart(store, today),
+            ArrivalsChart(store, today, live), TicketImage(store, secret),
             Admissions(store, secret, now, clock, guesses, entry_times, live),
             AdmissionList(store, now, museum_zone_name(config, now)),
             AdmissionSummary(store, today), TicketLookup(store, now, clock, guesses, live),
@@ -231,7 +234,8 @@ def api_resources(live, store, clock, new_id, links):
             Order(store, now, links, VOID_FIELDS),
             OrderConfirmation(store, now, links, live, new_id), OrderImage(store, now, links),
             OrderPayment(store, now, links),
-            TicketResend(store, live, clock, new_id), OrderResend(store, live, clock, new_id))
+            TicketResend(store, live, clock, new_id), OrderResend(store, live, clock, new_id),
+            OutboxMessages(store), OutboxMessage(store), OutboxRetry(store, clock))
 
 
 def set_log_level(config):

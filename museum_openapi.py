@@ -53,6 +53,7 @@ from museum_vocabulary import (
     DESK_ROLE,
     EMAIL_MAX,
     GATE_ROLE,
+    MESSAGE_BUSY,
     PRICE_MAX,
     ROLES,
     TICKET_TYPES,
@@ -312,7 +313,9 @@ TAGS = {"Operations": "The museum's opening hours, and the days an admin changed
         "Door": "Admitting tickets at the entrance; the day's counts.",
         "Orders": "Several tickets bought together, all or nothing; quotes and holds.",
         "Reports": "What was sold.", "Description": "This OpenAPI description.",
-        "Webhooks": "What the service posts to the receivers an admin registered, signed."}
+        "Webhooks": "What the service posts to the receivers an admin registered, signed.",
+        "Outbox": "The mails and webhook deliveries kept to send: the failed ones sent "
+                  "again or dropped."}
 SECURITY = {"type": "http", "scheme": "basic", "description": (
     "Credentials of a user configured on the server. Each user has one role: "
     f"{', '.join(ROLES)}; each role may do all that the ones before it may. A password "
@@ -459,6 +462,21 @@ PROSE = {
     "roles) drawn by the service as an SVG bar chart: the tickets sold and not void on "
     "each day, for a page to show as an image with no chart library. Sent as "
     "`image/svg+xml`; `application/octet-stream` is listed too, as for `getTicketCode`.",
+    "getArrivalsChart": "The admissions of the tickets dated in the window (as "
+    "`getSalesReport` reads it, with its roles), void tickets and cancelled events left "
+    "out, counted per hour of the day at the museum and drawn as an SVG bar chart, one bar "
+    "an hour from the first to the last with arrivals. For one day with timed entry and a "
+    "capacity per slot, a dashed line marks each hour's places (its slots'); otherwise the "
+    "chart's `desc` says why none is marked. The `desc` lists every bar, as a text "
+    "alternative. Sent as `image/svg+xml`; `application/octet-stream` is listed too.",
+    "listOutboxMessages": "The mails and webhook deliveries the outbox keeps, the newest "
+    "first: each with its kind, its recipient (a mail's address, personal data, is the "
+    "reason only an admin reads this), its state, attempts and the last answer. A message "
+    "given up on is `failed`; `GET /healthz` counts them. Its payload is not shown.",
+    "retryOutboxMessage": "As `museum outbox --retry`: a queued or failed message is due "
+    "again now, its attempts counted from 0; the outbox's sender delivers it at its next "
+    "look (every few seconds under `museum serve`, or `museum send`).",
+    "dropOutboxMessage": "As `museum outbox --drop`: the message is forgotten, never sent.",
     "getTicket": "The ticket as sold, its `status` and its admission, its QR code's text "
     "(`qrText`) and its page's link (`ticketPage`); the {ADMIN_ROLE} role also sees the "
     "buyer's `email` and `phone` until they are erased.",
@@ -633,7 +651,14 @@ _QUOTE = {"channel": "web", "total": 24, "currency": "EUR", "tickets": [
     {name: value for name, value in ticket.items()
      if name not in ("ticketId", "confirmationCode", "status")} for ticket in _ORDER_TICKETS]}
 # The example of each operation's answer with a body.
+_FAILED_MAIL = {"messageId": "6f1c2b7e-0d3a-4e5f-9a8b-1c2d3e4f5a6b", "kind": "email",
+                "target": "visitor@example.com", "state": "failed", "attempts": 35,
+                "lastAnswer": "550 5.1.1 no such user", "createdAt": "2027-10-20T14:02:11Z",
+                "nextAttemptAt": "2027-10-23T14:07:11Z", "sentAt": None}
 EXAMPLES = {
+    "listOutboxMessages": [_FAILED_MAIL],
+    "retryOutboxMessage": {**_FAILED_MAIL, "state": "queued", "attempts": 0,
+                           "nextAttemptAt": "2027-10-23T15:00:00Z"},
     "createOrder": {"orderId": _ORDER_ID, "orderCode": "order-792d82-891fc", "status": "pending",
                     "channel": "web", "total": 24, "currency": "EUR",
                     "createdAt": "2027-10-20T14:02:11Z", "expiresAt": "2027-10-20T14:17:11Z",
@@ -1350,6 +1375,8 @@ ANSWERS_FIXED = {  # the shared answers no fact of the service shapes
         403, f"The {DESK_ROLE} role asking for a window other than today at the museum (an "
         f"admin may ask for any); or credentials without the {DESK_ROLE} role.",
         DESK_READS_TODAY),
+    "MessageBusy": problem(409, "The message is being sent (its claim may still deliver "
+                           "it), or, to send it again, was sent.", MESSAGE_BUSY),
     "NotFound": problem(404, "The event or ticket does not exist, or the event was "
                         "cancelled.", "No such record (it may have been cancelled)."),
     "UnsupportedMediaType": problem(415, "The body is not of a JSON media type.",

@@ -1,12 +1,13 @@
 """The reports: what was sold for each day of a window (`/v1.1/reports/sales`), as JSON
-or CSV, and its chart as SVG (`/v1.1/reports/sales/chart`). The rows and the CSV are
-museum_sales', the chart museum_charts'; this module serves them.
+or CSV, and its chart as SVG (`/v1.1/reports/sales/chart`); the arrivals per hour of the
+day as SVG (`/v1.1/reports/arrivals/chart`). The rows, the CSV and the counts are
+museum_sales', the charts museum_charts'; this module serves them.
 """
 
 import functools
 
 import museum_sales
-from museum_charts import sales_per_day_svg
+from museum_charts import arrivals_per_hour_svg, sales_per_day_svg
 from museum_http import BAD_QUERY, Problem, date_window, json_response, parse_query
 from museum_openapi import DATE_SCHEMA, Operation, query
 from museum_validation import Validator
@@ -64,10 +65,15 @@ class SalesReport:
         """The report's rows from `start` to `end` (`breakdown`: by category and channel
         too), once the query is valid (400) and the user may read that window (403: the desk
         reads today's only)."""
+        self.check_window(req, validator, start, end)
+        return museum_sales.report_rows(self.store, start, end, breakdown)
+
+    def check_window(self, req, validator, start, end):
+        """Refuse an invalid query (400), and a window the user may not read (403: the desk
+        reads today's only)."""
         validator.raise_if_invalid(BAD_QUERY)
         if req.context.user.role != ADMIN_ROLE and (start, end) != (self.today(),) * 2:
             raise Problem(403, museum_sales.DESK_READS_TODAY)
-        return museum_sales.report_rows(self.store, start, end, breakdown)
 
 
 class SalesChart(SalesReport):
@@ -81,9 +87,51 @@ class SalesChart(SalesReport):
     def on_get(self, req, resp):
         validator = Validator()
         start, end = self.window(req, validator)
-        resp.content_type = "image/svg+xml; charset=utf-8"
-        resp.cache_control = ["no-store"]
-        resp.data = sales_per_day_svg(self.rows(req, validator, start, end)).encode()
+        svg_response(resp, sales_per_day_svg(self.rows(req, validator, start, end)))
+
+
+class ArrivalsChart(SalesReport):
+    """The admissions of the window's tickets per hour of the day at the museum, as an SVG
+    image drawn by the service, with the places of each hour's entry slots marked for one
+    day of timed entry; the same window and roles as the sales report."""
+
+    described = {"get": Operation("getArrivalsChart", "Reports", "Arrivals per hour, as a "
+                                  "chart", SalesReport.described["get"].parameters[:2], {
+                                      200: "SalesChart", 403: "NotTodaysReport"})}
+
+    def __init__(self, store, today, live):
+        super().__init__(store, today)
+        self.live = live  # museum_config.LiveConfig: the time zone, hours and slots
+
+    def on_get(self, req, resp):
+        validator = Validator()
+        start, end = self.window(req, validator)
+        self.check_window(req, validator, start, end)
+        config = self.live.config
+        arrivals = museum_sales.arrivals_per_hour(self.store, start, end,
+                                                  config["museum"]["timezone"])
+        places, note = None, NO_PLACES_PER_HOUR["window"]
+        if start == end:
+            places = museum_sales.slot_places_per_hour(config, self.store, start)
+            note = "" if places else NO_PLACES_PER_HOUR["day"]
+        window = start.isoformat() if start == end else f"{start} to {end}"
+        svg_response(resp, arrivals_per_hour_svg(f"Arrivals per hour, {window}", arrivals,
+                                                 places, note))
+
+
+# Why an arrivals chart marks no places: an hour has places of its own only with timed
+# entry (its slots'), and a window of several days adds arrivals of different days.
+NO_PLACES_PER_HOUR = {
+    "window": "No places are marked: the window has several days.",
+    "day": "No places are marked: the day has no entry slots with a capacity (general "
+           "entry's capacity is the whole day's)."}
+
+
+def svg_response(resp, svg):
+    """`svg`, a chart drawn now, as the answer: never kept by a cache."""
+    resp.content_type = "image/svg+xml; charset=utf-8"
+    resp.cache_control = ["no-store"]
+    resp.data = svg.encode()
 
 
 def _format(validator, name, text):

@@ -14,7 +14,7 @@ delivers.
 import csv
 import io
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from museum_vocabulary import EMAIL_MESSAGE, minute_of_day
 
@@ -169,6 +169,33 @@ def report_rows(store, start, end, breakdown=False):
              "currency": row["currency"], "doubleEntries": row["doubleEntries"],
              **(_breakdown(row) if breakdown else {})}
             for row in store.sales(start.isoformat(), end.isoformat(), breakdown)]
+
+
+def arrivals_per_hour(store, start, end, zone):
+    """{hour of the day at the museum: admissions} of the tickets dated in [start, end]
+    (dates), each admission counted in the hour the museum's clock showed (`zone`: its
+    ZoneInfo, None for the server's own): on the day the clocks go back, the hour that
+    comes twice counts both."""
+    hours = {}
+    for quarter in store.arrivals(start.isoformat(), end.isoformat()):
+        hour = datetime.fromisoformat(quarter["at"]).astimezone(zone).hour
+        hours[hour] = hours.get(hour, 0) + quarter["admitted"]
+    return hours
+
+
+def slot_places_per_hour(config, store, day):
+    """{hour of the day: places of the entry slots of `day` starting in it}; None when the
+    day has no places by the hour: no timed entry, slots without a capacity, or closed
+    (general entry's capacity is the whole day's, which no hour has alone)."""
+    schedule, capacity = days_as_set(config, store, day, day)
+    slots = schedule.slots_on(day)
+    if capacity.per_slot is None or not slots:
+        return None
+    places = {}
+    for slot in slots:
+        hour = minute_of_day(slot) // 60
+        places[hour] = places.get(hour, 0) + capacity.per_slot
+    return places
 
 
 def _breakdown(row):

@@ -16,6 +16,11 @@ TICKET_TYPES = ("general", "event")
 # The kinds of outbox messages (storage's "kind"): a mail to a ticket's buyer, whose payload
 # is {"ticketId"}.
 EMAIL_MESSAGE = "email"
+# The states of an outbox message (storage's "state"), and what refuses to send again or
+# drop one being sent (or, for sending again, one sent).
+MESSAGE_STATES = ("queued", "sending", "sent", "failed")
+MESSAGE_BUSY = ("The message is being sent or was sent: only a queued or failed message is "
+                "sent again, and one being sent is not dropped.")
 # The languages of the shipped mail templates ([museum] language), English first.
 MAIL_LANGUAGES = ("en", "de")
 TICKET_LABELS = {"general": "General entry", "event": "Special event"}  # by TICKET_TYPES

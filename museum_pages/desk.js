@@ -639,6 +639,7 @@ async function showToday() {
     [...byCategory].map(([name, count]) => [
       (categories.find((known) => known.name === name) || { label: name || "—" }).label,
       count, arrivedBy.get(name) || 0]));
+  await showSvg($("today-arrivals-chart"), arrivalsChartPath(today, today));
 }
 
 $("today-refresh").addEventListener("click", showToday);
@@ -668,6 +669,7 @@ async function showAdmin() {
     return row;
   }));
   await loadEvents();
+  await showFailedMessages();
 }
 
 async function loadEvents(chosen = "") {
@@ -807,19 +809,13 @@ $("report").addEventListener("submit", async (event) => {
   }));
 });
 
-// The service's own chart of the window, as SVG text shown as an image (a data: URL: an
-// <img src> could not send the credentials).
+// The service's own charts of the window: the tickets sold per day, the arrivals per hour.
 async function showChart() {
-  const chart = $("report-chart");
-  const response = await fetch(location.origin + reportPath("json").replace(
-    "/reports/sales?", "/reports/sales/chart?"), {
-    credentials: "omit", cache: "no-store",
-    headers: { Authorization: signedInAuthorization(), "X-Requested-With": "fetch" },
-  }).catch(() => null);
-  chart.hidden = !(response && response.ok);
-  if (chart.hidden) return;
-  chart.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(await response.text());
-  chart.alt = `Tickets sold per day, ${$("report-start").value} to ${$("report-end").value}`;
+  const start = $("report-start").value;
+  const end = $("report-end").value;
+  await Promise.all([
+    showSvg($("report-chart"), `/v1.1/reports/sales/chart?startDate=${start}&endDate=${end}`),
+    showSvg($("report-arrivals-chart"), arrivalsChartPath(start, end))]);
 }
 
 // The CSV is fetched with the credentials (a link could not carry them), then saved
@@ -848,6 +844,101 @@ $("report-csv").addEventListener("click", async () => {
   URL.revokeObjectURL(link.href);
   $("report-status").textContent = `Downloaded ${link.download}`;
 });
+
+// --- Charts drawn by the service ------------------------------------------------------------
+
+function arrivalsChartPath(start, end) {
+  return `/v1.1/reports/arrivals/chart?startDate=${start}&endDate=${end}`;
+}
+
+// The service's SVG chart at `path` in `image`, as a data: URL (an <img src> could not send
+// the credentials); its alt text is the chart's own title and description, which lists
+// every bar. Hidden when it cannot be read.
+async function showSvg(image, path) {
+  const response = await fetch(location.origin + path, {
+    credentials: "omit", cache: "no-store",
+    headers: { Authorization: signedInAuthorization(), "X-Requested-With": "fetch" },
+  }).catch(() => null);
+  image.hidden = !(response && response.ok);
+  if (image.hidden) return;
+  const svg = await response.text();
+  const chart = new DOMParser().parseFromString(svg, "image/svg+xml").documentElement;
+  image.alt = [...chart.children].filter((part) => ["title", "desc"].includes(part.localName))
+    .map((part) => part.textContent).join(": ");
+  image.src = "data:image/svg+xml;charset=utf-8," + encodeURIComponent(svg);
+}
+
+// --- Failed mails and webhooks (admins) -------------------------------------------------
+
+const outboxStatus = $("outbox-status");
+// When a message was queued, in the browser's zone, named: it may not be the museum's.
+const QUEUED_AT = { year: "numeric", month: "short", day: "numeric", hour: "2-digit",
+  minute: "2-digit", timeZoneName: "short" };
+
+// The outbox's failed messages: the panel shows only when there are some (or when asked
+// again from it, so its Refresh button keeps its place).
+async function showFailedMessages(keepShown = false) {
+  const [status, messages] = await tryCall("/v1.1/outbox?state=failed");
+  if (status !== 200) {
+    outboxStatus.textContent = problemText(status, messages);
+    return;
+  }
+  $("outbox-section").hidden = !messages.length && !keepShown;
+  outboxStatus.textContent = messages.length
+    ? `${messages.length} failed message(s)` : "No failed messages.";
+  $("outbox-messages").replaceChildren(...messages.map(failedMessage));
+}
+
+function failedMessage(message) {
+  const item = document.createElement("li");
+  const what = document.createElement("p");
+  what.textContent = `${message.kind === "email" ? "Mail" : "Webhook"} to ${message.target}`;
+  const why = document.createElement("p");
+  why.textContent = `${message.lastAnswer || "no answer"} · ${message.attempts} ` +
+    `attempt(s) · queued ${new Date(message.createdAt).toLocaleString(undefined, QUEUED_AT)}`;
+  const again = document.createElement("button");
+  again.type = "button";
+  again.textContent = "Send again";
+  again.addEventListener("click", () => sendAgain(message, item));
+  const drop = document.createElement("button");
+  drop.type = "button";
+  drop.className = "danger";
+  drop.textContent = "Drop";
+  drop.addEventListener("click", () => dropMessage(message, item, drop));
+  item.append(what, why, again, drop);
+  return item;
+}
+
+async function sendAgain(message, item) {
+  const [status, answer] = await tryCall(`/v1.1/outbox/${message.messageId}/retry`,
+    { method: "POST" });
+  if (status !== 200) {
+    outboxStatus.textContent = `Not sent again: ${problemText(status, answer)}`;
+    return;
+  }
+  item.remove();
+  outboxStatus.textContent = `Queued again: the ${message.kind === "email" ? "mail" : "webhook"}` +
+    ` to ${message.target} is sent at the service's next look.`;
+}
+
+// A drop asks once more: the message is then never sent.
+async function dropMessage(message, item, drop) {
+  if (!drop.classList.contains("confirm")) {
+    drop.classList.add("confirm");
+    drop.textContent = "Yes, drop it";
+    return;
+  }
+  const [status, answer] = await tryCall(`/v1.1/outbox/${message.messageId}`,
+    { method: "DELETE" });
+  if (status !== 204) {
+    outboxStatus.textContent = `Not dropped: ${problemText(status, answer)}`;
+    return;
+  }
+  item.remove();
+  outboxStatus.textContent = `Dropped: the message to ${message.target} is not sent.`;
+}
+
+$("outbox-refresh").addEventListener("click", () => showFailedMessages(true));
 
 // --- Start ----------------------------------------------------------------------------------
 

@@ -622,6 +622,16 @@ class Store(ABC):
         `record_double_entry`)."""
 
     @abstractmethod
+    def arrivals(self, start, end):
+        """The admissions of the tickets dated in [start, end] (ISO dates), leaving out void
+        tickets and cancelled events, counted per quarter of an hour of their time in UTC:
+        `[{"at": "2027-10-01T09:15:00Z", "admitted": n}, ...]`, the earliest first, quarters
+        without admissions left out. A quarter of an hour, as every time zone's offset is a
+        whole number of them: the caller counts the quarters by the museum's own hour,
+        across a change of daylight saving time too. One grouped read of the window's
+        tickets."""
+
+    @abstractmethod
     def erase_contacts(self, before, limit):
         """Erase the email and phone of at most `limit` tickets dated before `before` (an
         ISO date) that still have them, and forget their idempotency keys and scan keys (whose

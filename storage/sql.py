@@ -433,6 +433,17 @@ def pages_for_earlier_sales(conn):
         conn.executemany(f"UPDATE {table} SET page_token = ?, page_digest = ? WHERE id = ?",
                          [(*new_page(), row[0]) for row in unpaged])
 
+# The admissions of a window's tickets per quarter of an hour in UTC (admitted_at is RFC 3339
+# UTC text, "2027-10-01T09:17:03Z": its first 13 characters are the hour, the next two after
+# the colon its minute); on the tickets' date index.
+ARRIVALS_QUERY = """
+    SELECT substr(a.admitted_at, 1, 13),
+           CAST(substr(a.admitted_at, 15, 2) AS INTEGER) / 15 * 15 AS quarter, count(*)
+    FROM tickets t JOIN admissions a ON a.ticket_id = t.id
+                   LEFT JOIN events e ON e.id = t.event_id
+    WHERE t.date >= ? AND t.date <= ? AND t.voided_at IS NULL AND e.cancelled IS NOT TRUE
+    GROUP BY 1, 2 ORDER BY 1, 2"""
+
 # The outbox (see the step that makes it): a row per message, queued in the transaction of
 # what caused it.
 MESSAGE_COLUMNS = ("id, kind, target, payload, ticket_id, order_id, state, attempts, "
@@ -1644,6 +1655,12 @@ class SQLStore(Store):
                 summary["events"].append({"eventId": event_id, "name": name, "sold": sold,
                                           "admitted": admitted})
         return summary
+
+    def arrivals(self, start, end):
+        with self._reading() as conn:
+            rows = conn.execute(ARRIVALS_QUERY, (start, end)).fetchall()
+        return [{"at": f"{hour}:{quarter:02d}:00Z", "admitted": admitted}
+                for hour, quarter, admitted in rows]
 
     # -- the outbox ------------------------------------------------------------------------
 

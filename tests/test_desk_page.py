@@ -15,13 +15,18 @@ docs/desk.md.
 """
 
 import base64
-from datetime import date
+from datetime import date, datetime, timedelta, timezone
+from urllib.parse import unquote
+from xml.etree import ElementTree
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
+import museum
+import museum_outbox
+import storage
 import test_scan_page
 from a11y import assert_accessible, focused, needs_axe, press, tab_to, unreachable_controls
 from conftest import ADMIN, PASSWORDS, basic, zone_at_noon
@@ -32,7 +37,10 @@ from test_scan_page import (GATE_AUTH, OPEN_EVERY_DAY, SMALL_PHONE, call, chromi
 from test_shop_page_browser import (add_tickets, book, open_shop, wait_for_tickets,
                                     wait_for_total)
 
+from test_outbox import smtp_server  # noqa: F401 (a fixture)
+
 pytestmark = [pytest.mark.slow, test_scan_page.pytestmark]  # a server and a browser: 10 s+
+SVG = "{http://www.w3.org/2000/svg}"
 DESK_SCREEN = {"width": 1280, "height": 800}
 DESK_AUTH = basic("desk", PASSWORDS["desk"])
 
@@ -413,23 +421,92 @@ def test_the_report_shows_its_chart_and_its_csv_downloads_as_the_api_answers_it(
 
 @needs_axe
 def test_today_shows_each_slot_and_hour_sold_and_arrived(server, browser, tmp_path):
+    """Two of three tickets admitted: the tables count them, and the service's chart of
+    the arrivals per hour shows their hour's bar against the hour's 20 places."""
     sign_in(browser, server, "desk")
     set_count(browser, "adult", 2)
     set_count(browser, "child", 1)
     browser.find_element(By.ID, "sell-button").click()
     codes = shown_codes(browser)
-    call(server, "POST", "/v1.1/admissions", GATE_AUTH, {"code": codes[0]})
+    for code in codes[:2]:
+        call(server, "POST", "/v1.1/admissions", GATE_AUTH, {"code": code})
     browser.find_element(By.ID, "today-refresh").click()
     status = browser.find_element(By.ID, "today-status")
     wait_for(browser, lambda d: status.text.endswith(
-        ": 3 ticket(s) sold, 1 arrived, 0 double entries"))
+        ": 3 ticket(s) sold, 2 arrived, 0 double entries"))
     slot = browser.find_element(By.ID, "sale-slot").get_attribute("value")
     rows = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "#today-slots tr")]
-    assert f"{slot} 3 / 20 1" in rows
+    assert f"{slot} 3 / 20 2" in rows
     hours = browser.find_element(By.ID, "today-hours").text
-    assert hours.endswith(":00 1")
+    assert hours.endswith(":00 2")
+    arrived_hour = hours.split()[-2]
+    chart = browser.find_element(By.ID, "today-arrivals-chart")
+    wait_for(browser, lambda d: chart.get_attribute("src").startswith("data:image/svg+xml"))
+    svg = ElementTree.fromstring(unquote(chart.get_attribute("src").split(",", 1)[1]))
+    bars = [rect.find(f"{SVG}title").text for rect in svg.iter(f"{SVG}rect")]
+    assert f"{arrived_hour}: 2 arrived of 20 places" in bars
+    assert sum(int(bar.split(": ")[1].split()[0]) for bar in bars) == 2
+    assert chart.get_attribute("alt").startswith("Arrivals per hour, ")
+    assert f"{arrived_hour} 2 arrived of 20 places" in chart.get_attribute("alt")
+    assert browser.execute_script("return arguments[0].naturalWidth", chart) > 0
     assert fits_width(browser)
     browser.execute_script("document.getElementById('today-section').scrollIntoView()")
     screenshot(browser, tmp_path, "desk-today-360.png")
     assert_accessible(browser, "/desk's day at a glance")
     assert csp_violations(browser) == []
+
+
+def given_up(config, db_path):
+    """Every message of the outbox tried by a sender whose clock runs an hour at each look,
+    from now until the messages fail (3 days): the served sender, on the real clock, is
+    left nothing due."""
+    store = storage.open_store(db_path)
+    moment = [datetime.now(timezone.utc)]
+    sender = museum_outbox.Sender(config, store, lambda: moment[0])
+    try:
+        while any(message["state"] != "failed" for message in store.list_messages()):
+            sender.send_due()
+            moment[0] += timedelta(hours=1)
+    finally:
+        store.close()
+
+
+@needs_axe
+def test_an_admin_sees_a_failed_mail_and_sends_it_again(tmp_path, browser, smtp_server):
+    """A mail the SMTP server refused for 3 days shows on the admin's desk with its address
+    and the server's answer; sent again, it arrives."""
+    url, mailbox = smtp_server(refusals=10_000)
+    text = desk_config() + f"[mail]\nurl = {url}\nfrom = tickets@museum.example.org\n"
+    with running_server(tmp_path, text) as server:
+        day = call(server, "GET", "/v1.1/museum", ADMIN)[1]["now"][:10]
+        sold = call(server, "POST", "/v1.1/tickets", ADMIN, {
+            "ticketType": "general", "ticketDate": day, "entryTime": "19:00",
+            "email": "ada@example.org"})
+        assert sold[0] == 201, sold
+        given_up(museum.parse_config(text), str(tmp_path / "museum.sqlite3"))
+        set_screen(browser, **DESK_SCREEN)
+        sign_in(browser, server, "admin")
+        panel = browser.find_element(By.ID, "outbox-section")
+        wait_for(browser, lambda d: panel.is_displayed() and d.find_elements(
+            By.CSS_SELECTOR, "#outbox-messages li"))
+        shown = browser.find_element(By.CSS_SELECTOR, "#outbox-messages li").text
+        assert "Mail to ada@example.org" in shown and "554 5.7.1 not now" in shown
+        browser.execute_script("arguments[0].scrollIntoView()", panel)
+        assert fits_width(browser)
+        screenshot(browser, tmp_path, "desk-outbox-1280.png")
+        assert_accessible(browser, "/desk's failed mails")
+
+        mailbox.refusals = 0
+        browser.find_element(By.XPATH, "//button[text()='Send again']").click()
+        status = browser.find_element(By.ID, "outbox-status")
+        wait_for(browser, lambda d: status.text.startswith("Queued again: the mail to "
+                                                           "ada@example.org"))
+        wait_for(browser, lambda d: mailbox.mails, seconds=30)  # the served sender's look
+        assert mailbox.mails[0]["To"] == "ada@example.org"
+        assert call(server, "GET", "/healthz", None)[1]["outbox"]["failed"] == 0
+        assert csp_violations(browser) == []
+
+
+def test_a_desk_user_sees_no_outbox_panel(server, browser):
+    sign_in(browser, server, "desk")
+    assert not browser.find_element(By.ID, "outbox-section").is_displayed()

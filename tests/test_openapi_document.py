@@ -36,6 +36,7 @@ API_OPERATIONS = {
     "pairDevice", "startDeviceSession", "endDeviceSession",
     "listPriceCategories", "getMuseum", "resendTicket", "resendOrder",
     "createOrder", "getOrder", "cancelOrder", "confirmOrder", "getOrderCode", "markOrderPaid",
+    "getArrivalsChart", "listOutboxMessages", "retryOutboxMessage", "dropOutboxMessage",
 }
 # Operations that need no credentials: the description, and pairing (its code is one).
 PUBLIC_OPERATIONS = {"getOpenApiDescription", "pairDevice"}

@@ -80,6 +80,18 @@ def not_todays_report(client, store):
                       status=403)
 
 
+def message_busy(client, store):
+    """A failed mail's message claimed again (sent again by an admin, then being sent)."""
+    store.create_ticket({"ticketId": str(uuid.uuid4()), "ticketType": "general",
+                         "ticketDate": OPEN_DAY, "confirmationCode": "ticket-general-0a1b2c-3d4e5",
+                         "email": "ada@example.org", "price": 0, "currency": "EUR"},
+                        messages=[{"messageId": str(uuid.uuid4()), "kind": "email",
+                                   "target": "ada@example.org", "payload": {},
+                                   "createdAt": rfc3339(NOW)}])
+    [message] = store.claim_messages(rfc3339(NOW), rfc3339(NOW + timedelta(minutes=5)), 1)
+    return client.delete(f"/v1.1/outbox/{message['messageId']}", headers=ADMIN, status=409)
+
+
 def not_found(client, store):
     return client.get(f"{EVENTS}/{uuid.uuid4()}", headers=ADMIN, status=404)
 
@@ -381,6 +393,7 @@ CASES = {
     "NeedsDeskRole": needs_desk_role,
     "NotTodaysTicket": not_todays_ticket,
     "NotTodaysReport": not_todays_report,
+    "MessageBusy": message_busy,
     "NotFound": not_found,
     "UndoNotAllowed": undo_not_allowed,
     "NotAdmitted": not_admitted,

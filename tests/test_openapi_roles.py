@@ -16,7 +16,8 @@ from museum_vocabulary import ROLES
 CREDENTIALS = {"visitor": VISITOR, "gate": GATE, "desk": DESK, "admin": ADMIN}
 # A value for each path parameter: well formed, naming nothing stored.
 PATH_VALUES = {"eventId": str(uuid.uuid4()), "ticketId": str(uuid.uuid4()),
-               "orderId": str(uuid.uuid4()), "date": "2027-10-30"}
+               "orderId": str(uuid.uuid4()), "messageId": str(uuid.uuid4()),
+               "date": "2027-10-30"}
 
 
 def call(client, path, method, headers):

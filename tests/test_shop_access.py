@@ -20,7 +20,8 @@ ELSEWHERE = "https://evil.example.net"
 SHOP_ON = f"[shop]\nenabled = true\nallowed_origins = {SHOP}, http://127.0.0.1:8000\n"
 # A value for each path parameter: well formed, naming nothing stored.
 PATH_VALUES = {"eventId": str(uuid.uuid4()), "ticketId": str(uuid.uuid4()),
-               "orderId": str(uuid.uuid4()), "date": OPEN_DAY}
+               "orderId": str(uuid.uuid4()), "messageId": str(uuid.uuid4()),
+               "date": OPEN_DAY}
 CHALLENGE = 'Basic realm="museum", charset="UTF-8"'
 CORS_HEADERS = ("Access-Control-Allow-Origin", "Access-Control-Allow-Methods",
                 "Access-Control-Allow-Headers", "Access-Control-Expose-Headers",

@@ -1491,3 +1491,24 @@ def test_events_and_tickets_from_before_categories_read_without_them(backend, mo
     child, _ = after.create_ticket(event_ticket(night["eventId"], category="child",
                                                 ticketDate="2026-12-01"))
     assert child["price"] == 5
+
+
+def test_arrivals_are_counted_per_quarter_hour_of_their_utc_time(store):
+    """The window's admissions by the quarter of an hour they fell in, in UTC; a void
+    ticket's, a cancelled event's and another day's are left out."""
+    cancelled = store.create_event(event(dates=["2026-12-01"]))
+    times = {"09:00:00": ticket(), "09:14:59": ticket(), "09:15:00": ticket(),
+             "13:59:00": ticket(), "13:01:00": ticket(ticketDate="2026-12-02"),
+             "10:00:00": event_ticket(cancelled["eventId"]), "11:00:00": ticket()}
+    for time, sold in times.items():
+        store.create_ticket(sold)
+        store.admit(sold["ticketId"], "gate", f"2026-12-01T{time}Z")
+    store.void_ticket(times["11:00:00"]["ticketId"], "2026-12-01T11:30:00Z")
+    store.cancel_event(cancelled["eventId"])
+    assert store.arrivals("2026-12-01", "2026-12-01") == [
+        {"at": "2026-12-01T09:00:00Z", "admitted": 2},
+        {"at": "2026-12-01T09:15:00Z", "admitted": 1},
+        {"at": "2026-12-01T13:45:00Z", "admitted": 1}]
+    assert {"at": "2026-12-01T13:00:00Z", "admitted": 1} in store.arrivals(
+        "2026-12-01", "2026-12-02")  # 2026-12-02's ticket, admitted early
+    assert store.arrivals("2026-12-03", "2026-12-31") == []
