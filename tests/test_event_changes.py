@@ -3,16 +3,20 @@ answer 304 to `If-None-Match` while it holds; `updatedSince` lists the events cr
 changed or cancelled since a moment, cancelled ones marked; a cancelled event's read answers
 410 with what it was.
 
-Transcripts against the app on a fresh sqlite file (conftest's `client`); the change times
-come from the database's clock, so a test that needs a moment between two changes reads the
-clock between them.
+Transcripts against the app (conftest's `client`) on each backend: a listing's tag is the
+database's count of event changes, and the change times come from the database's clock, so a
+test that needs a moment between two changes reads the clock between them. A tag that held
+through a change of what it tags, or matched another answer's, fails them.
 """
 
 from datetime import datetime, timedelta, timezone
 
 import pytest
+import webtest
 
+import museum
 from conftest import ADMIN, VISITOR, assert_problem
+from test_outbox import each_store, each_url  # noqa: F401 (fixtures)
 from ticketing import EVENTS, UNKNOWN_ID
 
 BODY = {"name": "Night at the Museum", "location": "Main hall",
@@ -52,6 +56,12 @@ def a_moment_after_the_last_change():
 LONG_AGO = "2000-01-01T00:00:00Z"
 
 
+@pytest.fixture
+def store(each_store):
+    """Every test of this file on sqlite and on PostgreSQL."""
+    return each_store
+
+
 # -- ETag and If-None-Match on the listing -------------------------------------------------
 
 def test_a_listing_is_tagged_and_not_sent_again_while_nothing_changed(client):
@@ -65,18 +75,30 @@ def test_a_listing_is_tagged_and_not_sent_again_while_nothing_changed(client):
     assert listing(client, tag=f'"other", {tag}', status=304)
 
 
+@pytest.mark.parametrize("params", [{}, {"updatedSince": LONG_AGO}])
 @pytest.mark.parametrize("change", ["create", "patch", "cancel"])
-def test_every_change_of_an_event_changes_the_listings_tag(client, change):
+def test_every_change_of_an_event_changes_the_listings_tag(client, change, params):
     event = create(client)
-    tag = listing(client).headers["ETag"]
+    tag = listing(client, params).headers["ETag"]
+    listing(client, params, 304, tag)
     if change == "create":
         create(client, name="Another")
     elif change == "patch":
         client.patch_json(url(event), {"price": 30}, headers=ADMIN, status=200)
     else:
         client.delete(url(event), headers=ADMIN, status=204)
-    answer = listing(client, tag=tag, status=200)
+    answer = listing(client, params, tag=tag, status=200)
     assert answer.headers["ETag"] != tag
+    listing(client, params, 304, answer.headers["ETag"])
+
+
+def test_the_listings_tag_changes_with_the_day(store, config, clock):
+    """At midnight the default window moves on: yesterday's first page is not today's."""
+    client = webtest.TestApp(museum.create_app(config, store=store, clock=clock), lint=True)
+    create(client)
+    tag = listing(client).headers["ETag"]
+    clock.advance(days=1)
+    assert listing(client, tag=tag, status=200).headers["ETag"] != tag
 
 
 def test_each_page_and_window_has_its_own_tag(client):
@@ -106,6 +128,31 @@ def test_a_read_is_tagged_and_not_sent_again_while_the_event_is_the_same(client)
     client.patch_json(url(event), {"price": 30}, headers=ADMIN, status=200)
     changed = read(client, event, tag=tag, status=200)
     assert changed.json["price"] == 30 and changed.headers["ETag"] != tag
+
+
+@pytest.mark.parametrize("change", [
+    {"name": "Day at the Museum"}, {"location": "East wing"},
+    {"eventDescription": "A guided tour by daylight."}, {"dates": ["2026-12-05", "2026-12-06"]},
+    {"price": 25.5}, {"capacity": 40}])
+def test_any_change_of_what_a_read_answers_changes_its_tag(client, change):
+    event = create(client)
+    tag = read(client, event).headers["ETag"]
+    client.patch_json(url(event), change, headers=ADMIN, status=200)
+    changed = read(client, event, tag=tag, status=200)
+    assert changed.json == {**event, **change} and changed.headers["ETag"] != tag
+    assert read(client, event, tag=changed.headers["ETag"], status=304).headers["ETag"] == \
+        changed.headers["ETag"]
+
+
+def test_a_read_answers_304_only_to_its_own_tag(client):
+    event, other = create(client), create(client, name="Another")
+    tag, others = (read(client, each).headers["ETag"] for each in (event, other))
+    assert tag != others
+    read(client, event, tag=others, status=200)
+    # If-None-Match compares weakly (RFC 9110, section 13.1.2): W/ makes no difference.
+    assert read(client, event, tag=f"W/{tag}", status=304).headers["ETag"] == tag
+    read(client, event, tag=f"{others}, {tag}", status=304)
+    read(client, event, tag="*", status=304)
 
 
 # -- a cancelled event's read --------------------------------------------------------------
