@@ -232,10 +232,18 @@ def order_check(order):
 
 def admit(store, secret, today, entry_times, scan, **presented):
     """Admit a presented ticket or order (as `door_check` takes it) as `scan` says (a Scan):
-    `(result, ticket)`, result `admitted` (the ticket with its admission) or, when not
-    admittable, `door_check`'s; an already admitted ticket carries `sameDevice` or
-    `doubleEntry` (see `already_admitted`). An order answers as `admit_order`. A scan's
-    key used before answers what it did then."""
+    `(result, ticket)`, result `admitted` (the ticket with its admission, and `collect`
+    when the door takes its order's payment: see `with_collect`) or, when not admittable,
+    `door_check`'s; an already admitted ticket carries `sameDevice` or `doubleEntry` (see
+    `already_admitted`). An order answers as `admit_order`. A scan's key used before
+    answers what it did then."""
+    result, admitted = _admit(store, secret, today, entry_times, scan, presented)
+    if result == "admitted":
+        return result, with_collect(store, admitted, scan.now)
+    return result, admitted
+
+
+def _admit(store, secret, today, entry_times, scan, presented):
     if scan.idempotency is not None:
         replayed = store.replayed_scan(*scan.idempotency)
         if replayed is not None:
@@ -292,6 +300,42 @@ def _order_admitted(order, results, admissions, scan):
         return "admitted", order
     found = {ticket["result"] for ticket in tickets}
     return next((result for result in ORDER_REFUSALS if result in found), "void"), order
+
+
+def with_collect(store, admitted, now):
+    """`admitted` (a ticket or an order `admit` admitted at `now`) with `collect`, what the
+    door takes (see `to_collect`), when its order is paid at the desk and not paid yet
+    (`payment` "due") and this scan made the first admission of the order's tickets of
+    that day: the whole order's price is asked for once, however its tickets come in (the
+    order's code, or each ticket alone at any gate; the earliest admission, then the
+    lowest ticket id, is the one). Reads the order of a ticket of such an order only."""
+    if "tickets" in admitted:
+        order = admitted
+        made = {ticket["ticketId"] for ticket in order["tickets"]
+                if ticket.get("result") == "admitted"}
+    elif admitted.get("payment") == storage.PAYMENT_DUE:
+        order = store.get_order_by_code(admitted["orderCode"], _utc_text(now))
+        made = {admitted["ticketId"]}
+    else:
+        return admitted
+    if order["payment"] != storage.PAYMENT_DUE:
+        return admitted
+    day = next(ticket["ticketDate"] for ticket in order["tickets"] if ticket["ticketId"] in made)
+    first = min(((_utc(ticket["admittedAt"]), ticket["ticketId"])
+                 for ticket in order["tickets"]
+                 if ticket["ticketDate"] == day and ticket["admittedAt"]),
+                default=(None, None))  # (none: undone since, by an admin in that instant)
+    if first[1] not in made:
+        return admitted
+    due = sum(storage.minor_units(ticket["price"]) for ticket in order["tickets"]
+              if not ticket["voidedAt"])
+    return {**admitted, "collect": to_collect(due, order["tickets"][0]["currency"])}
+
+
+def to_collect(hundredths, currency):
+    """What the door takes for an order paid at the desk: `{"amount": "25.00", "currency":
+    "EUR"}`, the amount exact, with its two decimals, as it is said aloud and shown."""
+    return {"amount": f"{hundredths // 100}.{hundredths % 100:02d}", "currency": currency}
 
 
 def _utc_text(moment):
@@ -405,6 +449,8 @@ def door_details(ticket, config=None):
     if ticket["admittedAt"]:
         details.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
     details.update({flag: True for flag in SCAN_FLAGS if ticket.get(flag)})
+    if ticket.get("collect"):
+        details["collect"] = ticket["collect"]
     return details
 
 
@@ -416,9 +462,12 @@ def order_details(order, config):
     its tickets this scan admitted, and each ticket's details and result."""
     tickets = [{**door_details(ticket, config), "result": ticket["result"]}
                for ticket in order["tickets"] if "result" in ticket]
-    return {"orderCode": order["orderCode"],
-            "admitted": sum(ticket["result"] == "admitted" for ticket in tickets),
-            "tickets": tickets}
+    details = {"orderCode": order["orderCode"],
+               "admitted": sum(ticket["result"] == "admitted" for ticket in tickets),
+               "tickets": tickets}
+    if order.get("collect"):
+        details["collect"] = order["collect"]
+    return details
 
 
 def lookup_details(ticket, now, config=None):
@@ -480,7 +529,7 @@ def verify_ticket(text, secret, store, today, entry_times):
 # ============================================================================================
 
 LIST_COLUMNS = ("ticketId", "codeDigest", "event", "entryTime", "category", "status",
-                "admittedAt", "admittedBy")
+                "admittedAt", "admittedBy", "orderId", "collect")
 CURSOR = re.compile(r"(\d{4}-\d{2}-\d{2})\.(\d{1,18})")
 
 
@@ -507,13 +556,26 @@ def door_list(listed, day, since, zone_name, now):
         if status == "admitted":
             admitted_at = datetime.fromisoformat(ticket["admittedAt"]).astimezone(now.tzinfo)
             row += [admitted_at.isoformat(timespec="seconds"), ticket["admittedBy"]]
-        rows.append(row)
+        rows.append(row + _listed_collect(ticket, len(row)))
     return {"date": day.isoformat(), "timeZone": zone_name,
             "now": now.isoformat(timespec="seconds"),
             "cursor": f"{day.isoformat()}.{listed['version']}", "complete": since is None,
             "events": [{"eventId": event_id, "eventName": name}
                        for event_id, (_, name) in events.items()],
             "columns": list(LIST_COLUMNS), "tickets": rows}
+
+
+def _listed_collect(ticket, length):
+    """The cells a row of `length` cells gains for a ticket of an order paid at the desk and
+    not paid yet: its order's id and what to collect (`to_collect`), after `admittedBy`
+    (null, with `admittedAt`, until admitted); none for any other ticket. The page says
+    what to collect offline as the service would: once, with the first of the order's
+    tickets of the day it admits (it sees the others' rows)."""
+    if ticket["payment"] != storage.PAYMENT_DUE:
+        return []
+    return [None] * (LIST_COLUMNS.index("orderId") - length) + [
+        ticket["orderId"], to_collect(storage.minor_units(ticket["orderDue"]),
+                                      ticket["currency"])]
 
 
 def read_cursor(validator, name, text, day):
