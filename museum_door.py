@@ -307,8 +307,10 @@ def with_collect(store, admitted, now):
     door takes (see `to_collect`), when its order is paid at the desk and not paid yet
     (`payment` "due") and this scan made the first admission of the order's tickets of
     that day: the whole order's price is asked for once, however its tickets come in (the
-    order's code, or each ticket alone at any gate; the earliest admission, then the
-    lowest ticket id, is the one). Reads the order of a ticket of such an order only."""
+    order's code, or each ticket alone at any gate): the earliest admission is the one,
+    and of two in the same second (admissions are kept to the second) the lowest ticket id,
+    so two gates at once ask once, and a tie can only make both ask, never neither. Reads
+    the order of a ticket of such an order only."""
     if "tickets" in admitted:
         order = admitted
         made = {ticket["ticketId"] for ticket in order["tickets"]

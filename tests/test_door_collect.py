@@ -11,6 +11,7 @@ import webtest
 
 import museum
 from conftest import ADMIN, GATE, TODAY, assert_problem
+from described import schema_errors
 from ticketing import OPEN_DAY, sell_order
 
 ADMISSIONS = "/v1.1/admissions"
@@ -41,13 +42,15 @@ def admit_code(client, code, status=201, **headers):
                             status=status).json
 
 
-def test_the_first_ticket_of_an_order_due_says_collect_the_whole_order_once(client):
+def test_the_first_ticket_of_an_order_due_says_collect_the_whole_order_once(client, clock):
     order = book_on_the_shop(client)
     assert order["payment"] == "due"
     first, second, *_ = order["tickets"]
     admitted = admit_code(client, first["confirmationCode"])
     assert admitted["result"] == "admitted" and admitted["collect"] == FAMILY_OWES
+    assert schema_errors({"$ref": "#/components/schemas/Admission"}, admitted) == []
     # The family's second ticket, scanned alone: the money was asked for with the first.
+    clock.advance(seconds=4)
     again = admit_code(client, second["confirmationCode"])
     assert again["result"] == "admitted" and "collect" not in again
     # Scanned twice, the first ticket is refused as always, with nothing to collect.
@@ -61,12 +64,14 @@ def test_the_orders_code_admits_the_family_and_says_collect(client):
     admitted = admit_code(client, order["orderCode"])
     assert (admitted["admitted"], admitted["collect"]) == (4, FAMILY_OWES)
     assert all("collect" not in ticket for ticket in admitted["tickets"])
+    assert schema_errors({"$ref": "#/components/schemas/Admission"}, admitted) == []
 
 
-def test_the_orders_code_after_one_ticket_admits_the_rest_without_collect(client):
+def test_the_orders_code_after_one_ticket_admits_the_rest_without_collect(client, clock):
     order = book_on_the_shop(client)
     assert admit_code(client, order["tickets"][0]["confirmationCode"])["collect"] == \
         FAMILY_OWES
+    clock.advance(seconds=30)
     rest = admit_code(client, order["orderCode"])
     assert rest["admitted"] == 3 and "collect" not in rest
 
@@ -144,3 +149,4 @@ def test_the_list_carries_the_order_and_what_to_collect_for_the_page_offline(cli
     assert waiting[column["status"]] == "valid"
     assert waiting[column["admittedAt"]] is None and waiting[column["admittedBy"]] is None
     assert len(rows[paid_alone["ticketId"]]) == column["admittedAt"]  # as before: no order
+    assert schema_errors({"$ref": "#/components/schemas/AdmissionList"}, listed) == []
