@@ -233,17 +233,10 @@ def order_check(order):
 def admit(store, secret, today, entry_times, scan, **presented):
     """Admit a presented ticket or order (as `door_check` takes it) as `scan` says (a Scan):
     `(result, ticket)`, result `admitted` (the ticket with its admission, and `collect`
-    when the door takes its order's payment: see `with_collect`) or, when not admittable,
-    `door_check`'s; an already admitted ticket carries `sameDevice` or `doubleEntry` (see
-    `already_admitted`). An order answers as `admit_order`. A scan's key used before
-    answers what it did then."""
-    result, admitted = _admit(store, secret, today, entry_times, scan, presented)
-    if result == "admitted":
-        return result, with_collect(store, admitted, scan.now)
-    return result, admitted
-
-
-def _admit(store, secret, today, entry_times, scan, presented):
+    when the door takes its order's payment: see `order_collect`) or, when not
+    admittable, `door_check`'s; an already admitted ticket carries `sameDevice` or
+    `doubleEntry` (see `already_admitted`). An order answers as `admit_order`. A scan's key
+    used before answers what it did then."""
     if scan.idempotency is not None:
         replayed = store.replayed_scan(*scan.idempotency)
         if replayed is not None:
@@ -255,9 +248,10 @@ def _admit(store, secret, today, entry_times, scan, presented):
         return result, already_admitted(store, scan, ticket)
     if result != "admittable":
         return result, ticket
+    collect = ticket_collect(store, ticket, scan.now)  # as its order stands before
     admission, admitted = store.admit(ticket["ticketId"], scan.user, scan.at, scan.idempotency)
     if admitted:
-        return "admitted", {**ticket, **admission}
+        return "admitted", {**ticket, **admission, **collect}
     # Another gate was a moment faster.
     return "already-admitted", already_admitted(store, scan, {**ticket, **admission})
 
@@ -278,12 +272,14 @@ def admit_order(store, today, entry_times, scan, order):
     admittable = [ticket_id for ticket_id, each in results.items() if each == "admittable"]
     admissions = store.admit_tickets(admittable, scan.user, scan.at, scan.idempotency) \
         if admittable else {}
-    return _order_admitted(order, results, admissions, scan)
+    return _order_admitted(order, results, admissions, scan,
+                           order_collect(order, today.isoformat()))
 
 
-def _order_admitted(order, results, admissions, scan):
+def _order_admitted(order, results, admissions, scan, collect):
     """The order's answer from each ticket's result and the admissions made of those
-    admittable ({ticket id: (admission, admitted)})."""
+    admittable ({ticket id: (admission, admitted)}), with `collect` (see `order_collect`)
+    when one was."""
     tickets = []
     for ticket in order["tickets"]:
         result = results[ticket["ticketId"]]
@@ -297,41 +293,37 @@ def _order_admitted(order, results, admissions, scan):
         tickets.append({**ticket, "result": result})
     order = {**order, "tickets": tickets}
     if any(ticket["result"] == "admitted" for ticket in tickets):
-        return "admitted", order
+        return "admitted", {**order, **collect}
     found = {ticket["result"] for ticket in tickets}
     return next((result for result in ORDER_REFUSALS if result in found), "void"), order
 
 
-def with_collect(store, admitted, now):
-    """`admitted` (a ticket or an order `admit` admitted at `now`) with `collect`, what the
-    door takes (see `to_collect`), when its order is paid at the desk and not paid yet
-    (`payment` "due") and this scan made the first admission of the order's tickets of
-    that day: the whole order's price is asked for once, however its tickets come in (the
-    order's code, or each ticket alone at any gate): the earliest admission is the one,
-    and of two in the same second (admissions are kept to the second) the lowest ticket id,
-    so two gates at once ask once, and a tie can only make both ask, never neither. Reads
-    the order of a ticket of such an order only."""
-    if "tickets" in admitted:
-        order = admitted
-        made = {ticket["ticketId"] for ticket in order["tickets"]
-                if ticket.get("result") == "admitted"}
-    elif admitted.get("payment") == storage.PAYMENT_DUE:
-        order = store.get_order_by_code(admitted["orderCode"], _utc_text(now))
-        made = {admitted["ticketId"]}
-    else:
-        return admitted
-    if order["payment"] != storage.PAYMENT_DUE:
-        return admitted
-    day = next(ticket["ticketDate"] for ticket in order["tickets"] if ticket["ticketId"] in made)
-    first = min(((_utc(ticket["admittedAt"]), ticket["ticketId"])
-                 for ticket in order["tickets"]
-                 if ticket["ticketDate"] == day and ticket["admittedAt"]),
-                default=(None, None))  # (none: undone since, by an admin in that instant)
-    if first[1] not in made:
-        return admitted
+def order_collect(order, day, earlier_than=None):
+    """`{"collect": what the door takes}` (see `to_collect`) for a scan admitting tickets of
+    `order` on `day` (ISO date), when the order is to be paid at the desk and not paid yet
+    (`payment` "due") and none of its tickets of that day was admitted before: as `order`
+    was read before the scan admitted (or, for a scan replayed, admitted earlier than its
+    admission's time `earlier_than`); else {}. So the whole order's price is asked for
+    once a day, however its tickets come in: the order's code, or each ticket alone at any
+    gate (two gates admitting two of them at the same moment may both ask; none is left
+    unasked)."""
+    if order["payment"] != storage.PAYMENT_DUE or any(
+            ticket["ticketDate"] == day and ticket["admittedAt"] and (
+                earlier_than is None or _utc(ticket["admittedAt"]) < _utc(earlier_than))
+            for ticket in order["tickets"]):
+        return {}
     due = sum(storage.minor_units(ticket["price"]) for ticket in order["tickets"]
               if not ticket["voidedAt"])
-    return {**admitted, "collect": to_collect(due, order["tickets"][0]["currency"])}
+    return {"collect": to_collect(due, order["tickets"][0]["currency"])}
+
+
+def ticket_collect(store, ticket, now, earlier_than=None):
+    """`order_collect` for a scan of one `ticket` at `now`: its order is read only when it
+    is to be paid at the desk and not paid yet."""
+    if ticket.get("payment") != storage.PAYMENT_DUE:
+        return {}
+    order = store.get_order_by_code(ticket["orderCode"], _utc_text(now))
+    return order_collect(order, ticket["ticketDate"], earlier_than)
 
 
 def to_collect(hundredths, currency):
@@ -385,7 +377,8 @@ def _replayed(store, scan, replayed, today, entry_times, presented):
     if ticket["orderCode"] and _presented_code(presented) == ticket["orderCode"]:
         return _order_replayed(store, scan, replayed, today, entry_times, ticket["orderCode"])
     if replayed["outcome"] == "admitted":  # the admission it made, as answered then
-        return "admitted", {**ticket, "admittedAt": replayed["at"], "admittedBy": scan.user}
+        return "admitted", {**ticket, "admittedAt": replayed["at"], "admittedBy": scan.user,
+                            **ticket_collect(store, ticket, scan.now, replayed["at"])}
     return "already-admitted", {**ticket, "doubleEntry": True}
 
 
@@ -408,7 +401,8 @@ def _order_replayed(store, scan, replayed, today, entry_times, order_code):
                       ticket["admittedAt"], ticket["admittedBy"]) == (replayed["at"], scan.user)}
     results = {ticket["ticketId"]: ticket_check(ticket, today, entry_times)
                for ticket in order["tickets"]}
-    return _order_admitted(order, results, admissions, scan)
+    return _order_admitted(order, results, admissions, scan,
+                           order_collect(order, today.isoformat(), replayed["at"]))
 
 
 def _utc(text):
