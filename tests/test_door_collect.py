@@ -10,7 +10,7 @@ import pytest
 import webtest
 
 import museum
-from conftest import ADMIN, GATE, TODAY, assert_problem
+from conftest import ADMIN, DESK, GATE, TODAY, assert_problem
 from described import schema_errors
 from ticketing import OPEN_DAY, sell_order
 
@@ -114,6 +114,21 @@ def test_a_paid_order_says_nothing_of_money(client, store, changes):
     assert "collect" not in admit_code(client, order["orderCode"])
     listed = client.get(LIST, headers=GATE, status=200).json
     assert all(len(row) <= listed["columns"].index("orderId") for row in listed["tickets"])
+
+
+def test_an_order_the_desk_marked_paid_says_nothing_of_money_online_or_in_the_list(client):
+    order = book_on_the_shop(client)
+    listed = client.get(LIST, headers=GATE, status=200).json
+    assert all(len(row) == len(listed["columns"]) for row in listed["tickets"])
+    client.post_json(f"/v1.1/orders/{order['orderId']}/payment", {"payment": "cash"},
+                     headers=DESK, status=200)
+    # The list's rows of its tickets change: the page no longer asks for it offline.
+    changes = client.get(LIST, params={"since": listed["cursor"]}, headers=GATE,
+                         status=200).json
+    assert {row[0] for row in changes["tickets"]} == {
+        ticket["ticketId"] for ticket in order["tickets"]}
+    assert all(len(row) <= changes["columns"].index("orderId") for row in changes["tickets"])
+    assert "collect" not in admit_code(client, order["orderCode"])
 
 
 def test_a_free_order_says_nothing_of_money(client):
