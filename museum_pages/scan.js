@@ -591,9 +591,9 @@ signOutAnyway.addEventListener("click", () => {
 });
 
 // The key is revoked before the browser forgets it; without an answer it is forgotten all
-// the same, and the attendant is told whom to ask to revoke it.
-// The session ends as the key's revocation is sent: no answer of a request still under way
-// then changes what the page says of the sign-out.
+// the same, and the attendant is told whom to ask to revoke it. The session ends as the
+// revocation is sent: no answer of a request still under way then changes what the page
+// says of the sign-out.
 async function endSession() {
   const { name } = signedIn;
   const authorization = deviceAuthorization();

@@ -11,6 +11,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 import test_door_offline_page as offline_page
+from a11y import assert_accessible, needs_axe
 from serving import free_port, running_server
 from test_door_offline_page import (OFFLINE_LINES, network_to, open_page_as, wait_for_rows,
                                     waiting)
@@ -35,6 +36,7 @@ def outcome_colours(driver):
                 headline.closest("[aria-live]") !== null];"""))
 
 
+@needs_axe
 def test_a_family_booked_to_pay_at_the_desk_is_asked_to_pay_once_in_amber(browser, tmp_path):
     set_screen(browser, **SMALL_PHONE)
     with running_server(tmp_path, shop_config(free_port())) as server:
@@ -57,6 +59,7 @@ def test_a_family_booked_to_pay_at_the_desk_is_asked_to_pay_once_in_amber(browse
         assert (background, colour, announced) == (AMBER, BLACK, True) and size >= 48
         assert fits_the_screen(browser)
         screenshot(browser, tmp_path, "scan-order-collect.png")
+        assert_accessible(browser, "/scan asking to collect")
 
         # The family's next ticket: the money was asked for with the first.
         assert scan(browser, codes[1])[:2] == ("good", "Admitted")
