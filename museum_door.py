@@ -232,10 +232,11 @@ def order_check(order):
 
 def admit(store, secret, today, entry_times, scan, **presented):
     """Admit a presented ticket or order (as `door_check` takes it) as `scan` says (a Scan):
-    `(result, ticket)`, result `admitted` (the ticket with its admission) or, when not
+    `(result, ticket)`, result `admitted` (the ticket with its admission, and `collect`
+    when the door takes its order's payment: see `order_collect`) or, when not
     admittable, `door_check`'s; an already admitted ticket carries `sameDevice` or
-    `doubleEntry` (see `already_admitted`). An order answers as `admit_order`. A scan's
-    key used before answers what it did then."""
+    `doubleEntry` (see `already_admitted`). An order answers as `admit_order`. A scan's key
+    used before answers what it did then."""
     if scan.idempotency is not None:
         replayed = store.replayed_scan(*scan.idempotency)
         if replayed is not None:
@@ -247,9 +248,10 @@ def admit(store, secret, today, entry_times, scan, **presented):
         return result, already_admitted(store, scan, ticket)
     if result != "admittable":
         return result, ticket
+    collect = ticket_collect(store, ticket, scan.now)  # as its order stands before
     admission, admitted = store.admit(ticket["ticketId"], scan.user, scan.at, scan.idempotency)
     if admitted:
-        return "admitted", {**ticket, **admission}
+        return "admitted", {**ticket, **admission, **collect}
     # Another gate was a moment faster.
     return "already-admitted", already_admitted(store, scan, {**ticket, **admission})
 
@@ -270,12 +272,14 @@ def admit_order(store, today, entry_times, scan, order):
     admittable = [ticket_id for ticket_id, each in results.items() if each == "admittable"]
     admissions = store.admit_tickets(admittable, scan.user, scan.at, scan.idempotency) \
         if admittable else {}
-    return _order_admitted(order, results, admissions, scan)
+    return _order_admitted(order, results, admissions, scan,
+                           order_collect(order, today.isoformat()))
 
 
-def _order_admitted(order, results, admissions, scan):
+def _order_admitted(order, results, admissions, scan, collect):
     """The order's answer from each ticket's result and the admissions made of those
-    admittable ({ticket id: (admission, admitted)})."""
+    admittable ({ticket id: (admission, admitted)}), with `collect` (see `order_collect`)
+    when one was."""
     tickets = []
     for ticket in order["tickets"]:
         result = results[ticket["ticketId"]]
@@ -289,9 +293,43 @@ def _order_admitted(order, results, admissions, scan):
         tickets.append({**ticket, "result": result})
     order = {**order, "tickets": tickets}
     if any(ticket["result"] == "admitted" for ticket in tickets):
-        return "admitted", order
+        return "admitted", {**order, **collect}
     found = {ticket["result"] for ticket in tickets}
     return next((result for result in ORDER_REFUSALS if result in found), "void"), order
+
+
+def order_collect(order, day, earlier_than=None):
+    """`{"collect": what the door takes}` (see `to_collect`) for a scan admitting tickets of
+    `order` on `day` (ISO date), when the order is to be paid at the desk and not paid yet
+    (`payment` "due") and none of its tickets of that day was admitted before: as `order`
+    was read before the scan admitted (or, for a scan replayed, admitted earlier than its
+    admission's time `earlier_than`); else {}. So the whole order's price is asked for
+    once a day, however its tickets come in: the order's code, or each ticket alone at any
+    gate (two gates admitting two of them at the same moment may both ask; none is left
+    unasked)."""
+    if order["payment"] != storage.PAYMENT_DUE or any(
+            ticket["ticketDate"] == day and ticket["admittedAt"] and (
+                earlier_than is None or _utc(ticket["admittedAt"]) < _utc(earlier_than))
+            for ticket in order["tickets"]):
+        return {}
+    due = sum(storage.minor_units(ticket["price"]) for ticket in order["tickets"]
+              if not ticket["voidedAt"])
+    return {"collect": to_collect(due, order["tickets"][0]["currency"])}
+
+
+def ticket_collect(store, ticket, now, earlier_than=None):
+    """`order_collect` for a scan of one `ticket` at `now`: its order is read only when it
+    is to be paid at the desk and not paid yet."""
+    if ticket.get("payment") != storage.PAYMENT_DUE:
+        return {}
+    order = store.get_order_by_code(ticket["orderCode"], _utc_text(now))
+    return order_collect(order, ticket["ticketDate"], earlier_than)
+
+
+def to_collect(hundredths, currency):
+    """What the door takes for an order paid at the desk: `{"amount": "25.00", "currency":
+    "EUR"}`, the amount exact, with its two decimals, as it is said aloud and shown."""
+    return {"amount": f"{hundredths // 100}.{hundredths % 100:02d}", "currency": currency}
 
 
 def _utc_text(moment):
@@ -339,7 +377,8 @@ def _replayed(store, scan, replayed, today, entry_times, presented):
     if ticket["orderCode"] and _presented_code(presented) == ticket["orderCode"]:
         return _order_replayed(store, scan, replayed, today, entry_times, ticket["orderCode"])
     if replayed["outcome"] == "admitted":  # the admission it made, as answered then
-        return "admitted", {**ticket, "admittedAt": replayed["at"], "admittedBy": scan.user}
+        return "admitted", {**ticket, "admittedAt": replayed["at"], "admittedBy": scan.user,
+                            **ticket_collect(store, ticket, scan.now, replayed["at"])}
     return "already-admitted", {**ticket, "doubleEntry": True}
 
 
@@ -362,7 +401,8 @@ def _order_replayed(store, scan, replayed, today, entry_times, order_code):
                       ticket["admittedAt"], ticket["admittedBy"]) == (replayed["at"], scan.user)}
     results = {ticket["ticketId"]: ticket_check(ticket, today, entry_times)
                for ticket in order["tickets"]}
-    return _order_admitted(order, results, admissions, scan)
+    return _order_admitted(order, results, admissions, scan,
+                           order_collect(order, today.isoformat(), replayed["at"]))
 
 
 def _utc(text):
@@ -405,6 +445,8 @@ def door_details(ticket, config=None):
     if ticket["admittedAt"]:
         details.update(admittedAt=ticket["admittedAt"], admittedBy=ticket["admittedBy"])
     details.update({flag: True for flag in SCAN_FLAGS if ticket.get(flag)})
+    if ticket.get("collect"):
+        details["collect"] = ticket["collect"]
     return details
 
 
@@ -416,9 +458,12 @@ def order_details(order, config):
     its tickets this scan admitted, and each ticket's details and result."""
     tickets = [{**door_details(ticket, config), "result": ticket["result"]}
                for ticket in order["tickets"] if "result" in ticket]
-    return {"orderCode": order["orderCode"],
-            "admitted": sum(ticket["result"] == "admitted" for ticket in tickets),
-            "tickets": tickets}
+    details = {"orderCode": order["orderCode"],
+               "admitted": sum(ticket["result"] == "admitted" for ticket in tickets),
+               "tickets": tickets}
+    if order.get("collect"):
+        details["collect"] = order["collect"]
+    return details
 
 
 def lookup_details(ticket, now, config=None):
@@ -480,7 +525,7 @@ def verify_ticket(text, secret, store, today, entry_times):
 # ============================================================================================
 
 LIST_COLUMNS = ("ticketId", "codeDigest", "event", "entryTime", "category", "status",
-                "admittedAt", "admittedBy")
+                "admittedAt", "admittedBy", "orderId", "collect")
 CURSOR = re.compile(r"(\d{4}-\d{2}-\d{2})\.(\d{1,18})")
 
 
@@ -507,13 +552,26 @@ def door_list(listed, day, since, zone_name, now):
         if status == "admitted":
             admitted_at = datetime.fromisoformat(ticket["admittedAt"]).astimezone(now.tzinfo)
             row += [admitted_at.isoformat(timespec="seconds"), ticket["admittedBy"]]
-        rows.append(row)
+        rows.append(row + _listed_collect(ticket, len(row)))
     return {"date": day.isoformat(), "timeZone": zone_name,
             "now": now.isoformat(timespec="seconds"),
             "cursor": f"{day.isoformat()}.{listed['version']}", "complete": since is None,
             "events": [{"eventId": event_id, "eventName": name}
                        for event_id, (_, name) in events.items()],
             "columns": list(LIST_COLUMNS), "tickets": rows}
+
+
+def _listed_collect(ticket, length):
+    """The cells a row of `length` cells gains for a ticket of an order paid at the desk and
+    not paid yet: its order's id and what to collect (`to_collect`), after `admittedBy`
+    (null, with `admittedAt`, until admitted); none for any other ticket. The page says
+    what to collect offline as the service would: once, with the first of the order's
+    tickets of the day it admits (it sees the others' rows)."""
+    if ticket["payment"] != storage.PAYMENT_DUE:
+        return []
+    return [None] * (LIST_COLUMNS.index("orderId") - length) + [
+        ticket["orderId"], to_collect(storage.minor_units(ticket["orderDue"]),
+                                      ticket["currency"])]
 
 
 def read_cursor(validator, name, text, day):

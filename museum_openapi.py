@@ -384,7 +384,11 @@ PROSE = {
     "be, the refusal is the order's (`unpaid`, `void`) or that of its tickets, today's "
     "first: `already-admitted`, `too-early`, `wrong-date`, `cancelled`, `void`, with the "
     "`tickets`. Typed digits that end both a ticket's and an order's code are `ambiguous` "
-    "(409). An order's scan records no double entry: the door's page decides offline only "
+    "(409). An order to be paid at the desk and not paid yet (`payment` `due`: booked on "
+    "the shop with `[shop] pay_at_desk`) is admitted all the same, and the admission that "
+    "lets in the first of its tickets of the day (the order's code, or one of its tickets "
+    "alone, at any gate) carries `collect`: the whole order's price, to take before "
+    "letting them in; its other tickets' admissions that day carry none. An order's scan records no double entry: the door's page decides offline only "
     "the tickets of its list. Anything that is not "
     "shaped like a museum QR text (`MUSEUM1:` ticket id `:` code `:` 20 hex digits: a "
     "misread, a URL, a Wi-Fi code), or a typed code not shaped like a confirmation code, "
@@ -413,7 +417,11 @@ PROSE = {
     "museum's zone (`timeZone`), as is `now`, the museum's clock. A gate may ask for today "
     "and tomorrow only (400 otherwise). With `since`, a `cursor` of an earlier answer for "
     "the same day, only the tickets changed after it (sold, admitted, undone, voided, "
-    "their event cancelled, their order paid) with `complete: false`; a change committed after a cursor "
+    "their event cancelled, their order paid) with `complete: false`; a ticket of an order "
+    "to be paid at the desk and not paid yet has two more places, `orderId` and `collect` "
+    "(the whole order's price, as an admission's `collect`), after `admittedAt` and "
+    "`admittedBy` (`null` while not admitted): the page asks for it offline with the first "
+    "of the order's tickets it admits, as the service would; a change committed after a cursor "
     "was handed out is never missed. The `ETag` changes with every such change (and with "
     "any change of an event): `If-None-Match` answers 304 while it holds.",
     "getAdmissionSummary": "Tickets sold and admitted for one day, by "
@@ -697,7 +705,10 @@ EXAMPLES = {
         "columns": list(LIST_COLUMNS), "tickets": [
             [_TICKET_ID, "1f3a9c0d4e5b6a7f", None, "10:30", None, "valid"],
             ["5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21", "77aa0c3e91b2d4f5", 0, None, None,
-             "admitted", "2027-10-29T09:12:03+02:00", "door-north"]]},
+             "admitted", "2027-10-29T09:12:03+02:00", "door-north"],
+            ["8c3d2a1f-6e5b-4d7c-9f80-1a2b3c4d5e6f", "3c9e0a7b5d1f2e48", None, "10:30", None,
+             "valid", None, None, "c41f7d2e-9b3a-4e65-8d17-2f0a6b9c3e58",
+             {"amount": "25.00", "currency": "EUR"}]]},
     "lookupTickets": {"date": "2027-10-29", "tickets": [
         {**_DOOR_TICKET, "status": "admitted", "admitted": True, **_ADMITTED},
         {**_DOOR_TICKET, "ticketId": "5b0e7c1d-2f4a-4e8b-9a3c-7d6e5f4a3b21",
@@ -1095,9 +1106,19 @@ def _door_schemas():
     return {
         "Admission": _object(["result"], {
             "result": {"type": "string", "const": "admitted"}, **_TICKET, **_DOOR_CATEGORY,
-            **_ADMISSION, **order_members}, description=(
+            **_ADMISSION, **order_members, "collect": {
+                **ref("schemas", "Collect"), "description": "Only when this admission let in "
+                "the first of the day's tickets of an order to be paid at the desk and not "
+                "paid yet: what to collect, the whole order's price."}}, description=(
                 f"A ticket's admission ({', '.join(DOOR_FIELDS)}, admittedAt, admittedBy, "
-                "and its category), or an order's: `orderCode`, `admitted` and `tickets`.")),
+                "and its category), or an order's: `orderCode`, `admitted` and `tickets`; "
+                "`collect` when the door takes the order's payment.")),
+        "Collect": _object(["amount", "currency"], {
+            "amount": {"type": "string", "pattern": r"^\d+\.\d{2}$", "examples": ["25.00"],
+                       "description": "The amount, exact, with two decimals."},
+            "currency": ref("schemas", "Currency")}, description=(
+                "What the door collects for an order to be paid at the desk: the prices of "
+                "its tickets not void, on every day of the order.")),
         "TicketAtTheDoor": _object(["result", *DOOR_FIELDS], {
             "result": {"type": "string", "enum": ["admitted", *DOOR_OUTCOMES],
                        "description": "`admitted` by this scan, or why not, as the ticket "
@@ -1146,7 +1167,8 @@ def _door_schemas():
                         "description": f"Always {', '.join(LIST_COLUMNS)}: what the places "
                                        f"of each row hold."},
             "tickets": {"type": "array", "description": "One row per ticket, in the order of "
-                        "`columns`; rows of tickets not admitted stop after `status`.",
+                        "`columns`; rows of tickets not admitted stop after `status`, unless "
+                        "their order is to be paid at the desk (`orderId`, `collect`).",
                         "items": {"type": "array", "minItems": 6,
                                   "maxItems": len(LIST_COLUMNS),
                                   "prefixItems": [
@@ -1156,8 +1178,9 @@ def _door_schemas():
                                       {"oneOf": [ref("schemas", "Time"), {"type": "null"}]},
                                       {"type": "null"},
                                       {"type": "string", "enum": list(TICKET_STATUSES)},
-                                      {"type": "string", "format": "date-time"},
-                                      {"type": "string"}]}}}),
+                                      {"type": ["string", "null"], "format": "date-time"},
+                                      {"type": ["string", "null"]},
+                                      UUID_SCHEMA, ref("schemas", "Collect")]}}}),
     }
 
 

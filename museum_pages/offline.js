@@ -129,15 +129,18 @@ const doorOffline = (() => {
     }
   }
 
-  // The answer to a scan also tells the list: the next offline decision knows it.
+  // The answer to a scan also tells the list: the next offline decision knows it. An
+  // order's answer tells it of each of its tickets (so that its collect is asked once).
   function noteAnswer(answer) {
-    if (!list || !answer.ticketId || !["admitted", "already-admitted"].includes(answer.result)) {
-      return;
+    if (!list) return;
+    const tickets = Array.isArray(answer.tickets) ? answer.tickets : [answer];
+    const rows = tickets.filter((ticket) => ticket.ticketId &&
+      ["admitted", "already-admitted"].includes(ticket.result)).map((ticket) => [ticket,
+      list.tickets.find((each) => each[column("ticketId")] === ticket.ticketId)]);
+    for (const [ticket, row] of rows) {
+      if (row) markAdmitted(row, ticket.admittedAt, ticket.admittedBy);
     }
-    const row = list.tickets.find((each) => each[column("ticketId")] === answer.ticketId);
-    if (!row) return;
-    markAdmitted(row, answer.admittedAt, answer.admittedBy);
-    saveList();
+    if (rows.some(([, row]) => row)) saveList();
   }
 
   function markAdmitted(row, at, by) {
@@ -201,13 +204,26 @@ const doorOffline = (() => {
     // void, cancelled; unpaid: its order is on hold (409, as the service answers it)
     if (status !== "valid") return [status === "unpaid" ? 409 : 410, { ...ticket, result: status }];
     const scannedAt = new Date(scan.at).toISOString();
+    const collect = toCollect(row);
     markAdmitted(row, scannedAt, device.name);
     saveList();
     queue.push({ id: scan.id, body, scannedAt });
     saveQueue();
     // No ticket id yet: the strip offers Undo once the service has the admission.
     return [201, { ...ticket, result: "admitted-offline", admittedAt: scannedAt,
-      admittedBy: device.name }];
+      admittedBy: device.name, ...(collect && { collect }) }];
+  }
+
+  // What to collect with the row's admission, as the service says it: the price of an
+  // order to be paid at the desk and not paid yet, with the first of its tickets of the day
+  // admitted (the list holds the others, admitted or not); null for any other ticket, and
+  // for a list kept before it had these columns.
+  function toCollect(row) {
+    const order = row[column("orderId")];
+    if (!order) return null;
+    const asked = list.tickets.some((other) => other !== row &&
+      other[column("orderId")] === order && other[column("status")] === "admitted");
+    return asked ? null : row[column("collect")];
   }
 
   // --- Sending ---------------------------------------------------------------------------
@@ -328,6 +344,7 @@ const doorOffline = (() => {
   // attendant's sign-out sends or discards the queue first (signOut, discard).
   function stop() {
     timers.splice(0).forEach(clearInterval);
+    sending = null; // a send under way is the ended session's: its answer is dropped
     if (device) localStorage.removeItem(LIST + device.name);
     device = null;
     list = null;

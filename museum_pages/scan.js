@@ -257,6 +257,23 @@ function orderVerdict(a) {
 
 // [tone, headline, detail lines] of one answer to POST /v1.1/admissions (status null: none).
 function verdict(status, answer, retryAfter) {
+  const shown = outcomeVerdict(status, answer, retryAfter);
+  return answer.collect && shown[0] === "good" ? collectVerdict(answer.collect, shown) : shown;
+}
+
+// An admission that lets in the first of the day's tickets of an order to be paid at the
+// desk, not paid yet: amber, what to collect as the headline (the whole order's price),
+// then what was admitted.
+function collectVerdict({ amount, currency }, [, title, lines]) {
+  return ["collect", `Collect ${amount} ${currency}`, [`${title}: not paid yet`, ...lines]];
+}
+
+// Whether an outcome's tone is an admission's: green, or amber with money to collect.
+function admittedTone(tone) {
+  return tone === "good" || tone === "collect";
+}
+
+function outcomeVerdict(status, answer, retryAfter) {
   if (answer.orderCode && Array.isArray(answer.tickets) && OUTCOMES[answer.result]) {
     const [tone, title, lines] = orderVerdict(answer);
     return [tone, title, lines.filter(Boolean)];
@@ -436,7 +453,7 @@ function showScanner(device) {
   layoutNoted = false;
   loadRecent();
   doorOffline.start({
-    name: device.name, send: call, synced, revoked: () => signOut(KEY_REVOKED),
+    name: device.name, send: sessionCall, synced, revoked: () => signOut(KEY_REVOKED),
   });
   showMute();
   showReady();
@@ -450,6 +467,7 @@ function keepDevice(device) {
 }
 
 function showSignIn(message, isProblem) {
+  newSession();
   signedIn = null;
   closeCamera();
   closeWindows();
@@ -573,13 +591,17 @@ signOutAnyway.addEventListener("click", () => {
 });
 
 // The key is revoked before the browser forgets it; without an answer it is forgotten all
-// the same, and the attendant is told whom to ask to revoke it.
+// the same, and the attendant is told whom to ask to revoke it. The session ends as the
+// revocation is sent: no answer of a request still under way then changes what the page
+// says of the sign-out.
 async function endSession() {
   const { name } = signedIn;
+  const authorization = deviceAuthorization();
+  newSession();
   signOutStatus.textContent = "Signing out…";
   let status = null;
   try {
-    [status] = await call("/v1.1/devices/session", { method: "DELETE" });
+    [status] = await call("/v1.1/devices/session", { method: "DELETE" }, authorization);
   } catch {
     // no answer: status stays null
   }
@@ -633,7 +655,7 @@ function saveRecent() {
 }
 
 function canUndo(scan) {
-  return scan.tone === "good" && !scan.undone && Boolean(scan.ticketId) &&
+  return admittedTone(scan.tone) && !scan.undone && Boolean(scan.ticketId) &&
     museumNow() - Date.parse(scan.admittedAt) < UNDO_WINDOW;
 }
 
@@ -662,7 +684,7 @@ function stripRow(scan) {
 // Whether the service's state of a ticket (GET /v1.1/admissions/{id}) undid the admission
 // this scan made (an admin's undo, say, maybe admitted again since): the row says so.
 function followed(scan, state) {
-  if (scan.tone !== "good" || scan.undone) return false;
+  if (!admittedTone(scan.tone) || scan.undone) return false;
   // (An admission within the same second by another user is another admission.)
   if (state.admittedAt === scan.admittedAt && state.admittedBy === scan.admittedBy) return false;
   scan.undone = true;
@@ -673,10 +695,12 @@ function followed(scan, state) {
 
 // The strip's admissions still standing, checked against the service's state.
 async function followStrip() {
-  const standing = recent.filter((scan) => scan.tone === "good" && !scan.undone && scan.ticketId);
+  const standing = recent.filter((scan) => admittedTone(scan.tone) && !scan.undone &&
+    scan.ticketId);
   for (const scan of standing) {
     try {
-      const [status, state] = await call(`/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`);
+      const [status, state] = await sessionCall(
+        `/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`);
       if (status === 401) return signOut(KEY_REVOKED);
       if (status === 200 && followed(scan, state) && openedScan === scan && scanDialog.open) {
         showScanDetails(scan);
@@ -704,7 +728,7 @@ function remember(scan) {
 // A refusal that left the screen within HURRIED of being shown (or was never shown, the
 // next scan being quicker) is pointed out by the outcome that replaced it.
 function hurriedRefusal(scan) {
-  if (!scan || scan.tone === "good" || scan.tone === "busy" || scan.sameDevice) return false;
+  if (!scan || admittedTone(scan.tone) || scan.tone === "busy" || scan.sameDevice) return false;
   return !scan.shownAt || (scan.hiddenAt ?? Date.now()) - scan.shownAt < HURRIED;
 }
 
@@ -733,12 +757,12 @@ function synced(id, status, answer) {
 // Records an answer in its scan, and shows it if no newer scan was made meanwhile.
 function answered(scan, status, answer, retryAfter) {
   const [tone, title, lines] = record(scan, status, answer, retryAfter);
-  signal(tone === "good" || admittedHere(answer));
+  signal(admittedTone(tone) || admittedHere(answer));
   const previous = recent[recent.indexOf(scan) + 1];
   if (scan === latestScan) {
     show(tone, title, lines, scan);
     previousNote.hidden = !hurriedRefusal(previous);
-  } else if (tone !== "good" && shownScan === latestScan) {
+  } else if (!admittedTone(tone) && shownScan === latestScan) {
     previousNote.hidden = false; // answered after a newer scan's outcome: point it out
   }
 }
@@ -770,8 +794,34 @@ async function call(path, options = {}, authorization = deviceAuthorization()) {
   }
 }
 
+// --- One session's answers ---------------------------------------------------------------
+
+// A session runs from a sign-in to its sign-out. A request sent with the device's key is
+// the session's: its answer, or its failure, arriving once that session has ended is
+// dropped, so that it changes nothing of the page signed out (or signed in afresh): not the
+// sign-out's words (a 401 of a request still under way when the key was revoked would say
+// the key is no longer valid), nor the strip, the counters or the day's list.
+let session = 0;
+
+function newSession() {
+  session += 1;
+}
+
+// `call` with the device's key, for this session: when the session ends before the answer
+// arrives, the promise never settles, and no code after it runs.
+async function sessionCall(path, options = {}) {
+  const sentIn = session;
+  try {
+    const answer = await call(path, options);
+    if (sentIn === session) return answer;
+  } catch (error) {
+    if (sentIn === session) throw error;
+  }
+  return new Promise(() => {});
+}
+
 function postJson(path, body) {
-  return call(path, {
+  return sessionCall(path, {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
 }
@@ -889,7 +939,7 @@ async function showHistory(scan) {
   if (!scan.ticketId) return;
   const request = ++historyAsked;
   try {
-    const [status, answer] = await call(
+    const [status, answer] = await sessionCall(
       `/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`);
     if (status !== 200 || request !== historyAsked || !scanDialog.open) return;
     if (followed(scan, answer)) {
@@ -929,8 +979,8 @@ async function undoAdmission() {
   let status = null;
   let answer = {};
   try {
-    [status, answer] = await call(`/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`,
-      { method: "DELETE" });
+    [status, answer] = await sessionCall(
+      `/v1.1/admissions/${encodeURIComponent(scan.ticketId)}`, { method: "DELETE" });
   } catch {
     // no answer: status stays null
   }
@@ -1227,7 +1277,7 @@ function showDeviceCount(devices) {
 async function refreshCounters() {
   if (!signedIn) return;
   try {
-    const [status, summary] = await call("/v1.1/admissions/summary");
+    const [status, summary] = await sessionCall("/v1.1/admissions/summary");
     if (status === 401) signOut(KEY_REVOKED);
     if (status !== 200) throw new Error(`status ${status}`);
     day.textContent = `Today, ${summary.date}`;

@@ -14,7 +14,7 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          it was sold in; absent or None: none, as for tickets sold before schema 19)}; as
          read back also "orderCode" (its order's code; None: sold alone), "heldUntil"
          (while its order is pending, the end of the order's hold, RFC 3339 UTC text; else
-         None), "eventName"
+         None), "payment" (its order's "payment"; None: sold alone), "eventName"
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text), "voidReason" (the
@@ -562,13 +562,15 @@ class Store(ABC):
     def door_list(self, day, since=None):
         """The door's list of the tickets dated `day` (ISO date), read at one moment:
         `{"version", "tickets": [{"ticketId", "confirmationCode", "eventId", "eventName",
-        "entryTime", "voidedAt", "cancelled", "admittedAt", "admittedBy", "heldUntil" (as a
-        ticket is read back)}, ...]}` in no
+        "entryTime", "voidedAt", "cancelled", "admittedAt", "admittedBy", "heldUntil",
+        "payment", "currency" (as a ticket is read back), "orderId" (None: sold alone),
+        "orderDue" (for a ticket of an order whose "payment" is "due", paid at the desk:
+        the prices of the order's tickets not void, on any day, summed as the API shows
+        prices; else None)}, ...]}` in no
         particular order; never an email or phone. `version` is the day's change number as
         read; with `since` (an earlier answer's version), only the tickets changed after it
-        (sold, admitted, undone, voided, their event cancelled, their order confirmed). A
-        change committed after
-        a version was read always has a greater number, however transactions on any
+        (sold, admitted, undone, voided, their event cancelled, their order confirmed or
+        marked paid). A change committed after a version was read always has a greater number, however transactions on any
         instances interleave, so `since` never misses one."""
 
     @abstractmethod

@@ -85,7 +85,7 @@ TICKETS_READ_BACK = """
            t.price_minor, t.currency, e.name, e.cancelled IS TRUE, a.admitted_at,
            a.admitted_by, t.voided_at, t.entry_time, t.category, t.page_token, o.code,
            CASE WHEN o.status = 'pending' THEN o.expires_at END, t.void_reason,
-           o.id
+           o.id, o.payment
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
                    LEFT JOIN admissions a ON a.ticket_id = t.id
                    LEFT JOIN orders o ON o.id = t.order_id"""
@@ -307,10 +307,15 @@ MARK_EVENT_TICKETS_CHANGED = """
     INSERT INTO ticket_versions (ticket_id, date, version)
     SELECT id, date, ? FROM tickets WHERE event_id = ? AND date = ?
     ON CONFLICT (ticket_id) DO UPDATE SET version = excluded.version"""
+# A ticket of an order paid at the desk (`payment` 'due') carries what its order costs (its
+# tickets not void, on any day), for the door to say what to collect without the service.
 DOOR_LIST_COLUMNS = """
     SELECT t.id, t.confirmation_code, t.event_id, e.name, t.entry_time, t.voided_at,
            e.cancelled IS TRUE, a.admitted_at, a.admitted_by,
-           CASE WHEN o.status = 'pending' THEN o.expires_at END
+           CASE WHEN o.status = 'pending' THEN o.expires_at END, t.order_id, o.payment,
+           CASE WHEN o.payment = 'due' THEN
+               (SELECT CAST(sum(d.price_minor) AS BIGINT) FROM tickets d
+                WHERE d.order_id = t.order_id AND d.voided_at IS NULL) END, t.currency
     FROM tickets t LEFT JOIN events e ON e.id = t.event_id
                    LEFT JOIN admissions a ON a.ticket_id = t.id
                    LEFT JOIN orders o ON o.id = t.order_id"""
@@ -513,7 +518,7 @@ def day_record(row):
 def ticket_record(row):
     (ticket_id, kind, date, event_id, code, email, phone, price, currency, event_name,
      cancelled, admitted_at, admitted_by, voided_at, entry_time, category, page_token,
-     order_code, held_until, void_reason, order_id) = row
+     order_code, held_until, void_reason, order_id, payment) = row
     return {"ticketId": ticket_id, "ticketType": kind, "ticketDate": date, "eventId": event_id,
             "confirmationCode": code, "email": email, "phone": phone,
             "price": None if price is None else price_value(price), "currency": currency,
@@ -521,7 +526,7 @@ def ticket_record(row):
             "admittedAt": admitted_at, "admittedBy": admitted_by, "voidedAt": voided_at,
             "entryTime": entry_time, "category": category, "pageToken": page_token,
             "orderCode": order_code, "heldUntil": held_until, "voidReason": void_reason,
-            "orderId": order_id}
+            "orderId": order_id, "payment": payment}
 
 
 def message_record(row):
@@ -1020,7 +1025,7 @@ class SQLStore(Store):
                 ticket.get("eventId"), ticket["confirmationCode"], ticket["email"],
                 ticket.get("phone"), minor_units(price), ticket["currency"],
                 event and event["name"], False, None, None, None, ticket.get("entryTime"),
-                ticket.get("category"), page_token, None, None, None, order_id)))
+                ticket.get("category"), page_token, None, None, None, order_id, None)))
         return sold
 
     def _events_sold(self, conn, tickets):
@@ -1568,9 +1573,11 @@ class SQLStore(Store):
             {"ticketId": ticket_id, "confirmationCode": code, "eventId": event_id,
              "eventName": event_name, "entryTime": entry_time, "voidedAt": voided_at,
              "cancelled": bool(cancelled), "admittedAt": admitted_at, "admittedBy": admitted_by,
-             "heldUntil": held_until}
+             "heldUntil": held_until, "orderId": order_id, "payment": payment,
+             "orderDue": None if due is None else price_value(due), "currency": currency}
             for (ticket_id, code, event_id, event_name, entry_time, voided_at, cancelled,
-                 admitted_at, admitted_by, held_until) in rows]}
+                 admitted_at, admitted_by, held_until, order_id, payment, due, currency)
+            in rows]}
 
     def door_list_version(self, day):
         with self._reading() as conn:

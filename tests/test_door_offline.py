@@ -263,7 +263,7 @@ def test_the_list_shows_the_days_tickets_and_no_personal_data(door, clock):
     assert (listed["date"], listed["timeZone"], listed["now"], listed["complete"]) == (
         TODAY, "UTC", "2026-11-22T12:00:00+00:00", True)
     assert listed["columns"] == ["ticketId", "codeDigest", "event", "entryTime", "category",
-                                 "status", "admittedAt", "admittedBy"]
+                                 "status", "admittedAt", "admittedBy", "orderId", "collect"]
     assert listed["events"] == [{"eventId": event["eventId"], "eventName": "Owl night"}]
 
     def digest(ticket):

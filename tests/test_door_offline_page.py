@@ -10,7 +10,8 @@ loses it only once confirmed, revokes the device and leaves no scan in the brows
 
 The network between a page and the service is a small loopback proxy in the test
 (`Network`): it forwards every request, or drops the answers to admissions after the
-service handled them, or is cut (every connection closed unanswered). Nothing waits a fixed
+service handled them, or is cut (every connection closed unanswered), or holds some
+requests on their way until the test releases them. Nothing waits a fixed
 time for the page: each test waits on what the page shows, with a deadline.
 `MUSEUM_SCREENSHOTS=docs pytest tests/test_door_offline_page.py` rewrites the pictures of
 docs/door.md.
@@ -60,13 +61,18 @@ class Network:
     """A loopback proxy in front of `server`, one request per connection
     (`Connection: close`, so the browser never resends on a reused one). `lose_answers()`:
     admissions still reach the service, but their answers are dropped (the connection is
-    closed unanswered); `cut()`: nothing gets through; `mend()`: everything does again."""
+    closed unanswered); `cut()`: nothing gets through; `mend()`: everything does again.
+    `hold(start)`: requests that start so wait on their way to the service until
+    `release()`, and are then forwarded and answered (counted in `held` and `delivered`)."""
 
     def __init__(self, server):
         self.upstream = server.port
         self.database = server.database  # where a device is paired (pairing_link)
         self.mode = "up"
         self.lost = 0  # answers to admissions dropped so far
+        self.holding = None  # the start of the requests held, or None
+        self.released = threading.Event()
+        self.held = self.delivered = 0
         self.listener = socketserver.ThreadingTCPServer(("127.0.0.1", 0), self._handler())
         self.listener.daemon_threads = True
         self.port = self.listener.server_address[1]
@@ -81,7 +87,14 @@ class Network:
     def mend(self):
         self.mode = "up"
 
+    def hold(self, start):
+        self.holding = start
+
+    def release(self):
+        self.released.set()
+
     def close(self):
+        self.released.set()
         self.listener.shutdown()
         self.listener.server_close()
 
@@ -98,6 +111,10 @@ class Network:
         request = read_request(client) if self.mode != "cut" else None
         if request is None:
             return
+        held = self.holding is not None and request.startswith(self.holding)
+        if held:
+            self.held += 1
+            self.released.wait()
         with socket.create_connection(("127.0.0.1", self.upstream), timeout=30) as upstream:
             upstream.sendall(request)
             answer = read_to_end(upstream)
@@ -105,6 +122,8 @@ class Network:
             self.lost += 1  # handled by the service, never answered
             return
         client.sendall(answer)
+        if held:
+            self.delivered += 1
 
 
 def read_request(client):
@@ -412,6 +431,16 @@ def test_signing_out_offline_loses_the_queue_only_once_confirmed_and_keeps_no_sc
     assert admissions_of(server, offline) == 0  # lost, as the attendant confirmed
 
 
+def answers_seen(driver, path):
+    """How many answers to requests of `path` the page has had (its resource timings), once
+    the page's tasks queued until now have run."""
+    return driver.execute_async_script("""
+        const [path, done] = arguments;
+        const count = () => performance.getEntriesByType("resource")
+          .filter((entry) => new URL(entry.name).pathname === path).length;
+        setTimeout(() => setTimeout(() => done(count()), 0), 0);""", path)
+
+
 def test_signing_out_sends_the_queue_revokes_the_device_and_keeps_no_scan(server, browser):
     today = today_at(server).isoformat()
     ticket = buy(server, today)
@@ -420,11 +449,20 @@ def test_signing_out_sends_the_queue_revokes_the_device_and_keeps_no_scan(server
         key = json.loads(scan_page.stored_sign_in(browser))["key"]
         network.cut()
         assert scan(browser, qr(ticket)) == ("good", "Admitted (offline)", OFFLINE_LINES)
+        # The counters' refresh that follows the queue's sending is held on its way until
+        # the key is revoked: its 401 comes after the sign-out, which it must not reword.
+        network.hold(b"GET /v1.1/admissions/summary ")
         network.mend()
         sign_out(browser)
-        # Signed out either way; a request the page still had under way when the key was
-        # revoked may word it as the key's end ("no longer valid"): a race of the page's.
-        assert scan_page.sign_in_status(browser).startswith("Signed out")
+        assert scan_page.sign_in_status(browser) == "Signed out. Sign in again to scan."
+        wait_until(lambda: network.held >= 1, 10, what="the counters' refresh held")
+        seen = answers_seen(browser, "/v1.1/admissions/summary")
+        network.release()
+        wait_until(lambda: network.delivered == network.held, 10,
+                   what="the held requests answered (401: the key is revoked)")
+        WebDriverWait(browser, 10).until(
+            lambda d: answers_seen(d, "/v1.1/admissions/summary") == seen + network.held)
+        assert shown(browser, "sign-in-status") == "Signed out. Sign in again to scan."
         assert_nothing_of([ticket], browser)
     assert admissions_of(server, ticket) == 1
     status, _ = call(server, "GET", "/v1.1/admissions/summary", basic("gate2", key))

@@ -626,7 +626,8 @@ def test_the_door_list_is_the_days_tickets_and_since_a_version_their_changes(sto
                    "confirmationCode": at_night["confirmationCode"],
                    "eventId": night["eventId"], "eventName": "Night tour", "entryTime": None,
                    "voidedAt": None, "cancelled": False, "admittedAt": None,
-                   "admittedBy": None, "heldUntil": None}
+                   "admittedBy": None, "heldUntil": None, "orderId": None, "payment": None,
+                   "orderDue": None, "currency": "EUR"}
     assert all("email" not in t and "phone" not in t for t in whole["tickets"])
     assert store.door_list("2026-12-01", whole["version"]) == {
         "version": whole["version"], "tickets": []}
