@@ -77,8 +77,7 @@ class Health:
 
     def on_get(self, req, resp):
         try:
-            self.store.health()
-            outbox = self.store.outbox_summary()
+            outbox = self.store.health()
         except storage.Unavailable as reason:
             raise Problem(503, f"The database cannot serve: {reason}",
                           headers={"Retry-After": "5"}) from reason

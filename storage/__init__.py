@@ -249,7 +249,8 @@ class Store(ABC):
         last write failed because of the database (full, read-only, locked, unreachable)
         and none succeeded since; the message says since when and why. Every few seconds
         it also tries a small write of its own, so a failure is seen with no one writing,
-        and its end too. Otherwise costs no more than `check`."""
+        and its end too. Otherwise costs no more than one read: that of `outbox_summary`,
+        which it returns (the health probe's report), as its `check`."""
 
     @abstractmethod
     def totals(self):

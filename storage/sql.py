@@ -736,15 +736,21 @@ class SQLStore(Store):
         log.warning("database available again: %s", self._describe())
 
     def health(self):
+        summary = None
         try:
-            self.check()
+            self._check_file()
+            summary = self.outbox_summary()  # the read that checks, and what is reported
         except Unavailable as error:
-            self._failed(str(error))  # whatever check() failed on, remembered
+            self._failed(str(error))  # whatever the check failed on, remembered
         else:
             self._probe_now_and_then()
         outage = self._outage
         if outage is not None:
             raise Unavailable(f"{outage.reason} (since {outage.since})")
+        return summary
+
+    def _check_file(self):
+        """What a backend checks before its first read of a check (see SQLiteStore's)."""
 
     def _probe_now_and_then(self):
         """A small write, at most every PROBE_EVERY seconds (every PROBE_EVERY_IN_OUTAGE in
@@ -829,6 +835,7 @@ class SQLStore(Store):
     # -- events ---------------------------------------------------------------------------
 
     def check(self):
+        self._check_file()
         with self._reading() as conn:
             conn.execute("SELECT count(*) FROM settings").fetchone()
 

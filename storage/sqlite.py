@@ -559,9 +559,8 @@ class SQLiteStore(SQLStore):
         with self._connection() as conn, _inside_transaction(conn, "BEGIN"):
             yield conn
 
-    def check(self):
+    def _check_file(self):
         self._refuse_if_file_changed()
-        super().check()
 
     def _refuse_if_file_changed(self):
         """`Unavailable` when the file is gone, moved or replaced under this store: a write
