@@ -57,8 +57,8 @@ from museum_tickets import (SALE_HORIZON_DAYS, TICKET_FIELDS, VOID_FIELDS, Avail
 # Two versions, kept apart: the software's own (semantic; a fix or a new option makes a new
 # one, pyproject.toml reads it) and the interface's, which the OpenAPI document's
 # info.version states and which changes only when the API does.
-__version__ = "1.6.0"
-INTERFACE_VERSION = "1.4.0"
+__version__ = "1.7.0"
+INTERFACE_VERSION = "1.5.0"
 # An order's body and its items' fields: a single sale's ticket fields, and the order's own.
 ORDER_FIELDS, ORDER_ITEM_FIELDS = order_fields(TICKET_FIELDS)
 log = logging.getLogger("museum")

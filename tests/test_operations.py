@@ -44,19 +44,19 @@ HOURS = "/v1.1/museum-hours"
 
 def test_health_names_the_software_and_the_interface_version(client):
     res = client.get("/healthz", status=200)
-    assert res.json == {"status": "ok", "version": "1.6.0", "interface": "1.4.0",
+    assert res.json == {"status": "ok", "version": "1.7.0", "interface": "1.5.0",
                         "outbox": {"failed": 0, "oldest": None}}
 
 
 def test_the_start_up_line_names_both_versions(tmp_path, config_text):
     with running_server(tmp_path, config_text) as server:
-        assert "museum service 1.6.0 (interface 1.4.0) listening on http://127.0.0.1:" \
+        assert "museum service 1.7.0 (interface 1.5.0) listening on http://127.0.0.1:" \
             in server.log()
 
 
 def test_the_openapi_document_keeps_the_interface_version():
-    assert DOCUMENT["info"]["version"] == museum.INTERFACE_VERSION == "1.4.0"
-    assert museum.__version__ == "1.6.0"
+    assert DOCUMENT["info"]["version"] == museum.INTERFACE_VERSION == "1.5.0"
+    assert museum.__version__ == "1.7.0"
 
 
 

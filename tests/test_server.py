@@ -145,7 +145,7 @@ def test_every_command_has_help(tmp_path, args):
 def test_version(tmp_path):
     result = run_museum("--version", cwd=tmp_path)
     # The software's version first, then the interface's, which the OpenAPI document keeps.
-    assert result.stdout.strip() == "museum 1.6.0 (interface 1.4.0)"
+    assert result.stdout.strip() == "museum 1.7.0 (interface 1.5.0)"
 
 
 def test_running_the_app_module_names_the_command(tmp_path):
