@@ -438,21 +438,26 @@ function foundTicket(ticket) {
   describe();
   item.append(line, reason);
   if (ticket.status === "valid" || ticket.status === "admitted") {
-    const voidButton = document.createElement("button");
-    voidButton.type = "button";
-    voidButton.className = "danger";
-    voidButton.textContent = `Void ${ticket.confirmationCode}`;
-    voidButton.addEventListener("click", () => askVoid({
+    addVoidButton(item, {
       path: `/v1.1/tickets/${ticket.ticketId}`, id: ticket.ticketId,
       name: ticket.confirmationCode,
       voided: (why) => {
         Object.assign(ticket, { status: "void", voidReason: why });
         describe();
       },
-    }, item, voidButton));
-    item.append(voidButton);
+    });
   }
   return item;
+}
+
+// A found ticket's or order's Void button, which asks for the void (see askVoid).
+function addVoidButton(item, voiding) {
+  const voidButton = document.createElement("button");
+  voidButton.type = "button";
+  voidButton.className = "danger";
+  voidButton.textContent = `Void ${voiding.name}`;
+  voidButton.addEventListener("click", () => askVoid(voiding, item, voidButton));
+  item.append(voidButton);
 }
 
 // A void (of a ticket or a whole order: `voiding` says which, and what follows it) asks for
@@ -544,16 +549,11 @@ function foundOrder(order) {
     item.append(buttons);
   }
   if (order.status === "confirmed" || order.status === "pending") {
-    const voidButton = document.createElement("button");
-    voidButton.type = "button";
-    voidButton.className = "danger";
-    voidButton.textContent = `Void ${order.orderCode}`;
-    // Its tickets are found again: each now reads void, with the order's reason.
-    voidButton.addEventListener("click", () => askVoid({
+    // Once voided, its tickets are found again: each now reads void, with the reason.
+    addVoidButton(item, {
       path: `/v1.1/orders/${order.orderId}`, id: order.orderId, name: order.orderCode,
       voided: findTickets,
-    }, item, voidButton));
-    item.append(voidButton);
+    });
   }
   return item;
 }
