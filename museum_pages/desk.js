@@ -33,11 +33,11 @@ function signedInAuthorization() {
   return signedIn ? basicAuthorization(signedIn.name, signedIn.key) : null;
 }
 
-// [status, parsed body or {}] of one API call, with the signed-in credentials unless
+// The response to one request to the service, with the signed-in credentials unless
 // another `authorization` is given (null: none). Credentials "omit" and X-Requested-With:
 // the browser adds none of its own, and the service answers a 401 without the challenge
 // that would open the browser's login box.
-async function call(path, options = {}, authorization = signedInAuthorization()) {
+async function signedInFetch(path, options = {}, authorization = signedInAuthorization()) {
   const response = await fetch(location.origin + path, {
     cache: "no-store", credentials: "omit", signal: AbortSignal.timeout(REQUEST_TIMEOUT),
     ...options,
@@ -49,6 +49,12 @@ async function call(path, options = {}, authorization = signedInAuthorization())
   if (response.status === 401 && authorization && signedIn) {
     signOut("Signed out: the key or password is no longer valid. Sign in again.");
   }
+  return response;
+}
+
+// [status, parsed body or {}] of one API call (see signedInFetch).
+async function call(...args) {
+  const response = await signedInFetch(...args);
   const answer = await response.json().catch(() => ({}));
   return [response.status, answer];
 }
@@ -324,10 +330,7 @@ $("sell").addEventListener("submit", async (event) => {
 // The PNG of a ticket's code as a data: URL (the page's policy allows no blob: images,
 // and an <img src> could not send the credentials).
 async function codeImage(ticketId) {
-  const response = await fetch(`${location.origin}/v1.1/tickets/${ticketId}/qr`, {
-    credentials: "omit", headers: { Authorization: signedInAuthorization(),
-      "X-Requested-With": "fetch" },
-  });
+  const response = await signedInFetch(`/v1.1/tickets/${ticketId}/qr`);
   if (!response.ok) return null;
   const blob = await response.blob();
   return new Promise((resolve) => {
@@ -823,10 +826,7 @@ async function showChart() {
 $("report-csv").addEventListener("click", async () => {
   let response;
   try {
-    response = await fetch(location.origin + reportPath("csv"), {
-      credentials: "omit", cache: "no-store",
-      headers: { Authorization: signedInAuthorization(), "X-Requested-With": "fetch" },
-    });
+    response = await signedInFetch(reportPath("csv"));
   } catch {
     $("report-status").textContent = problemText(null, {});
     return;
@@ -855,10 +855,7 @@ function arrivalsChartPath(start, end) {
 // the credentials); its alt text is the chart's own title and description, which lists
 // every bar. Hidden when it cannot be read.
 async function showSvg(image, path) {
-  const response = await fetch(location.origin + path, {
-    credentials: "omit", cache: "no-store",
-    headers: { Authorization: signedInAuthorization(), "X-Requested-With": "fetch" },
-  }).catch(() => null);
+  const response = await signedInFetch(path).catch(() => null);
   image.hidden = !(response && response.ok);
   if (image.hidden) return;
   const svg = await response.text();
