@@ -355,7 +355,8 @@ class Order(_OneOrder):
         "delete": Operation("cancelOrder", "Orders", "Cancel or void an order", ("OrderId",), {
             204: Answer("The order is cancelled (its creator) or void (an admin, or the "
                         "desk when all its tickets are dated today).", None),
-            403: "NotTodaysTicket", 404: "NotFound", 409: "OrderConflict"}, "VoidRequest", body_required=False)}
+            403: "NotTodaysTicket", 404: "NotFound", 409: "OrderConflict"}, "VoidRequest",
+            body_required=False)}
 
     def __init__(self, store, now, links, void_fields):
         super().__init__(store, now, links)
@@ -378,7 +379,6 @@ class Order(_OneOrder):
             else:
                 self.store.cancel_order(order_id, user.name, moment)
         resp.status = 204
-
 
     def _refuse_unless_todays(self, user, order_id, moment):
         """The desk voids an order only when each of its tickets is dated today, as it voids
@@ -446,8 +446,8 @@ def not_due(status, payment):
     return f"The order has no payment due: its payment is {payment}."
 
 
-CANCEL_KEEPS_NO_REASON = ("is kept only with a void by an admin; a cancel of one's own "
-                          "pending order takes none")
+CANCEL_KEEPS_NO_REASON = ("is kept only with a void by the staff (an admin, or the desk); a "
+                          "cancel of one's own pending order takes none")
 EXPIRED = "The order's hold has ended: its places are free again."
 NOT_PENDING = "The order is no longer pending: it was cancelled, voided or confirmed."
 

@@ -18,8 +18,8 @@ ticket: {"ticketId", "ticketType", "ticketDate", "eventId" (or None), "confirmat
          (None for general tickets), "cancelled" (its event was), "admittedAt" and
          "admittedBy" (None until the ticket is admitted at the door; admittedAt is RFC 3339
          UTC text), "voidedAt" (None unless voided, RFC 3339 UTC text), "voidReason" (the
-         staff's reason kept with the void, or None), "orderId" (None: sold alone), "pageToken" (the
-         token of its page's link, made with the sale; see `page`); once its
+         staff's reason kept with the void, or None), "orderId" (None: sold alone),
+         "pageToken" (the token of its page's link, made with the sale; see `page`); once its
          contacts are erased (`erase_contacts`), "email" is "" and "phone" None; "price"
          and "currency" are None for tickets sold before prices were kept.
 message: {"messageId", "kind" (how it is delivered: "email"; any other kind is stored
@@ -571,8 +571,8 @@ class Store(ABC):
         particular order; never an email or phone. `version` is the day's change number as
         read; with `since` (an earlier answer's version), only the tickets changed after it
         (sold, admitted, undone, voided, their event cancelled, their order confirmed or
-        marked paid). A change committed after a version was read always has a greater number, however transactions on any
-        instances interleave, so `since` never misses one."""
+        marked paid). A change committed after a version was read always has a greater
+        number, however transactions on any instances interleave, so `since` never misses one."""
 
     @abstractmethod
     def door_list_version(self, day):

@@ -1410,10 +1410,10 @@ class SQLStore(Store):
                 raise NotDue(order_id, status, paid)
             conn.execute("UPDATE orders SET payment = ?, paid_at = ? WHERE id = ?",
                          (payment, now, order_id))
-            paid = conn.execute("SELECT id, date FROM tickets WHERE order_id = ?",
-                                (order_id,)).fetchall()
+            tickets = conn.execute("SELECT id, date FROM tickets WHERE order_id = ?",
+                                   (order_id,)).fetchall()
             # Paid, its tickets change in the door's list, as a confirmation's do.
-            self._mark_all_changed(conn, released + [tuple(row) for row in paid])
+            self._mark_all_changed(conn, released + [tuple(row) for row in tickets])
             paid_order = self._order(conn, order_id, now)
             self._announce(conn, "order.paid", {
                 "orderId": order_id, "orderCode": paid_order["orderCode"],
